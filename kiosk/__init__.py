@@ -1,0 +1,1 @@
+"""The dealer kiosk (Flask), the audit log, surveillance review, auth, and the root ``niuniu`` command."""
