@@ -77,7 +77,7 @@ class Card:
     @property
     def index(self) -> int:
         """Position in :data:`CARD_CODES` (the model's class id)."""
-        return CARD_CODES.index(self.code)
+        return _SUIT_CLASS_OFFSET[self.suit] + self.rank - 1
 
     def __str__(self) -> str:
         return self.code
@@ -88,6 +88,8 @@ class Card:
         if not isinstance(token, str):
             raise CardError(f"card {token!r} is not text; write it like AS, 10H or QD")
         text = token.strip().upper()
+        if "JOKER" in text:
+            raise CardError(f"card {token!r}: Niu Niu is dealt from 52 cards without jokers; remove it")
         if len(text) < 2:
             raise CardError(f"card {token!r} is too short; write rank then suit, like AS, 10H or QD")
         if text[0] in _SUIT_FROM_TEXT and text[0] not in _RANK_FROM_TEXT and text[-1] not in _SUIT_FROM_TEXT:
@@ -115,6 +117,7 @@ CARD_CODES: tuple[str, ...] = tuple(
 )
 """The 52 cards in the fixed class order of the card model (``models/cards.yaml``)."""
 
+_SUIT_CLASS_OFFSET = {suit: 13 * i for i, suit in enumerate(SUITS_IN_CLASS_ORDER)}
 _CARDS_BY_INDEX: tuple[Card, ...] = tuple(Card.parse(c) for c in CARD_CODES)
 DECK: tuple[Card, ...] = _CARDS_BY_INDEX
 

@@ -1,0 +1,267 @@
+"""Settling a round: who is paid how much, and how much the house keeps.
+
+One function serves house-banked and player-banked tables because the difference is
+data: in both, each player's hand is compared with the banker's, and the loser pays the
+winner the stake times the *winning* hand's multiplier for the bet kind (times the
+banker's bid and the player's bet multiple where the preset has grab-the-banker).  The
+house then keeps a commission on a winner's winnings — on every winning player, and on a
+player-banker's net win for the round where the preset says the banker pays it too
+(``commission.on_banker``).  Commission is rounded per line to the preset's money unit.
+
+Every amount is a :class:`~decimal.Decimal` and the books always balance::
+
+    sum(line.net for line in lines) + banker_net + total_commission == 0
+
+``net`` is from the player's side (+ the banker pays the player); ``banker_net`` is the
+banker's (the house's, at a house-banked table) after any commission it pays.
+
+>>> from decimal import Decimal
+>>> s = settle_round("cambodia", "5S 8H 2D 4C 9S",
+...                  {"1": ("7S 8C 5H KD 10C", Bet("1", Decimal(100), "double"))})
+>>> s.lines[0].outcome.value, s.lines[0].gross, s.lines[0].commission, s.lines[0].net
+('win', Decimal('300'), Decimal('15.00'), Decimal('285.00'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any, Collection, Iterable, Mapping
+
+from scoring.cards import Card, CardError
+from scoring.compare import compare
+from scoring.evaluate import HandResult, evaluate
+from scoring.errors import NiuniuError
+from scoring.rules import FullTie, Preset, load_preset
+
+ZERO = Decimal(0)
+
+
+class SettlementError(NiuniuError, ValueError):
+    """A bet or round that cannot be settled as given; the message says which seat and why."""
+
+
+class Outcome(StrEnum):
+    WIN = "win"
+    LOSE = "lose"
+    PUSH = "push"
+
+
+def to_money(value: Decimal | int | str, what: str = "amount") -> Decimal:
+    """Read money exactly: Decimal, int or text; never a binary float."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise SettlementError(f"{what} {value!r}: give money as text or Decimal (e.g. '12.50'), never a float")
+    try:
+        amount = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+    except InvalidOperation:
+        raise SettlementError(f"{what} {value!r} is not a number; write it like 100 or 12.50") from None
+    if not amount.is_finite():
+        raise SettlementError(f"{what} {value!r} is not a finite amount")
+    return amount
+
+
+@dataclass(frozen=True)
+class Bet:
+    """One player's bet: the stake, the bet kind (``Preset.bet_kinds``) and, at
+    grab-the-banker tables, the bet multiple the player chose."""
+
+    seat: str
+    amount: Decimal
+    kind: str
+    multiple: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seat, str) or not self.seat.strip():
+            raise SettlementError(f"bet seat {self.seat!r}: name the seat, like '1'")
+        amount = to_money(self.amount, f"seat {self.seat} stake")
+        if amount <= 0:
+            raise SettlementError(f"seat {self.seat} stake {amount} must be more than zero")
+        object.__setattr__(self, "amount", amount)
+        if isinstance(self.multiple, bool) or not isinstance(self.multiple, int) or self.multiple < 1:
+            raise SettlementError(f"seat {self.seat} bet multiple {self.multiple!r} must be a whole number >= 1")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seat": self.seat, "amount": money_text(self.amount), "kind": self.kind, "multiple": self.multiple}
+
+
+@dataclass(frozen=True)
+class SettlementLine:
+    """One seat's result against the banker.
+
+    ``multiplier`` is everything the stake was multiplied by (winning hand x bank bid x
+    bet multiple; 0 on a push); ``gross`` is before commission, signed from the player's
+    side; ``net = gross - commission``.
+    """
+
+    seat: str
+    outcome: Outcome
+    player: HandResult
+    banker: HandResult
+    multiplier: int
+    gross: Decimal
+    commission: Decimal
+    net: Decimal
+    bet: Bet | None = None
+    escaped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "outcome": self.outcome.value,
+            "kind": self.bet.kind if self.bet else None,
+            "amount": money_text(self.bet.amount) if self.bet else None,
+            "bet_multiple": self.bet.multiple if self.bet else 1,
+            "escaped": self.escaped,
+            "player": self.player.to_json(),
+            "multiplier": self.multiplier,
+            "gross": money_text(self.gross),
+            "commission": money_text(self.commission),
+            "net": money_text(self.net),
+        }
+
+
+@dataclass(frozen=True)
+class Settlement:
+    preset: str
+    lines: tuple[SettlementLine, ...]
+    banker_net: Decimal
+    total_commission: Decimal
+    banker: HandResult | None = None
+    banker_bid: int = 1
+    banker_commission: Decimal = ZERO
+
+    def line(self, seat: str) -> SettlementLine:
+        for line in self.lines:
+            if line.seat == seat:
+                return line
+        raise KeyError(seat)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset,
+            "banker": self.banker.to_json() if self.banker else None,
+            "banker_bid": self.banker_bid,
+            "lines": [line.to_json() for line in self.lines],
+            "banker_net": money_text(self.banker_net),
+            "banker_commission": money_text(self.banker_commission),
+            "total_commission": money_text(self.total_commission),
+        }
+
+
+def money_text(amount: Decimal) -> str:
+    """Plain decimal text (no exponent, no negative zero) for JSON and screens."""
+    return format(amount if amount else abs(amount), "f")
+
+
+HandInput = str | Iterable[Card | str]
+
+
+def settle_round(
+    preset: Preset | str,
+    banker_cards: HandInput,
+    seats: Mapping[str, tuple[HandInput, Bet]],
+    *,
+    banker_bid: int = 1,
+    escaped: Collection[str] = (),
+) -> Settlement:
+    """Settle every seat against the banker.
+
+    ``banker_bid`` is the bank multiple won at a grab-the-banker table (1 elsewhere).
+    ``escaped`` names seats whose player left mid-round; where the preset has an escape
+    penalty they pay as if the banker's hand beat theirs (their cards are still needed,
+    for the record and to check the deck).
+    """
+    if not isinstance(preset, Preset):
+        preset = load_preset(preset)
+    _verify_round(preset, seats, banker_bid, escaped)
+    banker = _score(banker_cards, preset, "banker")
+    hands = {seat: _score(cards, preset, f"seat {seat}") for seat, (cards, _) in seats.items()}
+    _verify_deck(banker, hands, preset.decks)
+
+    lines = []
+    for seat, (_, bet) in seats.items():
+        kind = preset.bet(bet.kind)
+        player = hands[seat]
+        left = seat in escaped
+        result = -1 if left else compare(player, banker, preset)
+        if result == 0:
+            result = -1 if preset.full_tie is FullTie.BANKER else 0
+        if result > 0:
+            outcome, multiplier = Outcome.WIN, kind.multiplier(player.category) * banker_bid * bet.multiple
+        elif result < 0:
+            outcome, multiplier = Outcome.LOSE, kind.multiplier(banker.category) * banker_bid * bet.multiple
+        else:
+            outcome, multiplier = Outcome.PUSH, 0
+        gross = bet.amount * multiplier * result
+        commission = preset.round_commission(gross * preset.commission_rate if gross > 0 else ZERO)
+        lines.append(SettlementLine(
+            seat=seat, outcome=outcome, player=player, banker=banker, multiplier=multiplier,
+            gross=gross, commission=commission, net=gross - commission, bet=bet, escaped=left,
+        ))
+
+    banker_gross = -sum((line.gross for line in lines), ZERO)
+    banker_pays = preset.commission_on_banker and banker_gross > 0
+    banker_commission = preset.round_commission(banker_gross * preset.commission_rate if banker_pays else ZERO)
+    return Settlement(
+        preset=preset.name,
+        lines=tuple(lines),
+        banker_net=banker_gross - banker_commission,
+        total_commission=sum((line.commission for line in lines), ZERO) + banker_commission,
+        banker=banker,
+        banker_bid=banker_bid,
+        banker_commission=banker_commission,
+    )
+
+
+def _verify_round(preset: Preset, seats: Mapping[str, tuple[HandInput, Bet]], banker_bid: int,
+                  escaped: Collection[str]) -> None:
+    if isinstance(banker_bid, bool) or not isinstance(banker_bid, int) or banker_bid not in preset.banker.bids:
+        allowed = ", ".join(map(str, preset.banker.bids))
+        raise SettlementError(f"banker bid {banker_bid!r} is not allowed by preset {preset.name}; allowed: {allowed}")
+    if not seats:
+        raise SettlementError("no seats to settle; give at least one player's hand and bet")
+    for seat, entry in seats.items():
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2 or not isinstance(entry[1], Bet):
+            raise SettlementError(f"seat {seat}: expected (cards, Bet)")
+        bet = entry[1]
+        if bet.seat != seat:
+            raise SettlementError(f"seat {seat}: its bet is recorded for seat {bet.seat}")
+        preset.bet(bet.kind)
+        if bet.multiple not in preset.banker.bet_multiples:
+            allowed = ", ".join(map(str, preset.banker.bet_multiples))
+            raise SettlementError(
+                f"seat {seat}: bet multiple {bet.multiple} is not allowed by preset {preset.name}; allowed: {allowed}")
+        if bet.amount % preset.commission_quantum:
+            raise SettlementError(
+                f"seat {seat}: stake {money_text(bet.amount)} is finer than the table's money unit "
+                f"{preset.commission_quantum}")
+    unknown = sorted(set(escaped) - set(seats))
+    if unknown:
+        raise SettlementError(f"escaped seat {unknown[0]} has no hand and bet in this round")
+    if escaped and preset.escape_penalty is None:
+        raise SettlementError(f"preset {preset.name} has no escape penalty; settle the seat's hand or void the round")
+
+
+def _score(cards: HandInput, preset: Preset, whose: str) -> HandResult:
+    try:
+        return evaluate(cards, preset)
+    except CardError as exc:
+        raise CardError(f"{whose}: {exc}") from None
+
+
+def _verify_deck(banker: HandResult, hands: Mapping[str, HandResult], decks: int) -> None:
+    """A shoe of ``decks`` decks holds that many of each card: one more is a misread."""
+    owners: dict[Card, list[str]] = {}
+    table = [("the banker", banker)] + [(f"seat {seat}", hand) for seat, hand in hands.items()]
+    for who, hand in table:
+        for card in hand.bull + hand.rest:
+            seen = owners.setdefault(card, [])
+            seen.append(who)
+            if len(seen) > decks:
+                if decks == 1:
+                    raise CardError(
+                        f"card {card.code} is in both {seen[0]}'s hand and {who}'s; one deck has one of each")
+                raise CardError(
+                    f"card {card.code} is dealt {len(seen)} times ({', '.join(seen)}) "
+                    f"but the table uses {decks} decks")

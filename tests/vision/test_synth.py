@@ -1,0 +1,92 @@
+"""The synthetic scene generator: deterministic, and its labels sit on the cards."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scoring.cards import CARD_CODES
+from vision.synth.dataset import SynthConfig, index_crop, write_dataset
+from vision.synth.faces import procedural_deck
+from vision.synth.scene import CARD_CLASS, INDEX_CLASS, render_scene
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+
+
+def test_same_seed_same_bytes_and_labels(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out, workers in ((a, 1), (b, 2)):
+        write_dataset(SynthConfig(out=out, images=6, val_images=2, seed=42, procedural_share=1.0),
+                      workers=workers, progress=False)
+    digest_a = _tree_digest(a)
+    digest_b = {k.replace(str(b), str(a)): v for k, v in _tree_digest(b).items()}
+    # data.yaml names its own absolute path; everything else must be identical bytes
+    digest_a.pop("detect/data.yaml")
+    digest_b.pop("detect/data.yaml")
+    assert digest_a == digest_b
+    assert any(k.startswith("detect/labels/train/") for k in digest_a)
+
+
+def test_different_seed_different_scenes(tmp_path):
+    write_dataset(SynthConfig(out=tmp_path / "a", images=2, val_images=0, seed=1, procedural_share=1.0),
+                  workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", images=2, val_images=0, seed=2, procedural_share=1.0),
+                  workers=1, progress=False)
+    img_a = (tmp_path / "a/detect/images/train/000000.jpg").read_bytes()
+    img_b = (tmp_path / "b/detect/images/train/000000.jpg").read_bytes()
+    assert img_a != img_b
+
+
+def test_label_files_are_yolo_format(tmp_path):
+    write_dataset(SynthConfig(out=tmp_path, images=4, val_images=1, seed=3, procedural_share=1.0),
+                  workers=1, progress=False)
+    lines = [ln for f in (tmp_path / "detect/labels/train").glob("*.txt") for ln in f.read_text().splitlines()]
+    assert lines, "four scenes produced no labels"
+    for line in lines:
+        cls, *vals = line.split()
+        assert cls in ("0", "1")
+        assert all(0.0 <= float(v) <= 1.0 for v in vals)
+    crops = list((tmp_path / "classify/train").rglob("*.jpg"))
+    assert crops and {c.parent.name for c in crops} <= set(CARD_CODES)
+
+
+def _only_card_deck(code: str):
+    deck = procedural_deck(7, height=300)
+    return type(deck)(name=deck.name, split=deck.split, faces={code: deck.faces[code]}, back=None)
+
+
+def test_known_card_lands_in_its_label_box():
+    """Render a single known card; its index boxes must enclose ink of that card,
+    and the card box must enclose every index box."""
+    deck = _only_card_deck("QH")
+    checked = 0
+    for seed in range(20):
+        scene = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="closeup")
+        index = [lab for lab in scene.labels if lab.cls == INDEX_CLASS]
+        cards = [lab for lab in scene.labels if lab.cls == CARD_CLASS]
+        assert all(lab.code == "QH" for lab in scene.labels)
+        for lab in index:
+            x0, y0, x1, y1 = (int(round(v)) for v in lab.box)
+            patch = scene.image[y0:y1 + 1, x0:x1 + 1].astype(int)
+            assert patch.max() - patch.min() > 60, f"seed {seed}: no ink inside index box {lab.box}"
+            for card in cards:
+                cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+                assert card.box[0] - 1 <= cx <= card.box[2] + 1 and card.box[1] - 1 <= cy <= card.box[3] + 1
+            checked += 1
+    assert checked >= 10, "the single card was rarely in frame: scene layout is broken"
+
+
+def test_index_crop_centres_the_box():
+    image = np.zeros((100, 100, 3), np.uint8)
+    cv2.rectangle(image, (40, 30), (50, 50), (255, 255, 255), -1)
+    crop = index_crop(image, (40, 30, 51, 51))
+    assert crop.shape == (64, 64, 3)
+    ys, xs = np.nonzero(crop[..., 0] > 128)
+    assert abs(xs.mean() - 32) < 3 and abs(ys.mean() - 32) < 3

@@ -1,0 +1,265 @@
+"""The card detector: one image in, one :class:`Detection` per physical card out.
+
+Two small models do the reading (why: ``models/README.md``):
+
+1. an *index detector* (YOLO, 2 classes) finds every printed corner index — the
+   part of a card that still shows in a fanned hand — and whole cards where they
+   are mostly visible;
+2. a *card classifier* (YOLO classify, 52 classes) reads each index crop, cut from
+   the full-resolution image so small indices keep their detail.
+
+The two corners of one card are merged, so counting Detections counts cards.
+Large images are tiled so an index stays a readable size at the detector's
+input; callers that know where cards can be (seat zones) pass ``regions``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scoring.cards import Card
+from scoring.errors import NiuniuError
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DEFAULT_DETECTOR = "index-detector"
+DEFAULT_CLASSIFIER = "card-classifier"
+INDEX_CLASS, CARD_CLASS = 0, 1
+
+
+class ModelError(NiuniuError):
+    """The card model cannot be used: missing, corrupt or of the wrong kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One physical card seen in one frame.
+
+    ``box`` is ``(x1, y1, x2, y2)`` in pixels of the frame the detector was given:
+    the whole card when it was found, otherwise the union of its visible indices.
+    """
+
+    card: Card
+    conf: float
+    box: tuple[float, float, float, float]
+
+    def to_json(self) -> dict:
+        return {"card": self.card.code, "conf": round(float(self.conf), 4),
+                "box": [round(float(v), 1) for v in self.box]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Detection":
+        return cls(Card.parse(data["card"]), float(data["conf"]), tuple(float(v) for v in data["box"]))
+
+
+def file_sha256(path: Path) -> str:
+    """Hash of a model file (or of every file of an exported model folder), for the audit log."""
+    h = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+_SUFFIX_OF_FORMAT = {"pt": ".pt", "onnx": ".onnx", "ncnn": "_ncnn_model"}
+
+
+def _resolve(path: str | Path | None, default_stem: str, fmt: str) -> Path:
+    if path is None:
+        return MODELS_DIR / (default_stem + _SUFFIX_OF_FORMAT[fmt])
+    return Path(path)
+
+
+def _format_of(path: Path) -> str:
+    if path.is_dir() or path.name.endswith("_ncnn_model"):
+        return "ncnn"
+    return path.suffix.lstrip(".").lower() or "pt"
+
+
+def _companion(detector_path: Path) -> Path:
+    """The classifier that belongs with a detector file: same folder, same format."""
+    fmt = _format_of(detector_path)
+    return detector_path.parent / (DEFAULT_CLASSIFIER + _SUFFIX_OF_FORMAT.get(fmt, ".pt"))
+
+
+def _load_yolo(path: Path, task: str, what: str):
+    if not path.exists():
+        raise ModelError(f"{what} model {path} not found; train one with `niuniu train` or pass --model PATH "
+                         f"(a .pt, .onnx or _ncnn_model folder from models/)")
+    if path.is_file() and path.stat().st_size < 1024:
+        raise ModelError(f"{what} model {path} is only {path.stat().st_size} bytes: truncated or a Git LFS pointer; "
+                         "restore the file from the repository")
+    try:
+        from ultralytics import YOLO
+    except ImportError as exc:  # pragma: no cover - install dependent
+        raise ModelError("reading cards needs the ml extra: pip install -e '.[ml]'") from exc
+    try:
+        model = YOLO(str(path), task=task)
+        model.names  # noqa: B018 - forces the backend to load now, not mid-round
+    except Exception as exc:  # ultralytics raises many types for a bad file
+        raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {exc}); "
+                         "the file is corrupt or not an ultralytics model — restore it from models/") from exc
+    return model
+
+
+class CardDetector:
+    """Reads cards with the index detector + card classifier pair.
+
+    ``model_path`` names the detector (``.pt``, ``.onnx`` or an NCNN folder); the
+    classifier is found beside it in the same format unless ``classifier_path``
+    says otherwise.  Nothing is downloaded: a missing file is a :class:`ModelError`.
+    """
+
+    def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
+                 fmt: str = "pt", imgsz: int = 416, conf: float = 0.25, cls_imgsz: int = 64,
+                 tile: int | None = None):
+        det_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
+        cls_path = Path(classifier_path) if classifier_path else (
+            _companion(det_path) if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
+        if not cls_path.exists() and _format_of(cls_path) != "pt":
+            cls_path = cls_path.parent / (DEFAULT_CLASSIFIER + ".pt")  # pt classifier works with any detector
+        self.detector_path, self.classifier_path = det_path, cls_path
+        self.detector = _load_yolo(det_path, "detect", "index detector")
+        self.classifier = _load_yolo(cls_path, "classify", "card classifier")
+        self.imgsz, self.conf, self.cls_imgsz = imgsz, conf, cls_imgsz
+        self.tile = tile or imgsz * 2
+        names = self.classifier.names
+        try:
+            self._cards = [Card.parse(names[i]) for i in range(len(names))]
+        except NiuniuError as exc:
+            raise ModelError(f"card classifier {cls_path} has classes that are not cards ({exc})") from exc
+        self.name = f"{det_path.name}+{cls_path.name}"
+        self._sha256: str | None = None
+
+    @property
+    def file_sha256(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = hashlib.sha256(
+                (file_sha256(self.detector_path) + file_sha256(self.classifier_path)).encode()).hexdigest()
+        return self._sha256
+
+    # -- public --------------------------------------------------------------------------
+    def detect(self, image: np.ndarray, regions: list[tuple[float, float, float, float]] | None = None
+               ) -> list[Detection]:
+        """Every card in ``image`` (BGR), optionally only inside ``regions`` (pixel boxes)."""
+        if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+            raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
+                              f"{getattr(image, 'shape', type(image).__name__)}")
+        h, w = image.shape[:2]
+        windows = []
+        for region in (regions or [(0, 0, w, h)]):
+            windows += self._windows(image.shape, region)
+        indices, cards = self._run_detector(image, windows)
+        if not indices:
+            return []
+        labels, probs = self._classify(image, [b for b, _ in indices])
+        return _merge_corners(indices, labels, probs, cards, self._cards)
+
+    # -- internals -----------------------------------------------------------------------
+    def _windows(self, shape, region) -> list[tuple[int, int, int, int]]:
+        """The region itself, plus overlapping tiles when it is too large for small indices."""
+        h, w = shape[:2]
+        x0, y0, x1, y1 = (int(max(0, region[0])), int(max(0, region[1])),
+                          int(min(w, region[2])), int(min(h, region[3])))
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            return []
+        out = [(x0, y0, x1, y1)]
+        t = self.tile
+        if max(x1 - x0, y1 - y0) > 1.4 * t:
+            step = int(t * 0.75)
+            for ty in range(y0, max(y0 + 1, y1 - t + step), step):
+                for tx in range(x0, max(x0 + 1, x1 - t + step), step):
+                    out.append((tx, ty, min(tx + t, x1), min(ty + t, y1)))
+        return out
+
+    def _run_detector(self, image, windows):
+        crops = [np.ascontiguousarray(image[y0:y1, x0:x1]) for x0, y0, x1, y1 in windows]
+        boxes, scores, classes = [], [], []
+        for (x0, y0, _, _), res in zip(windows, self.detector.predict(crops, imgsz=self.imgsz, conf=self.conf,
+                                                                      verbose=False, device="cpu")):
+            if res.boxes is None or len(res.boxes) == 0:
+                continue
+            xyxy = res.boxes.xyxy.cpu().numpy() + np.array([x0, y0, x0, y0])
+            boxes.append(xyxy)
+            scores.append(res.boxes.conf.cpu().numpy())
+            classes.append(res.boxes.cls.cpu().numpy().astype(int))
+        if not boxes:
+            return [], []
+        boxes, scores, classes = np.concatenate(boxes), np.concatenate(scores), np.concatenate(classes)
+        indices, cards = [], []
+        for cls, bucket in ((INDEX_CLASS, indices), (CARD_CLASS, cards)):
+            sel = np.flatnonzero(classes == cls)
+            for k in _nms(boxes[sel], scores[sel], 0.5):
+                bucket.append((tuple(float(v) for v in boxes[sel][k]), float(scores[sel][k])))
+        return indices, cards
+
+    def _classify(self, image, boxes):
+        from vision.synth.dataset import index_crop
+
+        crops = [index_crop(image, b, None, self.cls_imgsz) for b in boxes]
+        results = self.classifier.predict(crops, imgsz=self.cls_imgsz, verbose=False, device="cpu")
+        probs = np.stack([r.probs.data.cpu().numpy() for r in results])
+        return probs.argmax(axis=1), probs
+
+
+def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:
+    order = list(np.argsort(-scores))
+    keep = []
+    while order:
+        i = order.pop(0)
+        keep.append(i)
+        order = [j for j in order if _iou(boxes[i], boxes[j]) < iou]
+    return keep
+
+
+def _iou(a, b) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _contains(box, point, slack: float = 0.0) -> bool:
+    return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
+
+
+def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detection]:
+    """One Detection per physical card.
+
+    Corners read as the same card belong to one physical card when they are close
+    enough to sit on one card (within a few index-heights, or inside one detected
+    card box); a single deck has one of each card, so that is nearly always true.
+    """
+    groups: list[dict] = []
+    for (box, det_conf), label, p in zip(indices, labels, probs):
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        size = max(box[2] - box[0], box[3] - box[1])
+        conf = det_conf * float(p[label])
+        for g in groups:
+            if g["label"] != label:
+                continue
+            near = math.dist(centre, g["centre"]) <= 9 * max(size, g["size"])
+            same_card_box = any(_contains(cb, centre, 2) and _contains(cb, g["centre"], 2) for cb, _ in cards)
+            if near or same_card_box:
+                g["boxes"].append(box)
+                g["conf"] = max(g["conf"], conf)
+                break
+        else:
+            groups.append({"label": label, "centre": centre, "size": size, "boxes": [box], "conf": conf})
+    out = []
+    for g in groups:
+        corner_centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in g["boxes"]]
+        holders = [cb for cb, _ in cards if all(_contains(cb, c, 2) for c in corner_centres)]
+        if holders:
+            box = min(holders, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]))
+        else:
+            xs0, ys0, xs1, ys1 = zip(*g["boxes"])
+            box = (min(xs0), min(ys0), max(xs1), max(ys1))
+        out.append(Detection(card_of_class[g["label"]], round(g["conf"], 4), tuple(float(v) for v in box)))
+    out.sort(key=lambda d: (d.box[1], d.box[0]))
+    return out

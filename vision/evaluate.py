@@ -1,0 +1,147 @@
+"""Measure the card model on labelled photos: what a user would call "read right".
+
+Two label formats are understood, the ones of the real photo sets we measure on:
+
+* YOLO folders with a ``data.yaml`` naming classes like ``'10 of clubs'`` and
+  whole-card boxes (the poker4 set): full card identity;
+* Pascal VOC XML beside each image, classes ``nine`` .. ``ace`` (the edje set):
+  rank only.
+
+A prediction is right when its card (or rank) equals a labelled card's and its
+box centre lies inside that card's box; each labelled card is matched once.
+Reported: precision, recall, and the share of images whose cards were all read
+right with nothing extra.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import yaml
+
+from scoring.cards import RANK_NAMES, Card
+from scoring.errors import NiuniuError
+
+_RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13, "ten": 10, "nine": 9, "eight": 8, "seven": 7,
+               "six": 6, "five": 5, "four": 4, "three": 3, "two": 2}
+_SUIT_WORDS = {"clubs": "C", "diamonds": "D", "hearts": "H", "spades": "S"}
+
+
+def card_from_words(name: str) -> str:
+    """'10 of clubs' / 'jack  of clubs' / 'ace of spades' -> '10C' / 'JC' / 'AS'."""
+    words = name.lower().split()
+    rank_word, suit_word = words[0], words[-1]
+    rank = _RANK_WORDS.get(rank_word) or int(rank_word)
+    return RANK_NAMES[rank] + _SUIT_WORDS[suit_word]
+
+
+@dataclass
+class LabelledImage:
+    path: Path
+    truth: list[tuple[str, tuple[float, float, float, float]]]  # (card code or rank name, box)
+
+
+@dataclass
+class Score:
+    images: int = 0
+    truth: int = 0
+    predicted: int = 0
+    correct: int = 0
+    perfect_images: int = 0
+    confusions: dict = field(default_factory=dict)
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.predicted if self.predicted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.correct / self.truth if self.truth else 0.0
+
+    def to_json(self) -> dict:
+        worst = sorted(self.confusions.items(), key=lambda kv: -kv[1])[:15]
+        return {"images": self.images, "truth": self.truth, "predicted": self.predicted, "correct": self.correct,
+                "precision": round(self.precision, 4), "recall": round(self.recall, 4),
+                "all_right_images": round(self.perfect_images / self.images, 4) if self.images else 0.0,
+                "top_confusions": {k: v for k, v in worst}}
+
+
+def load_yolo_set(root: Path, split: str) -> tuple[list[LabelledImage], str]:
+    data = yaml.safe_load((root / "data.yaml").read_text())
+    names = [card_from_words(n) for n in data["names"]]
+    images = []
+    for img in sorted((root / split / "images").glob("*.jpg")):
+        lab = root / split / "labels" / (img.stem + ".txt")
+        h, w = cv2.imread(str(img)).shape[:2]
+        truth = []
+        for line in lab.read_text().split("\n") if lab.exists() else []:
+            parts = line.split()
+            if len(parts) != 5:
+                continue
+            c, cx, cy, bw, bh = int(parts[0]), *map(float, parts[1:])
+            truth.append((names[c], ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)))
+        images.append(LabelledImage(img, truth))
+    return images, "card"
+
+
+def load_voc_set(folder: Path) -> tuple[list[LabelledImage], str]:
+    images = []
+    for xml in sorted(folder.glob("*.xml")):
+        root = ET.parse(xml).getroot()
+        fname = root.findtext("filename")
+        img = folder / fname if fname and (folder / fname).exists() else None
+        if img is None:
+            matches = [p for p in folder.glob(xml.stem + ".*") if p.suffix.lower() in (".jpg", ".jpeg", ".png")]
+            if not matches:
+                continue
+            img = matches[0]
+        truth = []
+        for obj in root.iter("object"):
+            bb = obj.find("bndbox")
+            box = tuple(float(bb.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax"))
+            truth.append((obj.findtext("name").strip().lower(), box))
+        images.append(LabelledImage(img, truth))
+    return images, "rank"
+
+
+def _key(card: Card, mode: str) -> str:
+    if mode == "card":
+        return card.code
+    return {v: k for k, v in _RANK_WORDS.items()}[card.rank]
+
+
+def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
+             ignore_ranks: set[str] | None = None) -> Score:
+    """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
+    set never labels (2..8 in edje) are ignored rather than counted as false."""
+    score = Score()
+    labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None
+    for item in images[:limit]:
+        image = cv2.imread(str(item.path))
+        if image is None:
+            raise NiuniuError(f"cannot read image {item.path}")
+        preds = [(_key(d.card, mode), d.box) for d in detector.detect(image)]
+        if labelled_ranks is not None:
+            preds = [p for p in preds if p[0] in labelled_ranks]
+        unmatched = list(item.truth)
+        right = 0
+        for key, box in preds:
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            hit = next((t for t in unmatched if t[0] == key and t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]),
+                       None)
+            if hit is not None:
+                unmatched.remove(hit)
+                right += 1
+            else:
+                under = next((t for t in unmatched if t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]), None)
+                pair = f"{under[0] if under else 'nothing'}->{key}"
+                score.confusions[pair] = score.confusions.get(pair, 0) + 1
+        score.images += 1
+        score.truth += len(item.truth)
+        score.predicted += len(preds)
+        score.correct += right
+        score.perfect_images += int(right == len(item.truth) == len(preds))
+    return score

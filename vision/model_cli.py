@@ -1,0 +1,159 @@
+"""Subcommands for the card model: ``datasets synth``, ``train``, ``detect``, ``bench``.
+
+Kept apart from ``vision.cli`` (which runs tables) because these need the heavy
+``ml`` extra; importing ultralytics is deferred to the moment a command needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scoring.errors import NiuniuError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ds = sub.add_parser("datasets", help="make training data for the card model")
+    ds_sub = ds.add_subparsers(dest="datasets_command", metavar="ACTION")
+    ds_sub.required = True
+    synth = ds_sub.add_parser("synth", help="render synthetic table scenes with YOLO labels and index crops")
+    synth.add_argument("--out", type=Path, required=True, help="output folder (created)")
+    synth.add_argument("--images", type=int, required=True, help="training scenes to render")
+    synth.add_argument("--val-images", type=int, default=None, help="validation scenes (held-out decks); default images/8")
+    synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
+    synth.add_argument("--procedural-share", type=float, default=0.4,
+                       help="share of scenes drawn with procedural casino faces instead of Debian deck art")
+    synth.add_argument("--json", action="store_true", help="print the summary as JSON")
+    synth.set_defaults(func=_cmd_synth)
+
+    tr = sub.add_parser("train", help="train (or resume) the index detector or the card classifier on the CPU")
+    tr.add_argument("task", choices=["detect", "classify"])
+    tr.add_argument("--data", type=Path, required=True,
+                    help="detect: DIR/detect/data.yaml; classify: DIR/classify")
+    tr.add_argument("--epochs", type=int, default=10)
+    tr.add_argument("--imgsz", type=int, default=None)
+    tr.add_argument("--batch", type=int, default=None)
+    tr.add_argument("--model", default=None, help="model .yaml (default yolo11n[-cls].yaml)")
+    tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
+    tr.add_argument("--name", default=None, help="run name (default: the task)")
+    tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
+    tr.add_argument("--publish", type=Path, default=None, help="copy best weights here when done")
+    tr.set_defaults(func=_cmd_train)
+
+    det = sub.add_parser("detect", help="read the cards in images; one JSON object per image")
+    det.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
+    _model_args(det)
+    det.add_argument("--json", action="store_true", help="JSON lines (the default output is JSON too)")
+    det.set_defaults(func=_cmd_detect)
+
+    ev = sub.add_parser("evaluate", help="measure the card model on labelled photos (YOLO data.yaml or VOC XML)")
+    ev.add_argument("data", type=Path, help="a YOLO set root with data.yaml, or a folder of images + VOC .xml")
+    ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
+    ev.add_argument("--limit", type=int, default=None)
+    _model_args(ev)
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=_cmd_evaluate)
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", type=Path, default=None,
+                   help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
+    p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
+    p.add_argument("--imgsz", type=int, default=416)
+    p.add_argument("--conf", type=float, default=0.25)
+
+
+def _detector(args):
+    from vision.detector import CardDetector
+
+    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf)
+
+
+def _cmd_detect(args) -> int:
+    import cv2
+
+    missing = [p for p in args.images if not p.is_file()]
+    if missing:
+        raise NiuniuError(f"image {missing[0]} does not exist")
+    detector = _detector(args)
+    failures = 0
+    for path in args.images:
+        image = cv2.imread(str(path))
+        if image is None:
+            print(f"niuniu detect: error: {path} is not a readable image (JPEG, PNG, BMP, ...)", file=sys.stderr)
+            failures += 1
+            continue
+        cards = [d.to_json() for d in detector.detect(image)]
+        print(json.dumps({"image": str(path), "cards": cards}), flush=True)
+    return 2 if failures else 0
+
+
+def _cmd_evaluate(args) -> int:
+    from vision.evaluate import evaluate, load_voc_set, load_yolo_set
+
+    if (args.data / "data.yaml").exists():
+        images, mode = load_yolo_set(args.data, args.split)
+    elif args.data.is_dir():
+        images, mode = load_voc_set(args.data)
+    else:
+        raise NiuniuError(f"{args.data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
+    if not images:
+        raise NiuniuError(f"no labelled images found under {args.data}")
+    score = evaluate(_detector(args), images, mode, limit=args.limit)
+    result = {"data": str(args.data), "mode": mode, **score.to_json()}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{args.data} ({mode} labels): precision {score.precision:.3f}, recall {score.recall:.3f}, "
+              f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
+    return 0
+
+
+def _cmd_synth(args) -> int:
+    from scoring.cards import CARD_CODES
+    from vision.synth.dataset import SynthConfig, write_dataset
+
+    cfg = SynthConfig(out=args.out, images=args.images,
+                      val_images=args.val_images if args.val_images is not None else max(1, args.images // 8),
+                      seed=args.seed, procedural_share=args.procedural_share)
+    summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
+    write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for split, info in summary["splits"].items():
+            print(f"{split}: {info['scenes']} scenes, {info['labels']} boxes, {info['crops']} index crops, "
+                  f"{len(info['decks'])} deck designs, {info['seconds']} s")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def write_class_file(path: Path, codes) -> None:
+    """``models/cards.yaml``: the 52 card classes in the classifier's one fixed order.
+
+    ultralytics numbers classify classes by sorted folder name, so that order
+    (sorted card codes) is the class-id order; ``CardDetector`` maps by name anyway.
+    """
+    codes = sorted(codes)
+    text = ("# The 52 card classes of the card classifier, in class-id order (sorted card codes).\n"
+            "names:\n" + "".join(f"  {i}: {c}\n" for i, c in enumerate(codes)))
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _cmd_train(args) -> int:
+    from vision.train import publish, train
+
+    name = args.name or args.task
+    best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
+                 resume=args.resume, imgsz=args.imgsz, batch=args.batch)
+    print(f"best weights: {best}")
+    if args.publish:
+        print(f"published: {publish(best, args.publish)}")
+    return 0

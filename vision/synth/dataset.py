@@ -1,0 +1,191 @@
+"""Write a synthetic training set: detector scenes plus corner-index crops.
+
+The card model is two small models (see ``models/README.md``): a detector that
+finds printed corner indices (and whole cards) and a classifier that reads the
+card from each index crop.  Both learn from the same scenes, written here:
+
+    OUT/detect/images/{train,val}/NNNNNN.jpg   YOLO images
+    OUT/detect/labels/{train,val}/NNNNNN.txt   "class cx cy w h" (0 index, 1 card)
+    OUT/detect/data.yaml
+    OUT/classify/{train,val}/<CARD>/NNNNNN_KK.jpg   index crops, one folder per card
+    OUT/manifest.json                          seed, counts, decks per split
+
+Scene ``i`` depends only on ``(seed, split, i)``, so a data set is the same bytes
+whatever the number of worker processes.  Validation scenes use only held-out
+deck designs, never seen in training.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scoring.cards import CARD_CODES
+from scoring.errors import NiuniuError
+from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, render_scene
+
+GENERATOR_VERSION = "1"
+CROP_SIZE = 64            # classifier input; an index crop is resized to this square
+MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
+# Procedural designs: train and validation draw from disjoint seed ranges.
+PROCEDURAL_TRAIN_SEEDS = range(0, 400)
+PROCEDURAL_HOLDOUT_SEEDS = range(100_000, 100_040)
+SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    out: Path
+    images: int
+    val_images: int
+    seed: int
+    procedural_share: float = 0.4
+    crops_per_scene: int = 12
+    deck_height: int = 400
+
+
+def index_crop(image: np.ndarray, box, rng: np.random.Generator | None = None, size: int = CROP_SIZE) -> np.ndarray:
+    """Square crop around an index box, padded by edge replication, resized to ``size``.
+
+    The detector and the classifier must agree on this framing, so inference uses
+    this very function (with ``rng=None``: no jitter).
+    """
+    x0, y0, x1, y1 = box
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    side = max(x1 - x0, y1 - y0) * 1.15
+    if rng is not None:
+        side *= rng.uniform(0.95, 1.3)
+        cx += rng.normal(0, 0.07) * side
+        cy += rng.normal(0, 0.07) * side
+    half = side / 2
+    src = np.float32([[cx - half, cy - half], [cx + half, cy - half], [cx - half, cy + half]])
+    dst = np.float32([[0, 0], [size, 0], [0, size]])
+    m = cv2.getAffineTransform(src, dst)
+    return cv2.warpAffine(image, m, (size, size), flags=cv2.INTER_AREA if side > size else cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
+class _DeckPool:
+    """Loads decks lazily, once per worker process."""
+
+    def __init__(self, split: str, deck_height: int):
+        from vision.synth import decks
+
+        self.split = split
+        self.height = deck_height
+        self.names = decks.deck_names("train" if split == "train" else "holdout")
+        self.cache: dict[str, object] = {}
+
+    def get(self, rng: np.random.Generator, procedural_share: float):
+        from vision.synth.decks import load_deck
+        from vision.synth.faces import procedural_deck
+
+        if not self.names or rng.random() < procedural_share:
+            seeds = PROCEDURAL_TRAIN_SEEDS if self.split == "train" else PROCEDURAL_HOLDOUT_SEEDS
+            seed = int(seeds[int(rng.integers(len(seeds)))])
+            key = f"procedural-{seed}"
+            if key not in self.cache:
+                if len(self.cache) > 60:
+                    self.cache.clear()
+                self.cache[key] = procedural_deck(seed, self.height)
+            return self.cache[key]
+        name = self.names[int(rng.integers(len(self.names)))]
+        if name not in self.cache:
+            self.cache[name] = load_deck(name, height=self.height)
+        return self.cache[name]
+
+
+_POOLS: dict[str, _DeckPool] = {}
+
+
+def _make_one(args) -> dict:
+    cfg, split, i = args
+    pool = _POOLS.get(split)
+    if pool is None:
+        pool = _POOLS[split] = _DeckPool(split, cfg.deck_height)
+    rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i])
+    deck = pool.get(rng, cfg.procedural_share)
+    size = SIZES[int(rng.integers(len(SIZES)))]
+    scene = render_scene(rng, deck, size=size)
+    stem = f"{i:06d}"
+    ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
+    if not ok:
+        raise NiuniuError(f"could not encode scene {i} as JPEG")
+    det = cfg.out / "detect"
+    (det / "images" / split / f"{stem}.jpg").write_bytes(buf.tobytes())
+    # Crops come from the decoded JPEG: the classifier sees what the camera delivers.
+    image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    h, w = image.shape[:2]
+    lines = []
+    for lab in scene.labels:
+        x0, y0, x1, y1 = lab.box
+        lines.append(f"{lab.cls} {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} {(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}")
+    (det / "labels" / split / f"{stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+    crops = 0
+    index_labels = [lab for lab in scene.labels if lab.cls == INDEX_CLASS
+                    and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+    order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
+    for k in order:
+        lab = index_labels[int(k)]
+        crop = index_crop(image, lab.box, rng)
+        ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        (cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg").write_bytes(cbuf.tobytes())
+        crops += 1
+    return {"deck": deck.name, "labels": len(lines), "crops": crops}
+
+
+def _progress(done: int, total: int, started: float, label: str) -> None:
+    if not sys.stderr.isatty() and done not in (total,) and done % max(1, total // 20):
+        return
+    rate = done / max(time.monotonic() - started, 1e-6)
+    bar = "#" * int(30 * done / max(total, 1))
+    sys.stderr.write(f"\r{label:5s} [{bar:<30s}] {done}/{total} {rate:5.1f} img/s")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool = True) -> dict:
+    """Generate ``cfg.images`` training and ``cfg.val_images`` validation scenes."""
+    if cfg.images < 1:
+        raise NiuniuError("--images must be at least 1")
+    out = cfg.out
+    for split in ("train", "val"):
+        (out / "detect" / "images" / split).mkdir(parents=True, exist_ok=True)
+        (out / "detect" / "labels" / split).mkdir(parents=True, exist_ok=True)
+        for code in CARD_CODES:
+            (out / "classify" / split / code).mkdir(parents=True, exist_ok=True)
+    workers = workers or min(2, os.cpu_count() or 1)
+    summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
+                     "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {}}
+    ctx = get_context("fork")
+    for split, n in (("train", cfg.images), ("val", cfg.val_images)):
+        if n == 0:
+            continue
+        started = time.monotonic()
+        decks: dict[str, int] = {}
+        labels = crops = 0
+        jobs = [(cfg, split, i) for i in range(n)]
+        with ctx.Pool(workers) as pool:
+            for done, res in enumerate(pool.imap(_make_one, jobs, chunksize=4), 1):
+                decks[res["deck"]] = decks.get(res["deck"], 0) + 1
+                labels += res["labels"]
+                crops += res["crops"]
+                if progress:
+                    _progress(done, n, started, split)
+        summary["splits"][split] = {"scenes": n, "labels": labels, "crops": crops,
+                                    "decks": dict(sorted(decks.items())),
+                                    "seconds": round(time.monotonic() - started, 1)}
+    (out / "detect" / "data.yaml").write_text(
+        f"path: {out.resolve() / 'detect'}\ntrain: images/train\nval: images/val\n"
+        + "names:\n" + "".join(f"  {i}: {n}\n" for i, n in enumerate(CLASS_NAMES)))
+    (out / "manifest.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary

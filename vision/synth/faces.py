@@ -1,0 +1,300 @@
+"""Procedurally drawn card faces: the "casino" designs no Debian deck looks like.
+
+Real casino decks have jumbo indices, plain pips, 4-colour suits and bold sans
+fonts; the Debian SVG decks are mostly ornate.  Drawing faces here, with a random
+font, index size, index layout, colours and court-card artwork per style, widens
+what the model sees so it reads the *index*, not one artist's style.  Because we
+draw them, every index box is known exactly.
+"""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from scoring.cards import CARD_CODES, Card, Suit
+
+# Fonts a Debian machine carries (fonts-dejavu-core, fonts-liberation, fonts-urw-base35).
+# Only upright, bold-ish faces: a card index is never italic.
+_FONT_PATTERNS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSansCondensed-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Bold.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSansNarrow-Bold.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSerif-Bold.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/opentype/urw-base35/NimbusSans-Bold.otf",
+    "/usr/share/fonts/opentype/urw-base35/NimbusSansNarrow-Bold.otf",
+    "/usr/share/fonts/opentype/urw-base35/NimbusRoman-Bold.otf",
+    "/usr/share/fonts/opentype/urw-base35/C059-Bold.otf",
+    "/usr/share/fonts/opentype/urw-base35/P052-Bold.otf",
+    "/usr/share/fonts/opentype/urw-base35/URWGothic-Demi.otf",
+    "/usr/share/fonts/opentype/urw-base35/URWBookman-Demi.otf",
+    "/usr/share/fonts/truetype/noto/NotoSansMono-Bold.ttf",
+)
+
+
+@lru_cache(maxsize=1)
+def available_fonts() -> tuple[str, ...]:
+    """The index fonts present here, in a fixed order (so a seed means the same font)."""
+    found = tuple(p for p in _FONT_PATTERNS if glob.glob(p))
+    if not found:
+        found = tuple(sorted(glob.glob("/usr/share/fonts/**/*.ttf", recursive=True)))[:4]
+    return found
+
+
+@dataclass(frozen=True)
+class FaceStyle:
+    """Everything that varies between procedural deck designs."""
+
+    font: str
+    aspect: float              # width / height: 0.714 poker, 0.64 bridge
+    index_height: float        # rank glyph height as a fraction of card height
+    pip_scale: float           # index suit pip size relative to the rank glyph
+    pip_beside: bool           # pip to the right of the rank instead of below it
+    four_corners: bool         # indices in all four corners (many casino decks)
+    margin: float              # index inset from the card edge, fraction of width
+    paper: tuple[int, int, int]
+    four_colour: bool
+    red: tuple[int, int, int]
+    black: tuple[int, int, int]
+    court_colours: tuple[tuple[int, int, int], ...]
+    border: bool
+    ten_as_t: bool = False     # a few real decks print the ten as "T"
+
+    @classmethod
+    def random(cls, rng: np.random.Generator) -> "FaceStyle":
+        fonts = available_fonts()
+        paper = tuple(int(v) for v in rng.integers(228, 256, size=3))
+        warm = rng.random() < 0.4
+        if warm:
+            paper = (paper[0], paper[1], max(200, paper[2] - int(rng.integers(5, 30))))
+        return cls(
+            font=fonts[int(rng.integers(len(fonts)))],
+            aspect=float(rng.choice([0.714, 0.714, 0.64, 0.69])),
+            index_height=float(rng.uniform(0.085, 0.2)),
+            pip_scale=float(rng.uniform(0.55, 0.95)),
+            pip_beside=bool(rng.random() < 0.12),
+            four_corners=bool(rng.random() < 0.3),
+            margin=float(rng.uniform(0.03, 0.09)),
+            paper=paper,
+            four_colour=bool(rng.random() < 0.25),
+            red=(int(rng.integers(170, 235)), int(rng.integers(0, 40)), int(rng.integers(0, 50))),
+            black=tuple(int(v) for v in rng.integers(0, 45, size=3)),
+            court_colours=tuple(tuple(int(v) for v in rng.integers(0, 230, size=3)) for _ in range(3)),
+            border=bool(rng.random() < 0.35),
+            ten_as_t=bool(rng.random() < 0.05),
+        )
+
+    def ink(self, suit: Suit) -> tuple[int, int, int]:
+        if self.four_colour and suit is Suit.CLUBS:
+            return (20, 130, 40)
+        if self.four_colour and suit is Suit.DIAMONDS:
+            return (20, 70, 190)
+        return self.red if suit.is_red else self.black
+
+
+def draw_suit(draw: ImageDraw.ImageDraw, suit: Suit, cx: float, cy: float, size: float,
+              fill: tuple[int, int, int], flip: bool = False) -> tuple[float, float, float, float]:
+    """Draw one suit symbol of height ``size`` centred at (cx, cy); return its box.
+
+    Drawn from circles and polygons rather than a font glyph so every machine
+    draws the same shape, and so we know its exact extent.
+    """
+    h = size
+    w = size * (0.78 if suit is Suit.DIAMONDS else 0.95)
+    sgn = -1.0 if flip else 1.0
+
+    def pt(dx: float, dy: float) -> tuple[float, float]:
+        return (cx + dx * w, cy + sgn * dy * h)
+
+    def circle(dx: float, dy: float, r: float) -> None:
+        x, y = pt(dx, dy)
+        rr = r * w
+        draw.ellipse((x - rr, y - rr, x + rr, y + rr), fill=fill)
+
+    if suit is Suit.DIAMONDS:
+        draw.polygon([pt(0, -0.5), pt(0.5, 0), pt(0, 0.5), pt(-0.5, 0)], fill=fill)
+    elif suit is Suit.HEARTS:
+        circle(-0.24, -0.22, 0.26)
+        circle(0.24, -0.22, 0.26)
+        draw.polygon([pt(-0.49, -0.14), pt(0.49, -0.14), pt(0, 0.5)], fill=fill)
+    elif suit is Suit.SPADES:
+        circle(-0.24, 0.1, 0.26)
+        circle(0.24, 0.1, 0.26)
+        draw.polygon([pt(-0.49, 0.02), pt(0.49, 0.02), pt(0, -0.5)], fill=fill)
+        draw.polygon([pt(0, 0.15), pt(0.2, 0.5), pt(-0.2, 0.5)], fill=fill)
+    else:  # clubs
+        circle(0, -0.26, 0.24)
+        circle(-0.26, 0.08, 0.24)
+        circle(0.26, 0.08, 0.24)
+        draw.polygon([pt(0, 0.0), pt(0.18, 0.5), pt(-0.18, 0.5)], fill=fill)
+    return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+# Pip positions (x, y) in a unit box for ranks 2..10; ace is one big pip.
+_PIPS = {
+    2: [(0.5, 0), (0.5, 1)],
+    3: [(0.5, 0), (0.5, 0.5), (0.5, 1)],
+    4: [(0, 0), (1, 0), (0, 1), (1, 1)],
+    5: [(0, 0), (1, 0), (0.5, 0.5), (0, 1), (1, 1)],
+    6: [(0, 0), (1, 0), (0, 0.5), (1, 0.5), (0, 1), (1, 1)],
+    7: [(0, 0), (1, 0), (0.5, 0.25), (0, 0.5), (1, 0.5), (0, 1), (1, 1)],
+    8: [(0, 0), (1, 0), (0.5, 0.25), (0, 0.5), (1, 0.5), (0.5, 0.75), (0, 1), (1, 1)],
+    9: [(0, 0), (1, 0), (0, 1 / 3), (1, 1 / 3), (0.5, 0.5), (0, 2 / 3), (1, 2 / 3), (0, 1), (1, 1)],
+    10: [(0, 0), (1, 0), (0.5, 1 / 6), (0, 1 / 3), (1, 1 / 3), (0, 2 / 3), (1, 2 / 3), (0.5, 5 / 6), (0, 1), (1, 1)],
+}
+
+
+def _rank_text(card: Card, style: FaceStyle) -> str:
+    if card.rank == 10 and style.ten_as_t:
+        return "T"
+    return {1: "A", 11: "J", 12: "Q", 13: "K"}.get(card.rank, str(card.rank))
+
+
+def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> tuple[float, float, float, float]:
+    """Draw the top-left index (rank over pip) and return its tight box in pixels."""
+    draw = ImageDraw.Draw(img)
+    ink = style.ink(card.suit)
+    width = img.width
+    glyph_h = style.index_height * height
+    text = _rank_text(card, style)
+    font = ImageFont.truetype(style.font, size=max(8, int(round(glyph_h * 1.35))))
+    x0 = style.margin * width
+    y0 = style.margin * width * 0.9
+    # Measure the ink of the text, then shift so its top-left sits at (x0, y0).
+    l, t, r, b = draw.textbbox((0, 0), text, font=font)
+    if text == "10" and (r - l) > 0.32 * width:  # narrow the 10 so it fits the margin column
+        font = ImageFont.truetype(style.font, size=max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
+        l, t, r, b = draw.textbbox((0, 0), text, font=font)
+    draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
+    rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
+    pip_size = (b - t) * style.pip_scale
+    if style.pip_beside:
+        cx = rank_box[2] + pip_size * 0.15 + pip_size * 0.5
+        cy = (rank_box[1] + rank_box[3]) / 2
+    else:
+        cx = (rank_box[0] + rank_box[2]) / 2
+        cy = rank_box[3] + pip_size * 0.12 + pip_size * 0.5
+    pip_box = draw_suit(draw, card.suit, cx, cy, pip_size, ink)
+    return (min(rank_box[0], pip_box[0]), min(rank_box[1], pip_box[1]),
+            max(rank_box[2], pip_box[2]), max(rank_box[3], pip_box[3]))
+
+
+def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tuple, rng: np.random.Generator) -> None:
+    draw = ImageDraw.Draw(img)
+    w, h = img.size
+    ink = style.ink(card.suit)
+    left = min(max(index_box[2] + 0.04 * w, 0.2 * w), 0.36 * w)
+    area = (left, 0.1 * h, w - left, 0.9 * h)
+    aw, ah = area[2] - area[0], area[3] - area[1]
+    if card.rank == 1:
+        draw_suit(draw, card.suit, w / 2, h / 2, min(aw, ah) * 0.55, ink)
+    elif card.rank <= 10:
+        pip = min(aw / 2.3, ah / 5.2)
+        for px, py in _PIPS[card.rank]:
+            cx = area[0] + pip * 0.5 + px * (aw - pip)
+            cy = area[1] + pip * 0.5 + py * (ah - pip)
+            draw_suit(draw, card.suit, cx, cy, pip, ink, flip=py > 0.5)
+    else:
+        # Court: a framed panel with a big letter and coloured bands: real court art
+        # varies too much to imitate; what matters is that the corner index is what
+        # identifies the card.
+        c1, c2, c3 = style.court_colours
+        draw.rectangle(area, outline=ink, width=max(1, int(w * 0.012)))
+        bands = int(rng.integers(3, 8))
+        for i in range(bands):
+            y = area[1] + (i + 0.5) * ah / bands
+            colour = (c1, c2, c3)[i % 3]
+            draw.rectangle((area[0] + aw * 0.08, y - ah / bands * 0.3, area[2] - aw * 0.08, y + ah / bands * 0.3),
+                           fill=colour)
+        font = ImageFont.truetype(style.font, size=max(8, int(ah * 0.35)))
+        letter = {11: "J", 12: "Q", 13: "K"}[card.rank]
+        l, t, r, b = draw.textbbox((0, 0), letter, font=font)
+        draw.text((w / 2 - (l + r) / 2, h / 2 - (t + b) / 2), letter, font=font, fill=ink,
+                  stroke_width=max(1, int(w * 0.01)), stroke_fill=style.paper)
+
+
+def draw_face(card: Card, style: FaceStyle, height: int, rng: np.random.Generator):
+    """Render one face; return (RGBA array, index boxes as fractions)."""
+    width = int(round(height * style.aspect))
+    img = Image.new("RGB", (width, height), style.paper)
+    index_box = _draw_index(img, card, style, height)
+    _draw_centre(img, card, style, index_box, rng)
+    if style.border:
+        ImageDraw.Draw(img).rounded_rectangle(
+            (width * 0.025, width * 0.025, width * 0.975, height - width * 0.025),
+            radius=width * 0.04, outline=style.black, width=max(1, int(width * 0.006)))
+    # The bottom-right index is the top-left one turned half round: paste the rotated
+    # top-left corner so both are identical, as on a printed card.
+    pad = 2
+    box = tuple(int(v) for v in (max(0, index_box[0] - pad), max(0, index_box[1] - pad),
+                                 min(width, index_box[2] + pad), min(height, index_box[3] + pad)))
+    corner = img.crop(box).rotate(180)
+    img.paste(corner, (width - box[2], height - box[3]))
+    boxes = [index_box, (width - index_box[2], height - index_box[3], width - index_box[0], height - index_box[1])]
+    if style.four_corners:
+        mirrored_tr = (width - index_box[2], index_box[1], width - index_box[0], index_box[3])
+        img.paste(img.crop(box), (width - box[2], box[1]))
+        corner_bl = img.crop(box).rotate(180)
+        img.paste(corner_bl, (box[0], height - box[3]))
+        boxes += [mirrored_tr, (index_box[0], height - index_box[3], index_box[2], height - index_box[1])]
+    rgba = np.dstack([np.asarray(img), np.full((height, width), 255, np.uint8)])
+    _round_corners(rgba, radius=int(width * 0.055))
+    fractions = tuple((b[0] / width, b[1] / height, b[2] / width, b[3] / height) for b in boxes)
+    return rgba, fractions
+
+
+def _round_corners(rgba: np.ndarray, radius: int) -> None:
+    h, w = rgba.shape[:2]
+    if radius < 2:
+        return
+    yy, xx = np.mgrid[0:radius, 0:radius]
+    outside = (xx - radius + 0.5) ** 2 + (yy - radius + 0.5) ** 2 > radius ** 2
+    a = rgba[..., 3]
+    a[:radius, :radius][outside] = 0
+    a[:radius, w - radius:][outside[:, ::-1]] = 0
+    a[h - radius:, :radius][outside[::-1, :]] = 0
+    a[h - radius:, w - radius:][outside[::-1, ::-1]] = 0
+
+
+def draw_back(style: FaceStyle, height: int, rng: np.random.Generator) -> np.ndarray:
+    """A card back (solid casino colour with a border and a lattice) as RGBA."""
+    width = int(round(height * style.aspect))
+    colour = tuple(int(v) for v in rng.choice([(150, 20, 30), (20, 40, 140), (20, 20, 20), (170, 140, 40),
+                                                (30, 100, 50), (90, 20, 110)]))
+    img = Image.new("RGB", (width, height), (245, 245, 245))
+    draw = ImageDraw.Draw(img)
+    m = int(width * 0.06)
+    draw.rectangle((m, m, width - m, height - m), fill=colour)
+    step = max(4, int(width * rng.uniform(0.05, 0.12)))
+    light = tuple(min(255, c + 60) for c in colour)
+    for k in range(-height, width + height, step):
+        draw.line((m + k, m, m + k + height, m + height), fill=light, width=1)
+        draw.line((m + k, m + height, m + k + height, m), fill=light, width=1)
+    draw.rectangle((0, 0, width - 1, height - 1), outline=(245, 245, 245), width=m)
+    rgba = np.dstack([np.asarray(img), np.full((height, width), 255, np.uint8)])
+    _round_corners(rgba, radius=int(width * 0.055))
+    return rgba
+
+
+def procedural_deck(seed: int, height: int = 400):
+    """One whole procedural design: 52 faces sharing a style, plus a back.
+
+    Returns a :class:`vision.synth.decks.Deck` so scenes treat it like any deck.
+    """
+    from vision.synth.decks import CardFace, Deck  # same records as the SVG decks
+
+    rng = np.random.default_rng(seed)
+    style = FaceStyle.random(rng)
+    faces = {}
+    for code in CARD_CODES:
+        image, boxes = draw_face(Card.parse(code), style, height, rng)
+        faces[code] = CardFace(code=code, image=image, index_boxes=boxes)
+    return Deck(name=f"procedural-{seed}", split="train", faces=faces, back=draw_back(style, height, rng))

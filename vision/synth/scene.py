@@ -1,0 +1,486 @@
+"""One synthetic table photograph with exact labels.
+
+A scene is laid out on the *table plane* (cards, chips, printed markings, a
+dealer's hand) and every object is warped straight into the camera image through
+one homography — the camera's tilt, rotation and distance — so each face is
+resampled once, as a real lens would.  An id mask records which object owns each
+pixel; a corner index is labelled only where enough of it is really visible,
+which is what makes fanned and overlapped hands honest training data.
+
+Photometric effects (colour temperature, uneven light, glare, shadow, blur,
+noise, JPEG) are applied after composition, in camera space, where a real camera
+adds them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from vision.synth.faces import available_fonts
+
+INDEX_CLASS = 0
+CARD_CLASS = 1
+CLASS_NAMES = ("index", "card")
+
+# A corner index counts as visible when this share of it is unoccluded and in frame.
+MIN_INDEX_VISIBLE = 0.6
+# A whole card gets a box when this share of its area is visible.
+MIN_CARD_VISIBLE = 0.55
+
+
+@dataclass
+class SceneLabel:
+    """One labelled object: class, card code, box (x1, y1, x2, y2) in image pixels."""
+
+    cls: int
+    code: str
+    box: tuple[float, float, float, float]
+    visible: float
+    quad: np.ndarray | None = None  # the index or card outline in image pixels (4x2)
+
+
+@dataclass
+class Scene:
+    image: np.ndarray                       # BGR uint8, after all effects
+    labels: list[SceneLabel] = field(default_factory=list)
+    jpeg_quality: int = 90
+
+
+# ----------------------------------------------------------------------------------------
+# Geometry
+
+def _camera_homography(rng: np.random.Generator, w: int, h: int, max_tilt: float) -> np.ndarray:
+    """Table plane -> image.  The image shows a trapezoid of the table: the far edge
+    wider, as a camera tilted by up to ~35 degrees from overhead sees it."""
+    tilt = rng.uniform(0.0, max_tilt)          # 0.35 ~ 35 degrees of keystone
+    angle = rng.uniform(-math.pi, math.pi) if rng.random() < 0.5 else rng.normal(0, 0.15)
+    cx, cy = w / 2, h / 2
+    hw, hh = w / 2, h / 2
+    # Trapezoid in table coordinates: far (top) edge widened by the tilt.
+    far = 1.0 + tilt
+    pts = np.array([[-hw * far, -hh * (1 + tilt * 0.5)], [hw * far, -hh * (1 + tilt * 0.5)],
+                    [hw, hh], [-hw, hh]], dtype=np.float64)
+    pts += rng.normal(0, 0.02, size=pts.shape) * np.array([w, h])
+    rot = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    pts = pts @ rot.T + np.array([cx, cy])
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float64)
+    return cv2.getPerspectiveTransform(pts.astype(np.float32), dst.astype(np.float32))
+
+
+def _affine3(center: tuple[float, float], angle_deg: float, scale: float, size: tuple[int, int]) -> np.ndarray:
+    """Patch pixel -> table plane: rotate about the patch centre and scale."""
+    pw, ph = size
+    a = math.radians(angle_deg)
+    c, s = math.cos(a) * scale, math.sin(a) * scale
+    m = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    t0 = np.array([[1, 0, -pw / 2], [0, 1, -ph / 2], [0, 0, 1.0]])
+    t1 = np.array([[1, 0, center[0]], [0, 1, center[1]], [0, 0, 1.0]])
+    return t1 @ m @ t0
+
+
+def _project(hmat: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    p = np.hstack([pts, np.ones((len(pts), 1))]) @ hmat.T
+    return p[:, :2] / p[:, 2:3]
+
+
+def _paste(out: np.ndarray, owner: np.ndarray, patch: np.ndarray, hmat: np.ndarray, obj_id: int) -> None:
+    """Warp an RGBA patch into the image through ``hmat`` and alpha-blend it.
+
+    Only the patch's bounding rectangle is warped, which keeps a 40-card scene fast.
+    """
+    ph, pw = patch.shape[:2]
+    corners = _project(hmat, np.array([[0, 0], [pw, 0], [pw, ph], [0, ph]], dtype=np.float64))
+    shrink = math.sqrt(abs(cv2.contourArea(corners.astype(np.float32))) / max(pw * ph, 1))
+    if shrink < 0.6:
+        # Area-average down to about the final size first: a lens integrates light over
+        # each pixel, a bilinear warp of a 10x larger face would alias into jagged ink.
+        f = min(1.0, shrink * 1.25)
+        nw, nh = max(2, int(round(pw * f))), max(2, int(round(ph * f)))
+        patch = cv2.resize(patch, (nw, nh), interpolation=cv2.INTER_AREA)
+        hmat = hmat @ np.diag([pw / nw, ph / nh, 1.0])
+        ph, pw = nh, nw
+    h, w = out.shape[:2]
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int)
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 <= x0 or y1 <= y0:
+        return
+    shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1.0]])
+    warped = cv2.warpPerspective(patch, shift @ hmat, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+    alpha = warped[..., 3:4].astype(np.float32) / 255.0
+    roi = out[y0:y1, x0:x1]
+    roi[:] = (warped[..., :3].astype(np.float32) * alpha + roi.astype(np.float32) * (1 - alpha)).astype(np.uint8)
+    owner[y0:y1, x0:x1][warped[..., 3] > 127] = obj_id
+
+
+def _visible_share(owner: np.ndarray, quad: np.ndarray, obj_id: int) -> float:
+    """Share of a quad's area (in the image) owned by ``obj_id``; off-image counts as hidden."""
+    area = abs(cv2.contourArea(quad.astype(np.float32)))
+    if area < 1:
+        return 0.0
+    h, w = owner.shape
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int)
+    cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if cx1 <= cx0 or cy1 <= cy0:
+        return 0.0
+    mask = np.zeros((cy1 - cy0, cx1 - cx0), np.uint8)
+    cv2.fillPoly(mask, [np.round(quad - [cx0, cy0]).astype(np.int32)], 1)
+    inside = mask.sum()
+    if inside == 0:
+        return 0.0
+    mine = np.count_nonzero((owner[cy0:cy1, cx0:cx1] == obj_id) & (mask > 0))
+    return float(mine) / max(area, float(inside))
+
+
+# ----------------------------------------------------------------------------------------
+# Surfaces and props
+
+_FELTS = [(30, 110, 40), (20, 90, 60), (25, 60, 120), (110, 25, 30), (20, 20, 25), (70, 30, 90),
+          (15, 75, 85), (120, 90, 40), (40, 40, 40)]  # RGB
+
+
+def _surface(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """A table top: casino felt most of the time, otherwise wood, a light table, glass or cloth."""
+    kind = rng.choice(["felt", "felt", "felt", "wood", "plain", "glass", "cloth"])
+    if kind == "felt":
+        base = np.array(_FELTS[int(rng.integers(len(_FELTS)))], np.float32) * rng.uniform(0.7, 1.25)
+    elif kind == "wood":
+        base = np.array([rng.uniform(110, 190), rng.uniform(70, 120), rng.uniform(30, 70)], np.float32)
+    elif kind == "plain":
+        base = np.full(3, rng.uniform(170, 250), np.float32) - rng.uniform(0, 25, 3).astype(np.float32)
+    elif kind == "glass":
+        base = np.full(3, rng.uniform(5, 40), np.float32)
+    else:
+        base = rng.uniform(40, 220, 3).astype(np.float32)
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = base[::-1]  # to BGR
+    grain = rng.normal(0, rng.uniform(2, 9), (h // 2 + 1, w // 2 + 1)).astype(np.float32)
+    grain = cv2.resize(cv2.GaussianBlur(grain, (0, 0), 0.8), (w, h))
+    img += grain[..., None]
+    if kind == "wood":
+        y = np.arange(h, dtype=np.float32)[:, None]
+        x = np.arange(w, dtype=np.float32)[None, :]
+        f = rng.uniform(0.02, 0.08)
+        stripes = np.sin((y + 8 * np.sin(x * 0.01 + rng.uniform(0, 6))) * f) * rng.uniform(8, 25)
+        img += stripes[..., None]
+    elif kind == "cloth":
+        pil = Image.new("RGB", (w, h))
+        draw = ImageDraw.Draw(pil)
+        for _ in range(int(rng.integers(20, 80))):
+            x, y, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(5, 60)
+            col = tuple(int(v) for v in rng.integers(0, 255, 3))
+            if rng.random() < 0.5:
+                draw.ellipse((x - r, y - r, x + r, y + r), fill=col)
+            else:
+                draw.rectangle((x - r, y - r / 2, x + r, y + r / 2), fill=col)
+        pattern = np.asarray(pil, np.float32)[..., ::-1]
+        mix = rng.uniform(0.2, 0.6)
+        img = img * (1 - mix) + pattern * mix
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+_MARKING_WORDS = ["BANKER", "PLAYER", "EQUAL", "DOUBLE", "NIU NIU", "BULL BULL", "PAYS 1 TO 1",
+                  "5% COMMISSION", "MIN 10 MAX 1000", "TIE", "1", "2", "3", "4", "5", "6", "7", "8"]
+
+
+def _markings(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """Printed layout lines, seat boxes and words (RGBA, table plane).
+
+    Words with letters and digits are deliberate: the model must learn that a
+    printed "8" on the felt is not a card.
+    """
+    pil = Image.new("RGBA", (w, h), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(pil)
+    colour = tuple(int(v) for v in rng.choice([(230, 200, 90), (240, 240, 230), (200, 170, 60), (250, 220, 120)]))
+    alpha = int(rng.integers(110, 230))
+    ink = colour + (alpha,)
+    lw = max(1, int(rng.integers(1, 5)))
+    for _ in range(int(rng.integers(0, 4))):
+        cx, cy = rng.uniform(0, w), rng.uniform(-h, h * 2)
+        r = rng.uniform(0.3, 1.5) * max(w, h)
+        draw.ellipse((cx - r, cy - r * 0.6, cx + r, cy + r * 0.6), outline=ink, width=lw)
+    for _ in range(int(rng.integers(0, 7))):
+        x, y = rng.uniform(0, w), rng.uniform(0, h)
+        bw, bh = rng.uniform(40, 180), rng.uniform(30, 120)
+        if rng.random() < 0.5:
+            draw.rounded_rectangle((x, y, x + bw, y + bh), radius=int(bh * 0.2), outline=ink, width=lw)
+        else:
+            draw.ellipse((x, y, x + bh, y + bh), outline=ink, width=lw)
+    fonts = available_fonts()
+    for _ in range(int(rng.integers(0, 6))):
+        font = ImageFont.truetype(fonts[int(rng.integers(len(fonts)))], size=int(rng.integers(12, 48)))
+        word = _MARKING_WORDS[int(rng.integers(len(_MARKING_WORDS)))]
+        draw.text((rng.uniform(0, w), rng.uniform(0, h)), word, font=font, fill=ink)
+    return np.asarray(pil).copy()
+
+
+def _chip(rng: np.random.Generator, diameter: int) -> np.ndarray:
+    d = max(8, diameter)
+    pil = Image.new("RGBA", (d, d), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(pil)
+    col = tuple(int(v) for v in rng.choice([(200, 30, 30), (30, 30, 30), (30, 80, 200), (30, 150, 60),
+                                             (230, 230, 230), (120, 40, 160), (240, 160, 30)]))
+    draw.ellipse((0, 0, d - 1, d - 1), fill=col + (255,))
+    stripes = int(rng.integers(4, 9))
+    for k in range(stripes):
+        a0 = 360 * k / stripes
+        draw.pieslice((0, 0, d - 1, d - 1), a0, a0 + 360 / stripes / 3, fill=(245, 245, 245, 255))
+    inner = d * 0.18
+    draw.ellipse((inner, inner, d - inner, d - inner), fill=col + (255,), outline=(240, 240, 240, 255))
+    return np.asarray(pil)[..., [2, 1, 0, 3]].copy()
+
+
+def _dealer_hand(rng: np.random.Generator, size: int) -> np.ndarray:
+    """A hand reaching in: a palm and fingers in a skin tone, sometimes in a sleeve."""
+    s = max(16, size)
+    pil = Image.new("RGBA", (s, int(s * 1.6)), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(pil)
+    tone = [(255, 220, 190), (230, 180, 140), (190, 140, 100), (140, 95, 60), (95, 65, 45)]
+    col = tuple(int(c * rng.uniform(0.85, 1.05)) for c in tone[int(rng.integers(len(tone)))])
+    draw.ellipse((s * 0.1, s * 0.55, s * 0.9, s * 1.25), fill=col + (255,))
+    for k in range(4):
+        x = s * (0.18 + 0.19 * k)
+        top = s * rng.uniform(0.02, 0.25)
+        draw.rounded_rectangle((x, top, x + s * 0.15, s * 0.8), radius=int(s * 0.07), fill=col + (255,))
+    draw.rounded_rectangle((0, s * 0.75, s * 0.3, s * 0.95), radius=int(s * 0.08), fill=col + (255,))
+    if rng.random() < 0.6:
+        sleeve = tuple(int(v) for v in rng.choice([(20, 20, 20), (240, 240, 240), (120, 20, 30)]))
+        draw.rectangle((s * 0.05, s * 1.15, s * 0.95, s * 1.6), fill=sleeve + (255,))
+    return np.asarray(pil)[..., [2, 1, 0, 3]].copy()
+
+
+# ----------------------------------------------------------------------------------------
+# Photometric effects (camera space)
+
+def _lighting(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    h, w = img.shape[:2]
+    f = img.astype(np.float32)
+    # colour temperature: tungsten casino light to cold LED
+    gains = np.array([rng.uniform(0.86, 1.12), rng.uniform(0.95, 1.04), rng.uniform(0.86, 1.12)], np.float32)
+    f *= gains
+    # uneven light: a tilted plane times a vignette
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    gx, gy = rng.uniform(-0.4, 0.4, 2)
+    plane = 1.0 + gx * (xx / w - 0.5) + gy * (yy / h - 0.5)
+    r2 = ((xx / w - 0.5) ** 2 + (yy / h - 0.5) ** 2)
+    vign = 1.0 - rng.uniform(0, 0.6) * r2
+    f *= (plane * vign * rng.uniform(0.65, 1.25))[..., None]
+    if rng.random() < 0.35:  # glare: a soft bright blob
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        sx = rng.uniform(0.05, 0.3) * w
+        sy = sx * rng.uniform(0.3, 1.0)
+        blob = np.exp(-(((xx - cx) / sx) ** 2 + ((yy - cy) / sy) ** 2))
+        f += (blob * rng.uniform(40, 170))[..., None]
+    if rng.random() < 0.3:  # a shadow of an arm or a chip rack
+        mask = np.zeros((h, w), np.float32)
+        pts = np.stack([rng.uniform(-0.2, 1.2, 5) * w, rng.uniform(-0.2, 1.2, 5) * h], axis=1).astype(np.int32)
+        cv2.fillPoly(mask, [cv2.convexHull(pts)], 1.0)
+        mask = cv2.GaussianBlur(mask, (0, 0), rng.uniform(5, 30))
+        f *= (1.0 - mask * rng.uniform(0.2, 0.55))[..., None]
+    gamma = rng.uniform(0.75, 1.3)
+    f = 255.0 * (np.clip(f, 0, 255) / 255.0) ** gamma
+    return np.clip(f, 0, 255).astype(np.uint8)
+
+
+def _optics(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if rng.random() < 0.2:  # motion blur: a hand or the camera moved
+        k = int(rng.integers(3, 10))
+        kernel = np.zeros((k, k), np.float32)
+        kernel[k // 2, :] = 1.0 / k
+        rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
+        kernel = cv2.warpAffine(kernel, rot, (k, k))
+        kernel /= max(kernel.sum(), 1e-6)
+        img = cv2.filter2D(img, -1, kernel)
+    if rng.random() < 0.35:  # defocus
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.4, 1.6))
+    if rng.random() < 0.7:  # sensor noise
+        noise = rng.normal(0, rng.uniform(1, 8), img.shape).astype(np.float32)
+        img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
+    return img
+
+
+# ----------------------------------------------------------------------------------------
+# Layout
+
+@dataclass
+class _Placed:
+    obj_id: int
+    code: str
+    hmat: np.ndarray          # face pixel -> image
+    size: tuple[int, int]     # face (w, h)
+    index_boxes: tuple
+
+
+def _hand_positions(rng, k, card_w, card_h, center, theta):
+    """Card centres and angles for one seat's hand: a row, an overlapped row or a fan."""
+    style = rng.choice(["tight", "overlap", "spread", "fan"], p=[0.3, 0.3, 0.2, 0.2])
+    spacing = {"tight": rng.uniform(0.2, 0.38), "overlap": rng.uniform(0.38, 0.85),
+               "spread": rng.uniform(0.95, 1.3), "fan": rng.uniform(0.18, 0.5)}[style] * card_w
+    u = np.array([math.cos(math.radians(theta)), math.sin(math.radians(theta))])
+    v = np.array([-u[1], u[0]])
+    out = []
+    for i in range(k):
+        off = (i - (k - 1) / 2) * spacing
+        pos = np.array(center) + u * off + v * rng.normal(0, 0.04 * card_h)
+        ang = theta + rng.normal(0, 3.0)
+        if style == "fan":
+            fan = rng.uniform(6, 16)
+            ang = theta + (i - (k - 1) / 2) * fan
+            pos = pos + v * (abs(i - (k - 1) / 2) ** 2) * 0.02 * card_h
+        out.append((pos, ang))
+    if rng.random() < 0.5:
+        out.reverse()  # dealt the other way: the other edge of each card shows
+    return out
+
+
+def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640, 480),
+                 kind: str | None = None, max_tilt: float = 0.45) -> Scene:
+    """Compose one labelled scene from ``deck`` (a :class:`vision.synth.decks.Deck`).
+
+    ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
+    "hands" (one to three seats filling the frame, as a seat-zone crop sees them) or
+    "closeup" (a few large cards, as a phone photo).  Random when ``None``.
+    """
+    w, h = size
+    kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
+    cam = _camera_homography(rng, w, h, max_tilt if kind != "closeup" else max_tilt * 0.6)
+    out = _surface(rng, w, h)
+    owner = np.zeros((h, w), np.int32)
+    if rng.random() < 0.7:
+        marks = _markings(rng, w, h)
+        _paste(out, owner, marks[..., [2, 1, 0, 3]].copy(), cam, 0)
+        owner[:] = 0
+
+    codes = list(deck.faces)
+    rng.shuffle(codes)
+    next_code = iter(codes)
+    placed: list[_Placed] = []
+    obj_id = 1
+    any_face = next(iter(deck.faces.values()))
+    face_h, face_w = any_face.image.shape[:2]
+
+    if kind == "table":
+        card_h = h * rng.uniform(0.09, 0.24)
+        seats = int(rng.integers(1, 9))
+    elif kind == "hands":
+        card_h = h * rng.uniform(0.22, 0.48)
+        seats = int(rng.integers(1, 4))
+    else:
+        card_h = h * rng.uniform(0.35, 0.8)
+        seats = 1
+    scale = card_h / face_h
+    card_w = face_w * scale
+
+    # seat centres spread over the frame (table plane ~ image around the centre)
+    centres = []
+    for _ in range(seats * 4):
+        c = (rng.uniform(0.12, 0.88) * w, rng.uniform(0.15, 0.85) * h)
+        if all(math.dist(c, o) > card_w * 2.2 for o in centres):
+            centres.append(c)
+        if len(centres) == seats:
+            break
+
+    items = []  # (kind, payload) in draw order
+    for c in centres:
+        if kind == "closeup":
+            k = int(rng.integers(1, 6))
+            for _ in range(k):
+                pos = (c[0] + rng.normal(0, 0.6) * card_w, c[1] + rng.normal(0, 0.35) * card_h)
+                items.append(("card", (pos, rng.uniform(0, 360))))
+            continue
+        k = int(rng.choice([5, 5, 5, 4, 3, 2, 1]))
+        theta = rng.uniform(0, 360) if rng.random() < 0.5 else rng.normal(0, 12)
+        for pos, ang in _hand_positions(rng, k, card_w, card_h, c, theta):
+            items.append(("card", (tuple(pos), ang)))
+    for _ in range(int(rng.integers(0, 3))):  # stray cards, some face down
+        pos = (rng.uniform(0, w), rng.uniform(0, h))
+        items.append(("back" if rng.random() < 0.6 else "card", (pos, rng.uniform(0, 360))))
+    for _ in range(int(rng.integers(0, 7)) if kind != "closeup" else 0):
+        pos = (rng.uniform(0, w), rng.uniform(0, h))
+        items.insert(int(rng.integers(0, len(items) + 1)), ("chip", pos))
+    if rng.random() < 0.2 and items:
+        target = items[int(rng.integers(len(items)))][1]
+        pos = target[0] if isinstance(target[0], tuple) else target
+        items.append(("hand", (pos, rng.uniform(0, 360))))
+
+    for what, payload in items:
+        if what == "card":
+            code = next(next_code, None)
+            if code is None:
+                continue
+            face = deck.faces[code]
+            pos, ang = payload
+            patch = _shade_card(face.image, rng)
+            hmat = cam @ _affine3(pos, ang, scale, (patch.shape[1], patch.shape[0]))
+            _paste(out, owner, patch, hmat, obj_id)
+            placed.append(_Placed(obj_id, code, hmat, (patch.shape[1], patch.shape[0]), face.index_boxes))
+        elif what == "back" and deck.back is not None:
+            pos, ang = payload
+            back = cv2.resize(deck.back, (int(face_w), int(face_h)))[..., [2, 1, 0, 3]]
+            _paste(out, owner, back, cam @ _affine3(pos, ang, scale, (back.shape[1], back.shape[0])), obj_id)
+        elif what == "chip":
+            chip = _chip(rng, int(card_w * rng.uniform(0.5, 0.8)))
+            _paste(out, owner, chip, cam @ _affine3(payload, 0, 1.0, (chip.shape[1], chip.shape[0])), obj_id)
+        elif what == "hand":
+            pos, ang = payload
+            hand = _dealer_hand(rng, int(card_w * rng.uniform(0.7, 1.4)))
+            offset = (pos[0] + rng.normal(0, 0.4) * card_w, pos[1] + rng.normal(0, 0.4) * card_h)
+            _paste(out, owner, hand, cam @ _affine3(offset, ang, 1.0, (hand.shape[1], hand.shape[0])), obj_id)
+        obj_id += 1
+
+    labels = _labels(owner, placed, w, h)
+    img = _optics(_lighting(out, rng), rng)
+    return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)))
+
+
+def _shade_card(face_rgba: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """RGB->BGR, plus the card's own light: a slightly brighter or darker, sheened face."""
+    patch = face_rgba[..., [2, 1, 0, 3]].astype(np.float32)
+    gain = rng.uniform(0.8, 1.05)
+    if rng.random() < 0.3:  # plastic sheen across the card
+        h, w = patch.shape[:2]
+        t = np.linspace(-1, 1, w)[None, :] * rng.uniform(-1, 1) + np.linspace(-1, 1, h)[:, None] * rng.uniform(-1, 1)
+        sheen = np.exp(-((t - rng.uniform(-1, 1)) ** 2) / 0.05) * rng.uniform(20, 70)
+        patch[..., :3] += sheen[..., None]
+    patch[..., :3] *= gain
+    return np.clip(patch, 0, 255).astype(np.uint8)
+
+
+def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int) -> list[SceneLabel]:
+    labels: list[SceneLabel] = []
+    for p in placed:
+        fw, fh = p.size
+        card_quad = _project(p.hmat, np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float64))
+        for bx0, by0, bx1, by1 in p.index_boxes:
+            quad = _project(p.hmat, np.array([[bx0 * fw, by0 * fh], [bx1 * fw, by0 * fh],
+                                              [bx1 * fw, by1 * fh], [bx0 * fw, by1 * fh]]))
+            share = _visible_share(owner, quad, p.obj_id)
+            if share < MIN_INDEX_VISIBLE:
+                continue
+            box = _clip_box(quad, w, h)
+            if box is None or (box[3] - box[1]) < 5 or (box[2] - box[0]) < 3:
+                continue
+            labels.append(SceneLabel(INDEX_CLASS, p.code, box, share, quad))
+        share = _visible_share(owner, card_quad, p.obj_id)
+        if share >= MIN_CARD_VISIBLE:
+            box = _clip_box(card_quad, w, h)
+            if box is not None:
+                labels.append(SceneLabel(CARD_CLASS, p.code, box, share, card_quad))
+    return labels
+
+
+def _clip_box(quad: np.ndarray, w: int, h: int):
+    x0, y0 = quad.min(axis=0)
+    x1, y1 = quad.max(axis=0)
+    full = max((x1 - x0) * (y1 - y0), 1e-6)
+    cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if cx1 <= cx0 or cy1 <= cy0 or (cx1 - cx0) * (cy1 - cy0) / full < 0.6:
+        return None
+    return (float(cx0), float(cy0), float(cx1), float(cy1))

@@ -1,0 +1,65 @@
+"""Train the two card models with ultralytics, on the CPU, resumable.
+
+Both start from a model ``.yaml`` (random weights): no pretrained file exists on
+a casino LAN and nothing may be downloaded.  ``plots=False`` because plotting
+fetches a font.  ``fliplr=0``: a mirrored index is not a card; rotation and
+perspective already come from the scene generator, so ultralytics' geometric
+augmentations are kept mild.  Runs write ``last.pt`` every epoch, so a session
+that ends mid-training loses at most one epoch: ``--resume`` carries on.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from scoring.errors import NiuniuError
+
+DETECT_DEFAULTS = dict(
+    imgsz=416, batch=16, fliplr=0.0, flipud=0.0, degrees=0.0, mosaic=0.5, scale=0.25,
+    translate=0.1, hsv_h=0.02, hsv_s=0.5, hsv_v=0.35, close_mosaic=1, plots=False,
+    patience=100, cos_lr=False, warmup_epochs=1.0,
+)
+CLASSIFY_DEFAULTS = dict(
+    imgsz=64, batch=128, fliplr=0.0, flipud=0.0, degrees=0.0, plots=False, patience=100,
+    auto_augment="randaugment", erasing=0.2, scale=0.15, hsv_h=0.02, hsv_s=0.5, hsv_v=0.35, warmup_epochs=0.5,
+)
+
+
+def _yolo():
+    try:
+        from ultralytics import YOLO
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise NiuniuError("training needs ultralytics: pip install -e '.[ml]'") from exc
+    return YOLO
+
+
+def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model: str | None = None,
+          resume: bool = False, workers: int = 2, **overrides) -> Path:
+    """Train (or resume) one model; return the path of its best weights."""
+    YOLO = _yolo()
+    run_dir = project / name
+    last = run_dir / "weights" / "last.pt"
+    if resume:
+        if not last.exists():
+            raise NiuniuError(f"--resume: no checkpoint at {last}; start without --resume first")
+        YOLO(str(last)).train(resume=True, workers=workers)
+    else:
+        if not Path(data).exists():
+            raise NiuniuError(f"training data {data} does not exist; make it with `niuniu datasets synth`")
+        args = dict(DETECT_DEFAULTS if task == "detect" else CLASSIFY_DEFAULTS)
+        args.update({k: v for k, v in overrides.items() if v is not None})
+        model = model or ("yolo11n.yaml" if task == "detect" else "yolo11n-cls.yaml")
+        YOLO(model).train(data=str(data), epochs=epochs, project=str(project), name=name, exist_ok=True,
+                          device="cpu", workers=workers, seed=0, deterministic=False, **args)
+    best = run_dir / "weights" / "best.pt"
+    return best if best.exists() else last
+
+
+def publish(weights: Path, dest: Path) -> Path:
+    """Copy trained weights into ``models/`` (where the detector looks by default)."""
+    if not weights.exists():
+        raise NiuniuError(f"no weights at {weights}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(weights, dest)
+    return dest
