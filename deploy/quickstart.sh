@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Quick start, first half: make .venv in this checkout with the project, its card-model
+# extra (ml: ultralytics, ONNX) and its test extra (dev). The README's first command runs
+# this, then `.venv/bin/niuniu demo`. Safe to run again: pip skips what is installed.
+#
+# torch is pinned and installed BEFORE the project. ultralytics asks only for "torch", and
+# on x86_64 a bare "torch" makes pip fetch a multi-GB CUDA build from PyPI; asking for the
+# exact release first lets pip take it from a local wheel store where the machine has one
+# (CI does) and keeps every machine on the same build:
+#   x86_64   torch==2.14.1 torchvision==0.29.1
+#   aarch64  torch==2.9.1  torchvision==0.24.1   (CPU wheels; the Pi itself runs NCNN)
+# NIUNIU_TORCH_PINS="..." overrides the pins ("" lets pip choose).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+python=${PYTHON:-python3}
+
+die() {
+    printf 'quickstart: error: %s\n' "$*" >&2
+    exit 2
+}
+
+command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3.11 (sudo apt install python3)"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+    die "$("$python" --version 2>&1) is too old: Python 3.11 or newer is needed"
+
+if [[ ! -x .venv/bin/python ]]; then
+    if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
+        # Debian splits venv support out of python3; install it when we may, else say how.
+        if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv
+        else
+            die "Python's venv module is missing: sudo apt install python3-venv, then run this again"
+        fi
+    fi
+    "$python" -m venv .venv
+fi
+
+if [[ -n ${NIUNIU_TORCH_PINS+set} ]]; then
+    read -r -a pins <<<"$NIUNIU_TORCH_PINS"
+else
+    case $(uname -m) in
+        x86_64 | amd64) pins=(torch==2.14.1 torchvision==0.29.1) ;;
+        aarch64 | arm64) pins=(torch==2.9.1 torchvision==0.24.1) ;;
+        *) pins=() ;;
+    esac
+fi
+
+pip=(.venv/bin/python -m pip install --disable-pip-version-check)
+if ((${#pins[@]} > 0)); then
+    "${pip[@]}" "${pins[@]}"
+fi
+"${pip[@]}" --editable ".[ml,dev]"
+
+printf 'quickstart: ready. Demo: .venv/bin/niuniu demo   Tests: .venv/bin/python -m pytest\n'

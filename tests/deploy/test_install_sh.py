@@ -1,0 +1,250 @@
+"""deploy/install.sh, run for real into a temporary root with the system commands faked.
+
+What a technician relies on: one run sets up the whole device; running it again (after a
+power cut mid-install, or just to be sure) changes nothing; an upgrade touches only what
+changed; the table's calibration is never overwritten.  The Pi-only parts (apt's
+python3-picamera2, the real niuniu user, systemd) are recorded by the fakes in
+fake_system.py instead of executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).with_name("fake_system.py")
+MUTATING = {"apt-get", "useradd", "usermod", "chown", "python3", "venv-python"}
+
+
+class Machine:
+    """A temporary root, a source checkout to install from, and the fakes' state."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.root = tmp / "root"
+        self.src = tmp / "checkout"
+        self.state = tmp / "state"
+        self.bin = tmp / "fakebin"
+        for d in (self.root / "etc", self.state, self.bin):
+            d.mkdir(parents=True)
+        (self.root / "etc/os-release").write_text(
+            'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\n')
+        (self.root / "etc/rpi-issue").write_text("Raspberry Pi reference 2024-11-19\n")
+        (self.root / "etc/lightdm").mkdir()
+        (self.root / "etc/lightdm/lightdm.conf").write_text("[Seat:*]\nautologin-user=pi\n")
+        (self.root / "home/pi").mkdir(parents=True)
+        (self.state / "users.json").write_text(json.dumps(
+            {"pi": {"uid": 1000, "home": "/home/pi", "shell": "/bin/bash", "groups": ["pi", "video"]}}))
+        fake = self.bin / "_fake"
+        fake.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
+        fake.chmod(0o755)
+        for name in ("apt-get", "dpkg-query", "useradd", "usermod", "getent", "id", "chown",
+                     "systemctl", "python3", "uname"):
+            (self.bin / name).symlink_to(fake)
+        self._make_checkout()
+
+    def _make_checkout(self) -> None:
+        """The parts of the project install.sh reads, plus one package file to upgrade."""
+        shutil.copytree(REPO / "deploy", self.src / "deploy",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(REPO / "pyproject.toml", self.src / "pyproject.toml")
+        (self.src / "kiosk").mkdir()
+        (self.src / "kiosk/__init__.py").write_text('"""kiosk"""\n')
+
+    def run(self, **env: str) -> subprocess.CompletedProcess:
+        full_env = {k: v for k, v in os.environ.items() if k not in ("SUDO_USER", "NIUNIU_KIOSK_USER")}
+        full_env.update({"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
+                         "NIUNIU_ROOT": str(self.root), "FAKE_STATE": str(self.state), **env})
+        (self.state / "log.jsonl").write_text("")  # calls of this run only
+        return subprocess.run(["bash", str(self.src / "deploy/install.sh")], env=full_env,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    def calls(self) -> list[dict]:
+        return [json.loads(line) for line in (self.state / "log.jsonl").read_text().splitlines()]
+
+    def calls_of(self, cmd: str) -> list[list[str]]:
+        return [c["args"] for c in self.calls() if c["cmd"] == cmd]
+
+    def snapshot(self) -> dict[str, tuple]:
+        """Every path under the root with its type, mode, content hash and mtime."""
+        out = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            for name in dirnames + filenames:
+                path = Path(dirpath, name)
+                st = path.lstat()
+                rel = str(path.relative_to(self.root))
+                if path.is_symlink():
+                    out[rel] = ("link", os.readlink(path))
+                elif path.is_dir():
+                    out[rel] = ("dir", st.st_mode)
+                else:
+                    out[rel] = ("file", st.st_mode, st.st_mtime_ns,
+                                hashlib.sha256(path.read_bytes()).hexdigest())
+        return out
+
+
+@pytest.fixture()
+def machine(tmp_path) -> Machine:
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    return Machine(tmp_path)
+
+
+def _ok(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, f"install.sh failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def test_first_run_sets_up_the_whole_device(machine):
+    out = _ok(machine.run())
+    root = machine.root
+
+    installs = [a for a in machine.calls_of("apt-get") if "install" in a]
+    assert len(installs) == 1
+    assert {"python3-picamera2", "python3-venv", "chromium-browser", "curl"} <= set(installs[0])
+    assert ["update"] in machine.calls_of("apt-get")
+
+    (useradd,) = machine.calls_of("useradd")
+    assert useradd[-1] == "niuniu" and "--system" in useradd
+    assert useradd[useradd.index("--groups") + 1] == "video"
+    assert useradd[useradd.index("--shell") + 1] == "/usr/sbin/nologin"
+
+    assert machine.calls_of("python3") == [["-m", "venv", "--system-site-packages", f"{root}/opt/niuniu/venv"]]
+    pip_calls = machine.calls_of("venv-python")
+    assert pip_calls[0][-2:] == ["torch==2.9.1", "torchvision==0.24.1"]  # aarch64 pins, first
+    assert pip_calls[1][-2:] == ["--editable", f"{root}/opt/niuniu/src[pi]"]
+
+    assert (root / "opt/niuniu/src/kiosk/__init__.py").is_file()
+    assert (root / "etc/niuniu/table.yaml").read_text() == (machine.src / "deploy/table.example.yaml").read_text()
+    assert (root / "etc/niuniu/niuniu.env").is_file()
+    assert (root / "etc/systemd/system/niuniu.service").read_text() == \
+        (REPO / "deploy/systemd/niuniu.service").read_text()
+    launcher = root / "usr/local/bin/niuniu-kiosk-browser"
+    assert launcher.stat().st_mode & 0o777 == 0o755
+    data = root / "var/lib/niuniu"
+    assert data.is_dir() and data.stat().st_mode & 0o777 == 0o750
+    assert ["niuniu:niuniu", str(data)] in machine.calls_of("chown")
+
+    systemctl = machine.calls_of("systemctl")
+    assert ["daemon-reload"] in systemctl
+    assert ["enable", "niuniu.service"] in systemctl
+    assert systemctl[-1] == ["restart", "niuniu.service"]
+
+    autostart = (root / "home/pi/.config/labwc/autostart").read_text()
+    assert "systemd-cat -t niuniu-kiosk /usr/local/bin/niuniu-kiosk-browser &" in autostart
+    assert "kanshi" in autostart  # display rotation survives replacing the desktop autostart
+    assert "swayidle" not in autostart
+    assert "done:" in out
+
+
+def test_second_run_changes_nothing(machine):
+    _ok(machine.run())
+    before = machine.snapshot()
+    out = _ok(machine.run())
+    assert machine.snapshot() == before
+    mutating = [c for c in machine.calls() if c["cmd"] in MUTATING]
+    assert mutating == []
+    assert [a for a in machine.calls_of("systemctl") if a[0] != "is-enabled"] == []
+    assert "nothing changed" in out
+
+
+def test_calibrated_table_file_is_never_overwritten(machine):
+    _ok(machine.run())
+    calibrated = "table_id: pit-3\n# calibrated on site\n"
+    (machine.root / "etc/niuniu/table.yaml").write_text(calibrated)
+    (machine.src / "deploy/table.example.yaml").write_text("table_id: changed-example\n")
+    _ok(machine.run())
+    assert (machine.root / "etc/niuniu/table.yaml").read_text() == calibrated
+
+
+def test_code_upgrade_restarts_the_service_without_reinstalling_packages(machine):
+    _ok(machine.run())
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+    (machine.src / "kiosk/new_module.py").write_text("VALUE = 2\n")
+    _ok(machine.run())
+    assert (machine.root / "opt/niuniu/src/kiosk/new_module.py").read_text() == "VALUE = 2\n"
+    assert machine.calls_of("venv-python") == []  # dependencies unchanged: no pip
+    assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
+
+    (machine.src / "kiosk/new_module.py").unlink()
+    _ok(machine.run())
+    assert not (machine.root / "opt/niuniu/src/kiosk/new_module.py").exists()  # removed files go too
+
+
+def test_dependency_change_reinstalls_the_project(machine):
+    _ok(machine.run())
+    pyproject = machine.src / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n# new dependency\n")
+    _ok(machine.run())
+    assert [a[-1] for a in machine.calls_of("venv-python")][-1] == f"{machine.root}/opt/niuniu/src[pi]"
+
+
+def test_existing_autostart_keeps_its_lines_and_loses_the_screen_blanker(machine):
+    autostart = machine.root / "home/pi/.config/labwc/autostart"
+    autostart.parent.mkdir(parents=True)
+    autostart.write_text("/usr/bin/wayvnc &\nswayidle -w timeout 600 'wlopm --off \\*' &\n")
+    _ok(machine.run())
+    _ok(machine.run())
+    lines = autostart.read_text().splitlines()
+    assert lines[0] == "/usr/bin/wayvnc &"
+    assert lines[1].startswith("# niuniu: screen blanking off: swayidle")
+    assert sum("niuniu-kiosk-browser" in line for line in lines) == 1
+
+
+def test_existing_user_gets_the_video_group(machine):
+    users = json.loads((machine.state / "users.json").read_text())
+    users["niuniu"] = {"uid": 990, "home": "/var/lib/niuniu", "shell": "/usr/sbin/nologin", "groups": ["niuniu"]}
+    (machine.state / "users.json").write_text(json.dumps(users))
+    _ok(machine.run())
+    assert machine.calls_of("useradd") == []
+    assert machine.calls_of("usermod") == [["-a", "-G", "video", "niuniu"]]
+
+
+def test_refuses_an_os_that_is_not_bookworm(machine):
+    (machine.root / "etc/os-release").write_text("VERSION_CODENAME=bullseye\nID=debian\n")
+    result = machine.run()
+    assert result.returncode == 2
+    assert "not Bookworm" in result.stderr and "bullseye" in result.stderr
+    assert machine.calls_of("apt-get") == []
+
+
+def test_refuses_the_32_bit_os(machine):
+    result = machine.run(FAKE_ARCH="armv7l")
+    assert result.returncode == 2
+    assert "aarch64" in result.stderr
+    assert machine.calls_of("apt-get") == []
+
+
+def test_pc_install_uses_the_x86_torch_pins_and_skips_pi_packages(machine):
+    (machine.root / "etc/rpi-issue").unlink()
+    _ok(machine.run(FAKE_ARCH="x86_64", NIUNIU_ALLOW_OTHER_ARCH="1"))
+    (install,) = [a for a in machine.calls_of("apt-get") if "install" in a]
+    assert "python3-picamera2" not in install and "chromium" in install
+    assert machine.calls_of("venv-python")[0][-2:] == ["torch==2.14.1", "torchvision==0.29.1"]
+
+
+def test_git_checkout_copies_only_what_git_would_keep(machine):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    src = machine.src
+    (src / ".gitignore").write_text(".venv/\n/runs/\n__pycache__/\n")
+    (src / ".venv/bin").mkdir(parents=True)
+    (src / ".venv/bin/python").write_text("not for the device\n")
+    (src / "runs").mkdir()
+    (src / "runs/last.pt").write_text("training checkpoint\n")
+    git = ["git", "-C", str(src), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
+    (src / "kiosk/untracked_new.py").write_text("NEW = 1\n")  # not yet committed: still copied
+    _ok(machine.run())
+    code = machine.root / "opt/niuniu/src"
+    assert (code / "kiosk/untracked_new.py").is_file()
+    assert not (code / ".venv").exists() and not (code / "runs").exists() and not (code / ".git").exists()

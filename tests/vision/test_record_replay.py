@@ -1,0 +1,317 @@
+"""Recording rounds and replaying them: the replay must give back exactly what happened live."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scoring.cards import Card
+from scoring.settle import Bet
+from vision.detector import Detection
+from vision.pipeline import TablePipeline
+from vision.record import find_recordings, read_jsonl
+from vision.replay import ReplayError, replay
+from vision.round import EventKind, RoundEvent, RoundState
+from vision.sources import Frame
+from vision.table import dump_table_config, table_config_from_dict
+
+WIDTH, HEIGHT = 400, 300
+CONFIG = table_config_from_dict({"table_id": "t1", "rules": "cambodia", "seats": [
+    {"name": "banker", "polygon": [[0, 0], [1, 0], [1, 0.5], [0, 0.5]]},
+    {"name": "1", "polygon": [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]]},
+    {"name": "2", "polygon": [[0.5, 0.5], [1, 0.5], [1, 1], [0.5, 1]]},
+]})
+ROUND_A = {"1": "KH QH JH 10H 9H", "2": "6C 7C 8C 9C 10C", "banker": "AS 2H 3D 4C 5S"}
+ROUND_B = {"1": "2S 3S 4S 5D 6D", "2": "KS QS JS 10S 9S", "banker": "7H 8H 9D 10D JD"}
+ORIGIN = {"banker": (60, 40), "1": (20, 190), "2": (220, 190)}
+
+
+def dealing(hands, frames_per_card=3, hold=4, tail=35, conf=0.93, dy=0):
+    """Per frame, the detections of a round-robin deal (``dy`` px lower); then the table is swept."""
+    seats = list(hands)
+    codes = {seat: hands[seat].split() for seat in seats}
+    placed, script = [], []
+    for i in range(5):
+        for seat in seats:
+            placed.append((seat, i))
+            frame = [Detection(Card.parse(codes[s][j]), conf, (ORIGIN[s][0] + 30 * j, ORIGIN[s][1] + dy,
+                                                                ORIGIN[s][0] + 30 * j + 24, ORIGIN[s][1] + dy + 34))
+                     for s, j in placed]
+            script += [frame] * frames_per_card
+    return script + [script[-1]] * hold + [[] for _ in range(tail)]
+
+
+def coded_image(index: int) -> np.ndarray:
+    """A frame that carries its script index in two flat blocks, readable through JPEG."""
+    image = np.zeros((HEIGHT, WIDTH, 3), np.uint8)
+    image[:, : WIDTH // 2] = (index // 16) * 16 + 8
+    image[:, WIDTH // 2:] = (index % 16) * 16 + 8
+    return image
+
+
+def decode_index(image: np.ndarray) -> int:
+    h, w = image.shape[:2]
+    high = int(image[h // 2, w // 4].mean()) // 16
+    low = int(image[h // 2, 3 * w // 4].mean()) // 16
+    return high * 16 + low
+
+
+class ScriptedDetector:
+    """Answers each frame with the script's detections for the index the image carries."""
+
+    name = "scripted-v1"
+    file_sha256 = "ab" * 32
+
+    def __init__(self, script, misread: dict[str, str] | None = None):
+        self.script, self.misread = script, misread or {}
+        self.calls = []
+
+    def detect(self, image, regions=None):
+        index = decode_index(image)
+        self.calls.append((index, regions))
+        dets = self.script[index] if index < len(self.script) else []
+        return [Detection(Card.parse(self.misread.get(d.card.code, d.card.code)), d.conf, d.box) for d in dets]
+
+
+def run_live(script, data_dir, actions=None, start_ts=1_700_000_000.0, first_frame=0):
+    """Play the script through a recording pipeline; ``actions(pipeline, frame_no)`` acts as the kiosk."""
+    detector = ScriptedDetector(script)
+    events = []
+    pipeline = TablePipeline(CONFIG, None, detector, data_dir=data_dir, on_event=events.append)
+    for i in range(len(script)):
+        pipeline.step(Frame(coded_image(i), start_ts + i * 0.1, first_frame + i))
+        if actions:
+            actions(pipeline, first_frame + i)
+    return pipeline, events
+
+
+def settle_when_complete(pipeline, frame_no):
+    machine = pipeline.machine
+    if machine.state == RoundState.complete:
+        machine.settle({"1": Bet("1", Decimal("100"), "double"), "2": Bet("2", Decimal("20"), "equal")},
+                       ts=machine.last_ts + 0.05, actor="dealer7")
+
+
+def test_replay_of_a_recorded_round_reproduces_it_exactly(tmp_path):
+    script = dealing(ROUND_A)
+    script[20] = [d if d.card.code != "JH" else Detection(Card.parse("JD"), 0.55, d.box) for d in script[20]]
+
+    def kiosk(pipeline, frame_no):
+        machine = pipeline.machine
+        if frame_no == 30:
+            assert machine.hands["1"].needs_confirmation[2]  # JH was read as JD once: split vote
+            machine.correct_card("1", "JH", "JH", actor="sup1", reason="confirmed on the monitor")
+            machine.correct_card("2", "8C", "8D", actor="sup1", reason="checked the overhead camera")
+        settle_when_complete(pipeline, frame_no)
+
+    pipeline, live_events = run_live(script, tmp_path, kiosk)
+    [folder] = find_recordings(tmp_path)
+    [result] = replay(folder)
+
+    assert result["matches_recording"] is True and result["differences"] == []
+    assert result["round"] == 1 and result["state"] == "settled"
+    assert result["seats"] == {"banker": ROUND_A["banker"].split(), "1": ROUND_A["1"].split(),
+                               "2": "6C 7C 8D 9C 10C".split()}
+    live_settled = next(e for e in live_events if e.kind == EventKind.round_settled)
+    assert result["settlement"] == live_settled.data["settlement"]
+    assert result["results"]["1"]["label"] == "Bull 9" and result["results"]["1"]["vs_banker"] == "win"
+    assert result["results"]["banker"]["label"] == "Bull 5"
+    # the recorded events are exactly the live ones
+    recorded = [RoundEvent.from_json(e) for e in read_jsonl(folder / "events.jsonl")]
+    assert recorded == [e for e in live_events if e.round_no == 1]
+
+
+def test_a_tampered_recording_does_not_match(tmp_path):
+    run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    lines = (folder / "detections.jsonl").read_text().splitlines()
+    doctored = []
+    for line in lines:
+        data = json.loads(line)
+        for d in data["detections"]:
+            if d["card"] == "KH":
+                d["card"] = "KD"  # someone edits the evidence
+        doctored.append(json.dumps(data))
+    (folder / "detections.jsonl").write_text("\n".join(doctored) + "\n")
+    [result] = replay(folder)
+    assert result["matches_recording"] is False
+    assert result["seats"]["1"][0] == "KD"
+    first = result["differences"][0]
+    assert first["recorded"]["card"] == "KH" and first["replayed"]["card"] == "KD"
+
+
+def test_recording_layout_meta_and_key_frames(tmp_path):
+    pipeline, events = run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    assert folder.parent == tmp_path / "recordings" / "t1"
+    assert folder.name.startswith("20231114T") and folder.name.endswith("-round-0001")
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["format"] == "niuniu-round/1"
+    assert meta["model"] == {"name": "scripted-v1", "sha256": "ab" * 32}
+    assert meta["preset"] == "cambodia" and meta["table_id"] == "t1" and meta["round_no"] == 1
+    assert meta["state"] == "cleared" and meta["outcome"] == "settled" and meta["interrupted"] is False
+    assert meta["started"] == events[0].ts and meta["ended"] == events[-1].ts
+    assert meta["frame_size"] == [WIDTH, HEIGHT]
+    key_frames = {e.frame_no for e in events if e.kind in (EventKind.card_accepted, EventKind.round_complete)}
+    stored = {int(p.stem) for p in (folder / "frames").glob("*.jpg")}
+    assert stored == key_frames and len(stored) == 15
+    some = cv2.imread(str(folder / "frames" / f"{min(stored):08d}.jpg"))
+    assert decode_index(some) == min(stored)  # the key frame is the frame the card was accepted on
+    lines = read_jsonl(folder / "detections.jsonl")
+    assert lines[0]["frame_no"] < events[0].frame_no  # a pre-roll before round_start
+    assert [ln["frame_no"] for ln in lines] == list(range(lines[0]["frame_no"], lines[-1]["frame_no"] + 1))
+    assert lines[-1]["frame_no"] == events[-1].frame_no  # ends with the frame that cleared the round
+
+
+def test_a_folder_of_rounds_replays_in_order_and_each_matches(tmp_path):
+    script = dealing(ROUND_A) + dealing(ROUND_B)
+    run_live(script, tmp_path, settle_when_complete)
+    results = replay(tmp_path)
+    assert [r["round"] for r in results] == [1, 2]
+    assert [r["seats"]["banker"] for r in results] == [ROUND_A["banker"].split(), ROUND_B["banker"].split()]
+    assert all(r["matches_recording"] for r in results)
+
+
+def test_manual_clear_with_cards_left_on_the_table_replays_exactly(tmp_path):
+    first = dealing(ROUND_A, tail=0)
+    # round B is dealt while round A's banker cards still lie there (cleared by hand)
+    leftover = first[-1]
+    banker_left = [d for d in leftover if d.card.code in ROUND_A["banker"].split()]
+    second = [banker_left + frame for frame in dealing({"1": ROUND_B["1"], "2": ROUND_B["2"]}, tail=0)]
+    script = first + [banker_left] * 3 + second + [[] for _ in range(35)]
+
+    def kiosk(pipeline, frame_no):
+        machine = pipeline.machine
+        settle_when_complete(pipeline, frame_no)
+        if machine.state == RoundState.settled and machine.round_no == 1:
+            machine.clear(ts=machine.last_ts + 0.01, actor="dealer7")
+
+    pipeline, _ = run_live(script, tmp_path, kiosk)
+    results = replay(tmp_path)
+    assert [r["round"] for r in results] == [1, 2]
+    assert "banker" not in results[1]["seats"]  # left-overs were not dealt in round 2
+    meta = json.loads((find_recordings(tmp_path)[1] / "meta.json").read_text())
+    assert ["banker", "AS"] in meta["ignored_at_start"]
+    assert all(r["matches_recording"] for r in results), results[1]["differences"]
+
+
+def test_a_deal_over_a_settled_round_splits_into_two_recordings_that_both_match(tmp_path):
+    first = dealing(ROUND_A, tail=0)
+    leftover = first[-1]
+    # round B is dealt 40 px lower while round A's cards still lie on the table
+    script = first + [leftover + frame for frame in dealing(ROUND_B, tail=0, dy=40)] + [[] for _ in range(35)]
+    pipeline, events = run_live(script, tmp_path, settle_when_complete)
+    cleared = next(e for e in events if e.kind == EventKind.round_cleared)
+    started = [e for e in events if e.kind == EventKind.round_start][1]
+    assert cleared.frame_no == started.frame_no and cleared.data["reason"] == "new card dealt"
+    first_dir, second_dir = find_recordings(tmp_path)
+    assert read_jsonl(first_dir / "detections.jsonl")[-1]["frame_no"] == cleared.frame_no
+    assert json.loads((first_dir / "meta.json").read_text())["interrupted"] is False
+    results = replay(tmp_path)
+    assert [r["state"] for r in results] == ["settled", "settled"]
+    assert results[1]["seats"]["banker"] == ROUND_B["banker"].split()
+    assert all(r["matches_recording"] for r in results), [r["differences"] for r in results]
+
+
+def test_a_round_cut_off_by_shutdown_is_marked_and_still_replays(tmp_path):
+    pipeline, _ = run_live(dealing(ROUND_A)[:20], tmp_path)
+    pipeline.stop()
+    [folder] = find_recordings(tmp_path)
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["interrupted"] is True and meta["state"] == "dealing"
+    [result] = replay(folder)
+    assert result["state"] == "dealing" and result["matches_recording"]
+    assert result["seats"]["1"] == ["KH", "QH"]
+
+
+def test_broken_recordings_give_clear_errors(tmp_path):
+    run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    lines = (folder / "detections.jsonl").read_text().splitlines()
+    (folder / "detections.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:10])  # torn last line
+    [result] = replay(folder)  # a crash mid-write loses one line, not the round
+    assert result["seats"]["1"] == ROUND_A["1"].split()
+    (folder / "detections.jsonl").write_text(lines[0] + "\n{oops\n" + "\n".join(lines[1:]) + "\n")
+    with pytest.raises(ReplayError, match="detections.jsonl line 2 is not JSON"):
+        replay(folder)
+    (folder / "meta.json").write_text('{"format": "something-else/9"}')
+    with pytest.raises(ReplayError, match="is not a niuniu-round/1 recording"):
+        replay(folder)
+    with pytest.raises(ReplayError, match="does not exist"):
+        replay(tmp_path / "nothing")
+
+
+def test_redetect_lists_where_the_model_now_reads_differently(tmp_path):
+    script = dealing(ROUND_A)
+    run_live(script, tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    [same] = replay(folder, redetect=True, detector=ScriptedDetector(script))
+    assert same["redetect"]["frames"] == 15 and same["redetect"]["differences"] == []
+    [changed] = replay(folder, redetect=True, detector=ScriptedDetector(script, misread={"QH": "QD"}))
+    diffs = changed["redetect"]["differences"]
+    assert diffs and all(d["seat"] == "1" and d["recorded_only"] == ["QH"] and d["redetected_only"] == ["QD"]
+                         for d in diffs)
+    assert len(diffs) == 15 - 3  # every key frame from the one where QH was accepted on
+
+
+def test_frame_folder_and_video_are_read_by_the_detector(tmp_path):
+    script = dealing(ROUND_A) + dealing(ROUND_B)
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(len(script)):
+        cv2.imwrite(str(frames / f"{i:05d}.png"), coded_image(i))
+    dump_table_config(CONFIG, frames / "table.yaml")
+    detector = ScriptedDetector(script)
+    results = replay(frames, detector=detector)  # table.yaml beside the frames is used
+    assert [r["seats"] for r in results] == [
+        {seat: hand.split() for seat, hand in sorted(ROUND_A.items(), key=lambda kv: kv[0] != "banker")},
+        {seat: hand.split() for seat, hand in sorted(ROUND_B.items(), key=lambda kv: kv[0] != "banker")},
+    ]
+    assert [i for i, _ in detector.calls] == list(range(len(script)))  # every frame, in order
+    assert all(r["state"] == "complete" for r in results)  # nobody settled: cleared unsettled
+    assert all(a["code"] == "card_removed_before_settlement" for r in results for a in r["alerts"])
+
+    video = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (WIDTH, HEIGHT))
+    for i in range(len(script)):
+        writer.write(coded_image(i))
+    writer.release()
+    from_video = replay(video, config=frames / "table.yaml", detector=ScriptedDetector(script))
+    assert [r["seats"] for r in from_video] == [r["seats"] for r in results]
+    with pytest.raises(ReplayError, match="no table config"):
+        replay(video, detector=ScriptedDetector(script))
+    with pytest.raises(ReplayError, match="is not a recording; --redetect"):
+        replay(frames, redetect=True, detector=detector)
+
+
+def test_replay_uses_the_recorded_config_unless_told_otherwise(tmp_path):
+    run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    strict = CONFIG.model_copy(update={"thresholds": CONFIG.thresholds.model_copy(update={"conf": 0.95})})
+    [result] = replay(folder, config=strict)  # 0.93 detections are no votes at 0.95
+    assert result["seats"] == {} and result["matches_recording"] is False
+    [result] = replay(folder)
+    assert result["matches_recording"] is True
+
+
+def test_replay_paths_reject_unknown_things(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ReplayError, match="holds no recording"):
+        replay(tmp_path, config=CONFIG, detector=ScriptedDetector([]))
+
+
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DEMO / "truth.json").is_file(), reason="the bundled demo recording is not built yet")
+def test_the_bundled_demo_replays_to_its_truth():
+    truth = json.loads((DEMO / "truth.json").read_text())
+    rounds = replay(DEMO)
+    assert len(rounds) >= 3
+    assert [r["seats"] for r in rounds] == [t["seats"] for t in truth]

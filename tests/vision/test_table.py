@@ -1,0 +1,164 @@
+"""Table files: what an installer writes, and the errors they get when it is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vision.table import (ConfigError, ZoneMap, dump_table_config, load_table_config, point_in_polygon,
+                          table_config_from_dict, zone_box)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "tables" / "example-table.yaml"
+
+GOOD_YAML = """\
+table_id: t1
+rules: cambodia
+seats:
+  - name: banker
+    polygon: [[0.3, 0.0], [0.7, 0.0], [0.7, 0.4], [0.3, 0.4]]
+  - name: 1
+    polygon: [[0.0, 0.5], [0.5, 0.5], [0.5, 1.0], [0.0, 1.0]]
+thresholds:
+  k: 2
+  n: 4
+"""
+
+GOOD_TOML = """\
+table_id = "t1"
+rules = "cambodia"
+
+[thresholds]
+k = 2
+n = 4
+
+[[seats]]
+name = "banker"
+polygon = [[0.3, 0.0], [0.7, 0.0], [0.7, 0.4], [0.3, 0.4]]
+
+[[seats]]
+name = "1"
+polygon = [[0.0, 0.5], [0.5, 0.5], [0.5, 1.0], [0.0, 1.0]]
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(tmp_path: Path, text: str, name: str = "table.yaml") -> str:
+    path = write(tmp_path, name, text)
+    with pytest.raises(ConfigError) as info:
+        load_table_config(path)
+    message = str(info.value)
+    assert str(path) in message  # every error names the file
+    return message
+
+
+def test_example_table_is_banker_and_five_players_at_cambodia():
+    config = load_table_config(EXAMPLE)
+    assert config.rules == "cambodia"
+    assert config.seat_names == ("banker", "1", "2", "3", "4", "5")
+    assert config.camera.source == "picamera2"
+
+
+def test_yaml_and_toml_give_the_same_config(tmp_path):
+    from_yaml = load_table_config(write(tmp_path, "t.yaml", GOOD_YAML))
+    from_toml = load_table_config(write(tmp_path, "t.toml", GOOD_TOML))
+    assert from_yaml == from_toml
+    assert from_yaml.seat_names == ("banker", "1")  # an integer seat name in YAML reads as the seat "1"
+    assert (from_yaml.thresholds.k, from_yaml.thresholds.n) == (2, 4)
+
+
+def test_unknown_key_is_named_with_the_allowed_keys(tmp_path):
+    message = load_error(tmp_path, GOOD_YAML.replace("  k: 2", "  kk: 2"))
+    assert "thresholds.kk: unknown key" in message
+    assert "needs_confirmation_below" in message  # the allowed keys are listed
+
+
+def test_unknown_top_level_key(tmp_path):
+    message = load_error(tmp_path, GOOD_YAML + "colour: red\n")
+    assert "colour: unknown key" in message
+
+
+def test_point_outside_the_image_names_seat_and_point(tmp_path):
+    message = load_error(tmp_path, GOOD_YAML.replace("[0.5, 1.0], [0.0, 1.0]]", "[0.5, 1.0], [0.0, 1.5]]"))
+    assert "seats[1].polygon" in message
+    assert "outside 0..1" in message
+
+
+def test_k_larger_than_n_is_refused(tmp_path):
+    message = load_error(tmp_path, GOOD_YAML.replace("k: 2", "k: 9"))
+    assert "thresholds" in message and "k (9) cannot exceed n (4)" in message
+
+
+def test_missing_banker_and_repeated_seat(tmp_path):
+    no_banker = GOOD_YAML.replace("name: banker", "name: 2")
+    assert "no 'banker' seat" in load_error(tmp_path, no_banker)
+    twice = GOOD_YAML.replace("name: 1", "name: banker")
+    assert "seat 'banker' is given twice" in load_error(tmp_path, twice)
+
+
+def test_unknown_seat_name_and_missing_key(tmp_path):
+    assert "seat name '9'" in load_error(tmp_path, GOOD_YAML.replace("name: 1", "name: 9"))
+    assert "table_id: required key is missing" in load_error(tmp_path, GOOD_YAML.replace("table_id: t1\n", ""))
+
+
+def test_unknown_rule_preset_is_refused(tmp_path):
+    message = load_error(tmp_path, GOOD_YAML.replace("rules: cambodia", "rules: texas-holdem"))
+    assert message.startswith(f"table file {tmp_path / 'table.yaml'}: rules:")
+    assert "texas-holdem" in message
+
+
+def test_collinear_polygon_is_refused(tmp_path):
+    flat = GOOD_YAML.replace("[[0.0, 0.5], [0.5, 0.5], [0.5, 1.0], [0.0, 1.0]]", "[[0.0, 0.5], [0.2, 0.5], [0.4, 0.5]]")
+    assert "no area" in load_error(tmp_path, flat)
+
+
+def test_syntax_errors_say_where(tmp_path):
+    assert "not valid YAML at line 3, column 6" in load_error(tmp_path, "table_id: t1\nrules: [cambodia\nseats: x\n")
+    assert "not valid TOML" in load_error(tmp_path, "table_id = \n", "t.toml")
+    assert "is empty" in load_error(tmp_path, "")
+    assert "must be a mapping" in load_error(tmp_path, "- a\n- b\n")
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist; create one with `niuniu calibrate"):
+        load_table_config(tmp_path / "nope.yaml")
+    assert "unknown format '.ini'" in load_error(tmp_path, "x", "table.ini")
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".toml", ".json"])
+def test_written_config_reads_back_identical(tmp_path, suffix):
+    config = load_table_config(EXAMPLE)
+    path = tmp_path / f"out{suffix}"
+    dump_table_config(config, path)
+    assert load_table_config(path) == config
+
+
+def test_point_in_polygon_counts_edges_as_inside():
+    square = [(0, 0), (10, 0), (10, 10), (0, 10)]
+    assert point_in_polygon((5, 5), square)
+    assert point_in_polygon((10, 5), square)  # on an edge
+    assert not point_in_polygon((10.1, 5), square)
+    triangle = [(0, 0), (10, 0), (0, 10)]
+    assert not point_in_polygon((6, 6), triangle)
+
+
+def test_zone_box_pads_and_clips_to_the_image():
+    assert zone_box([(0.25, 0.25), (0.75, 0.25), (0.75, 0.75)], 400, 200, padding=0.1) == (80, 40, 320, 160)
+    assert zone_box([(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)], 400, 200, padding=0.5) == (0, 0, 400, 200)
+
+
+def test_zone_map_assigns_by_box_centre_and_first_zone_wins():
+    config = table_config_from_dict({"table_id": "t", "rules": "cambodia", "seats": [
+        {"name": "banker", "polygon": [[0, 0], [0.6, 0], [0.6, 0.5], [0, 0.5]]},
+        {"name": "1", "polygon": [[0.4, 0], [1, 0], [1, 1], [0.4, 1]]},
+    ]})
+    zones = ZoneMap(config, 100, 100)
+    assert zones.seat_of((10, 10, 20, 20)) == "banker"
+    assert zones.seat_of((45, 10, 55, 20)) == "banker"      # overlap: first listed
+    assert zones.seat_of((30, 40, 90, 90)) == "1"           # centre (60, 65)
+    assert zones.seat_of((0, 80, 10, 90)) is None           # no zone

@@ -1,0 +1,147 @@
+"""From noisy per-frame detections to accepted cards per seat."""
+
+from __future__ import annotations
+
+from scoring.cards import Card
+from vision.detector import Detection
+from vision.table import table_config_from_dict
+from vision.tracker import SeatTracker
+
+SIZE = (400, 300)
+
+
+def make_tracker(**thresholds):
+    config = table_config_from_dict({"table_id": "t", "rules": "cambodia", "seats": [
+        {"name": "banker", "polygon": [[0, 0], [1, 0], [1, 0.5], [0, 0.5]]},
+        {"name": "1", "polygon": [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]]},
+        {"name": "2", "polygon": [[0.5, 0.5], [1, 0.5], [1, 1], [0.5, 1]]},
+    ], "thresholds": {"k": 3, "n": 5, "conf": 0.5, **thresholds}})
+    return SeatTracker(config)
+
+
+def det(code, x, y, conf=0.9):
+    """A card of about 20x30 px whose box centre is (x, y)."""
+    return Detection(Card.parse(code), conf, (x - 10, y - 15, x + 10, y + 15))
+
+
+class Feed:
+    def __init__(self, tracker, fps=8.0):  # 1/8 s steps add up exactly
+        self.tracker, self.frame_no, self.fps = tracker, 0, fps
+
+    def __call__(self, *detections):
+        self.frame_no += 1
+        hands = self.tracker.update(list(detections), self.frame_no, self.frame_no / self.fps, SIZE)
+        return {seat: hand.codes for seat, hand in hands.items()}
+
+
+def test_card_goes_to_the_seat_whose_zone_holds_its_centre():
+    feed = Feed(make_tracker(k=1, n=1))
+    assert feed(det("AS", 100, 50), det("KH", 100, 200), det("QD", 300, 200)) == {
+        "banker": ("AS",), "1": ("KH",), "2": ("QD",)}
+
+
+def test_a_card_is_accepted_only_after_k_of_n_frames():
+    feed = Feed(make_tracker())
+    card = det("7H", 100, 200)
+    assert feed(card) == {}
+    assert feed() == {}             # missed once (covered)
+    assert feed(card) == {}
+    assert feed(card) == {"1": ("7H",)}  # third sighting within five frames
+
+
+def test_sightings_that_fall_out_of_the_window_do_not_count():
+    feed = Feed(make_tracker())
+    card = det("7H", 100, 200)
+    feed(card), feed(card)
+    for _ in range(5):
+        assert feed() == {}
+    assert feed(card) == {}  # the two old sightings are gone
+
+
+def test_low_confidence_detections_are_not_votes():
+    feed = Feed(make_tracker())
+    for _ in range(6):
+        assert feed(det("7H", 100, 200, conf=0.3)) == {}
+
+
+def test_class_flicker_is_resolved_by_vote():
+    tracker = make_tracker()
+    feed = Feed(tracker)
+    seq = ["8H", "6H", "8H", "6H", "8H"]
+    results = [feed(det(code, 100, 200)) for code in seq]
+    assert results[-1] == {"1": ("8H",)}
+    hand = tracker.hands()["1"]
+    assert hand.needs_confirmation == (True,)  # 3 of 5 votes is a split decision
+
+
+def test_low_mean_confidence_needs_confirmation():
+    tracker = make_tracker()
+    feed = Feed(tracker)
+    for _ in range(3):
+        feed(det("QS", 100, 200, conf=0.6), det("KS", 150, 200, conf=0.95))
+    hand = tracker.hands()["1"]
+    assert hand.codes == ("QS", "KS")
+    assert hand.needs_confirmation == (True, False)
+    assert hand.confidence == (0.6, 0.95)
+
+
+def test_accepted_card_survives_being_covered_then_leaves_after_remove_after_s():
+    feed = Feed(make_tracker(remove_after_s=2.0))
+    card = det("9C", 300, 200)
+    for _ in range(3):
+        feed(card)
+    for _ in range(15):                    # 1.875 s under the dealer's hand
+        assert feed() == {"2": ("9C",)}
+    assert feed() == {}                    # 2.0 s unseen: it left the table
+
+
+def test_same_card_moving_within_a_seat_keeps_its_track():
+    tracker = make_tracker()
+    feed = Feed(tracker)
+    for x in (100, 100, 100, 140, 180):
+        feed(det("JD", x, 200))
+    assert feed(det("JD", 180, 200)) == {"1": ("JD",)}
+    assert len(tracker.tracks) == 1
+
+
+def test_two_cards_of_one_seat_are_two_tracks_in_acceptance_order():
+    feed = Feed(make_tracker())
+    first, second = det("2S", 60, 200), det("3S", 120, 200)
+    feed(first), feed(first)
+    feed(first, second)
+    feed(first, second)
+    assert feed(first, second) == {"1": ("2S", "3S")}
+
+
+def test_a_card_that_slides_to_another_seat_leaves_the_first():
+    feed = Feed(make_tracker())
+    card_in_1, card_in_2 = det("5D", 150, 200), det("5D", 250, 200)
+    for _ in range(3):
+        feed(card_in_1)
+    assert feed() == {"1": ("5D",)}                  # in transit, covered: still on seat 1
+    feed(card_in_2), feed(card_in_2)
+    assert feed(card_in_2) == {"2": ("5D",)}         # accepted on 2: gone from 1 at once
+
+
+def test_the_same_card_seen_on_two_seats_at_once_stays_on_both():
+    feed = Feed(make_tracker())
+    for _ in range(3):
+        hands = feed(det("5D", 150, 200), det("5D", 250, 200))
+    assert hands == {"1": ("5D",), "2": ("5D",)}    # the round machine raises the duplicate
+
+
+def test_detections_outside_every_zone_are_counted_not_tracked():
+    tracker = make_tracker(k=1, n=1)
+    config = tracker.config.model_copy(update={"seats": tracker.config.seats[:2]})
+    tracker = type(tracker)(config)
+    hands = tracker.update([det("AS", 300, 200)], 1, 0.1, SIZE)
+    assert hands == {} and tracker.outside == 1
+
+
+def test_pending_tracks_without_sightings_are_forgotten():
+    tracker = make_tracker()
+    feed = Feed(tracker)
+    feed(det("AS", 100, 200))
+    for _ in range(5):
+        feed()
+    assert tracker.tracks == ()

@@ -1,0 +1,317 @@
+"""The table's pipeline: frame -> detections -> seat hands -> round events (-> recording).
+
+One :class:`TablePipeline` owns one camera.  ``start()`` runs it on a background thread:
+a live camera is read through :class:`~vision.sources.LatestFrameReader` so the
+detector always gets the newest frame; a video or a frame folder is read in order with
+no drops.  ``step(frame)`` is the same work for one frame, for tests, benchmarks and
+replays.
+
+Each seat zone's pixel box (padded) is passed to the detector as a crop region, so the
+small corner indices of a far seat are read at the model's full input size instead of
+being shrunk with the whole frame.  The detector answers in full-frame pixels.
+
+Detections are rounded exactly as the recording stores them *before* they are tracked,
+so replaying a recording feeds the tracker the very numbers the live run used.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from vision.detector import Detection
+from vision.record import RoundRecorder
+from vision.round import RoundEvent, RoundMachine
+from vision.sources import Frame, FrameSource, LatestFrameReader
+from vision.table import TableConfig
+from vision.tracker import SeatTracker
+
+log = logging.getLogger(__name__)
+
+
+class Detector(Protocol):
+    """What the pipeline needs of a detector (``vision.detector.CardDetector`` is one)."""
+
+    name: str
+
+    def detect(self, image: np.ndarray, regions: list[tuple[int, int, int, int]] | None = None) -> list[Detection]: ...
+
+
+def normalise_detections(detections: list[Detection]) -> list[Detection]:
+    """The detections as a recording stores them (conf to 4 places, boxes to 0.1 px)."""
+    return [Detection.from_json(d.to_json()) for d in detections]
+
+
+class TablePipeline:
+    def __init__(self, config: TableConfig, source: FrameSource | None, detector: Detector,
+                 data_dir: str | Path | None = None, on_event: Callable[[RoundEvent], None] | None = None, *,
+                 realtime: bool = False, round_no: int = 0) -> None:
+        self.config = config
+        self.source = source
+        self.detector = detector
+        self.on_event = on_event
+        self.realtime = realtime
+        self.tracker = SeatTracker(config)
+        self.machine = RoundMachine(config, round_no=round_no)
+        self.recorder: RoundRecorder | None = None
+        if data_dir is not None:
+            self.recorder = RoundRecorder(
+                Path(data_dir) / "recordings" / config.table_id, config,
+                model_name=str(getattr(detector, "name", type(detector).__name__)),
+                model_sha256=_model_sha256(detector),
+                stale_cards=lambda: self.machine.stale_cards,
+            )
+        self.machine.add_listener(self._dispatch)
+        self._lock = threading.Lock()        # guards the latest frame and the counters
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._reader: LatestFrameReader | None = None
+        self._latest: tuple[Frame, list[Detection]] | None = None
+        self._jpeg_cache: tuple[tuple[int, bool], bytes] | None = None
+        self._step_times: deque[float] = deque(maxlen=30)
+        self._detect_ms: deque[float] = deque(maxlen=30)
+        self._camera = "stopped"
+        self._last_error: str | None = None
+        self.frames_processed = 0
+        self._last_frame_no: int | None = None
+        self._last_ts: float | None = None
+        self.recent_events: deque[RoundEvent] = deque(maxlen=200)
+
+    # ------------------------------------------------------------ one frame
+
+    def regions_for(self, width: int, height: int) -> list[tuple[int, int, int, int]]:
+        """Each seat zone's padded pixel box: the crops the detector reads."""
+        return list(self.tracker.zones_for(width, height).regions)
+
+    def step(self, frame: Frame) -> list[RoundEvent]:
+        """Detect, track and advance the round for one frame; return the round events it caused."""
+        width, height = frame.size
+        started = time.perf_counter()
+        detections = self.detector.detect(frame.image, regions=self.regions_for(width, height))
+        self._detect_ms.append((time.perf_counter() - started) * 1000.0)
+        return self.process(frame.frame_no, frame.ts, (width, height), detections, frame.image)
+
+    def process(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
+                image: np.ndarray | None = None) -> list[RoundEvent]:
+        """Everything after the detector: what a replay of recorded detections runs."""
+        detections = normalise_detections(detections)
+        hands = self.tracker.update(detections, frame_no, ts, size)
+        events = self.machine.observe(hands, frame_no, ts)
+        if self.recorder is not None:
+            try:
+                self.recorder.on_frame(frame_no, ts, size, detections, image)
+            except Exception:  # recording must never stop the table
+                log.exception("recording frame %s failed", frame_no)
+        with self._lock:
+            if image is not None:
+                self._latest = (Frame(image, ts, frame_no), detections)
+            self._step_times.append(time.monotonic())
+            self.frames_processed += 1
+            self._last_frame_no, self._last_ts = frame_no, ts
+        return events
+
+    def _dispatch(self, event: RoundEvent) -> None:
+        """Every event, from the camera thread or the kiosk's: record it, then tell the listener."""
+        if self.recorder is not None:
+            try:
+                self.recorder.on_event(event)
+            except Exception:  # recording must never stop the table
+                log.exception("recording event %s failed", event.kind)
+        self.recent_events.append(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:
+                log.exception("event listener failed on %s", event.kind)
+
+    # ------------------------------------------------------------ background thread
+
+    def start(self) -> "TablePipeline":
+        if self.source is None:
+            raise RuntimeError("this pipeline has no source; use step() or process()")
+        if self._thread is not None:
+            return self
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"pipeline:{self.config.table_id}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._reader is not None:
+            self._reader.stop(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self.recorder is not None:
+            self.recorder.close()
+        if self._camera != "finished":
+            self._camera = "stopped"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a file source to be played to its end; True if it was."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
+
+    def _run(self) -> None:
+        try:
+            if self.source.live:
+                self._run_live()
+            else:
+                self._run_file()
+        except Exception as exc:  # the thread must report, not vanish
+            log.exception("pipeline stopped")
+            self._last_error = f"{type(exc).__name__}: {exc}"
+
+    def _run_live(self) -> None:
+        cam = self.config.camera
+        self._reader = LatestFrameReader(
+            self.source, self._camera_status, initial_backoff_s=cam.reconnect_initial_s,
+            max_backoff_s=cam.reconnect_max_s, offline_after_s=cam.offline_after_s, rotate=cam.rotate,
+        ).start()
+        while not self._stop.is_set():
+            frame = self._reader.get(timeout=0.5)
+            if frame is None:
+                if self._reader.finished:
+                    self._camera = "finished"
+                    return
+                continue
+            if self._camera != "online":
+                self._camera = "online"
+            self._safe_step(frame)
+
+    def _run_file(self) -> None:
+        from vision.sources import rotate_image
+
+        try:
+            self.source.open()
+        except Exception as exc:
+            self._camera_status(False, str(exc))
+            self._last_error = str(exc)
+            return
+        self._camera = "online"
+        frame_no, wall0, ts0 = 0, time.monotonic(), None
+        try:
+            while not self._stop.is_set():
+                try:
+                    image = self.source.read()
+                except Exception as exc:  # one unreadable image must not end a replay
+                    log.warning("%s: %s", self.source.description, exc)
+                    self._last_error = str(exc)
+                    continue
+                if image is None:
+                    self._camera = "finished"
+                    return
+                frame = Frame(rotate_image(image, self.config.camera.rotate), self.source.timestamp(), frame_no)
+                frame_no += 1
+                if self.realtime:
+                    ts0 = frame.ts if ts0 is None else ts0
+                    delay = (frame.ts - ts0) - (time.monotonic() - wall0)
+                    if delay > 0 and self._stop.wait(delay):
+                        return
+                self._safe_step(frame)
+        finally:
+            self.source.close()
+
+    def _safe_step(self, frame: Frame) -> None:
+        try:
+            self.step(frame)
+        except Exception as exc:  # a detector failure on one frame is logged, the next frame tried
+            message = f"{type(exc).__name__}: {exc}"
+            if message != self._last_error:
+                log.exception("frame %s failed", frame.frame_no)
+            self._last_error = message
+
+    def _camera_status(self, online: bool, reason: str) -> None:
+        self._camera = "online" if online else "offline"
+        data: dict[str, Any] = {"source": getattr(self.source, "description", "")}
+        if self._reader is not None:
+            data["reconnects"] = self._reader.reconnects
+        self.machine.note_camera(online, reason, **data)
+
+    # ------------------------------------------------------------ views
+
+    def status(self) -> dict:
+        with self._lock:
+            times = list(self._step_times)
+            fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) >= 2 and times[-1] > times[0] else 0.0
+            detect_ms = sum(self._detect_ms) / len(self._detect_ms) if self._detect_ms else None
+            return {
+                "table_id": self.config.table_id,
+                "camera": self._camera,
+                "source": getattr(self.source, "description", None),
+                "fps": round(fps, 2),
+                "detect_ms": None if detect_ms is None else round(detect_ms, 1),
+                "model": str(getattr(self.detector, "name", type(self.detector).__name__)),
+                "frame_no": self._last_frame_no,
+                "last_frame_ts": self._last_ts,
+                "frames_processed": self.frames_processed,
+                "dropped_frames": self._reader.dropped if self._reader is not None else 0,
+                "state": str(self.machine.state),
+                "round_no": self.machine.round_no,
+                "recording": str(self.recorder.current_dir) if self.recorder and self.recorder.current_dir else None,
+                "recording_error": self.recorder.error if self.recorder else None,
+                "last_error": self._last_error,
+            }
+
+    def latest_jpeg(self, draw_boxes: bool = True) -> bytes | None:
+        """The newest processed frame as JPEG, with seat zones and card boxes drawn if asked."""
+        with self._lock:
+            latest = self._latest
+            if latest is None:
+                return None
+            frame, detections = latest
+            key = (frame.frame_no, draw_boxes)
+            if self._jpeg_cache is not None and self._jpeg_cache[0] == key:
+                return self._jpeg_cache[1]
+        image = draw_overlay(frame.image, self.config, detections, self.tracker) if draw_boxes else frame.image
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.config.camera.jpeg_quality])
+        if not ok:
+            return None
+        data = buf.tobytes()
+        with self._lock:
+            self._jpeg_cache = (key, data)
+        return data
+
+
+def _model_sha256(detector) -> str | None:
+    """The model files' hash for the recording, or None if the detector cannot say."""
+    try:
+        value = getattr(detector, "file_sha256", None)
+    except Exception:  # an unreadable model file must not stop the table: the name is still recorded
+        log.warning("model hash unavailable", exc_info=True)
+        return None
+    return value if isinstance(value, str) else None
+
+
+def draw_overlay(image: np.ndarray, config: TableConfig, detections: list[Detection],
+                 tracker: SeatTracker | None = None) -> np.ndarray:
+    """Seat zones (named) and every detection (card and confidence) drawn on a copy."""
+    out = image.copy()
+    height, width = out.shape[:2]
+    zones = tracker.zones_for(width, height) if tracker is not None else None
+    scale = max(0.4, min(width, height) / 900.0)
+    for seat in config.seats:
+        points = np.array([[int(x * width), int(y * height)] for x, y in seat.polygon], dtype=np.int32)
+        cv2.polylines(out, [points], True, (255, 200, 0), max(1, int(2 * scale)))
+        x, y = points[:, 0].min(), points[:, 1].min()
+        cv2.putText(out, seat.name, (int(x) + 4, int(y) + int(22 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.7 * scale, (255, 200, 0), max(1, int(2 * scale)), cv2.LINE_AA)
+    for det in detections:
+        x1, y1, x2, y2 = (int(round(v)) for v in det.box)
+        inside = zones is None or zones.seat_of(det.box) is not None
+        colour = (0, 200, 0) if inside else (0, 0, 255)
+        cv2.rectangle(out, (x1, y1), (x2, y2), colour, max(1, int(2 * scale)))
+        cv2.putText(out, f"{det.card.code} {det.conf:.2f}", (x1, max(0, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5 * scale, colour, max(1, int(scale)), cv2.LINE_AA)
+    return out

@@ -1,0 +1,351 @@
+"""Round recordings: what surveillance replays when a round is disputed.
+
+On-disk format ``niuniu-round/1``
+=================================
+
+Recordings live under ``<data dir>/recordings/<table_id>/``, one folder per round,
+named ``<UTC start, YYYYmmddTHHMMSSZ>-round-<round_no, 4 digits>`` (a ``-2``, ``-3`` suffix
+if that name exists)::
+
+    20250101T200000Z-round-0007/
+        meta.json          what, where, with which model
+        detections.jsonl   one line per processed frame: the detector's raw output
+        events.jsonl       one line per RoundEvent, in the order the machine made them
+        frames/            JPEG key frames, <frame_no, 8 digits>.jpg
+
+``meta.json`` (written when the round starts, rewritten atomically when it ends)::
+
+    {"format": "niuniu-round/1",
+     "table_id": "t1", "preset": "cambodia", "currency": "USD", "round_no": 7,
+     "model": {"name": "cards-yolo11n.onnx", "sha256": "ab12..."},   # sha256 may be null
+     "started": 1735761600.12,       # ts of round_start, UTC epoch seconds
+     "ended": 1735761690.40,         # ts of the last event (null while recording)
+     "state": "cleared",             # machine state when the recording ended
+     "outcome": "settled",           # state the round was in when cleared (settled, complete,
+                                     # dealing, void); null if it never was
+     "interrupted": false,           # true if the process stopped mid-round
+     "first_frame": 1203, "last_frame": 1650, "frame_size": [1920, 1080],
+     "ignored_at_start": [["3", "KH"]],   # left-overs of the previous round being ignored
+     "table": {...}}                 # the whole table config in force (thresholds too)
+
+``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "size": [1920, 1080],
+"detections": [{"card": "AS", "conf": 0.9731, "box": [x1, y1, x2, y2]}, ...]}`` for every
+frame the pipeline processed while the round was open, starting with a *pre-roll* of the
+``3 n + 5`` frames just before ``round_start`` (the tracker needs them to accept the first
+card; they may also be in the previous round's file when that round ended on this frame).
+Confidences are rounded to 4 places and boxes to 0.1 px, and the live pipeline tracks
+the *rounded* values, so a replay sees exactly the numbers the live run saw.
+
+``events.jsonl``: ``RoundEvent.to_json()`` per line (``kind, round_no, ts, frame_no, seat,
+card, data``), from ``round_start`` to ``round_cleared``, including the people's actions
+(``card_corrected``, ``round_settled`` with the bets, ``round_void``, a manual
+``round_cleared``) which a replay re-applies after the frame they name, and any
+``camera_offline``/``camera_online`` while the round was open (kept, not compared).
+What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`.
+
+``frames/``: a key frame at every frame where a card was accepted and where the round
+became complete, as the camera delivered it (no overlay).
+
+Every line is flushed as it is written, so a crash loses at most the line being written;
+a disk error stops this round's recording (reported in the pipeline status), never the
+pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import deque
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+import cv2
+import numpy as np
+
+from scoring.errors import NiuniuError
+from vision.detector import Detection
+from vision.round import EventKind, RoundEvent
+from vision.table import TableConfig
+
+log = logging.getLogger(__name__)
+
+FORMAT = "niuniu-round/1"
+META = "meta.json"
+DETECTIONS = "detections.jsonl"
+EVENTS = "events.jsonl"
+FRAMES = "frames"
+_KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.round_complete)
+
+
+def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection]) -> dict:
+    return {"frame_no": frame_no, "ts": ts, "size": [int(size[0]), int(size[1])],
+            "detections": [d.to_json() for d in detections]}
+
+
+def key_frame_name(frame_no: int) -> str:
+    return f"{frame_no:08d}.jpg"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+class _RoundFiles:
+    """One round's open folder.  Write failures stop this round's files, never the caller."""
+
+    def __init__(self, folder: Path, meta: dict, jpeg_quality: int, on_error) -> None:
+        self.folder, self.meta, self.jpeg_quality, self.on_error = folder, meta, jpeg_quality, on_error
+        self.pending_keys: set[int] = set()
+        self.close_after: int | None = None
+        self.last_written: int | None = None
+        (folder / FRAMES).mkdir(parents=True)
+        write_json_atomic(folder / META, meta)
+        self.det_fh: TextIO | None = open(folder / DETECTIONS, "a", encoding="utf-8")
+        self.ev_fh: TextIO | None = open(folder / EVENTS, "a", encoding="utf-8")
+
+    def write_detections(self, line: dict) -> None:
+        if self._write(self.det_fh, line, DETECTIONS):
+            self.last_written = line["frame_no"]
+            self.meta["last_frame"] = line["frame_no"]
+            self.meta["frame_size"] = line["size"]
+
+    def write_event(self, event: RoundEvent) -> None:
+        if self._write(self.ev_fh, event.to_json(), EVENTS):
+            self.meta["ended"] = event.ts
+            if event.data.get("state"):
+                self.meta["state"] = event.data["state"]
+            if event.kind == EventKind.round_cleared:
+                self.meta["outcome"] = event.data.get("previous_state")
+
+    def written(self, frame_no: int | None) -> bool:
+        return frame_no is None or (self.last_written is not None and frame_no <= self.last_written)
+
+    def write_key_frame(self, frame_no: int, image: np.ndarray) -> None:
+        path = self.folder / FRAMES / key_frame_name(frame_no)
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+        if not ok:
+            log.warning("key frame %s could not be encoded", frame_no)
+            return
+        try:
+            path.write_bytes(buf.tobytes())
+        except OSError as exc:
+            self.on_error(f"cannot write key frame {path}: {exc}")
+
+    def finish(self, interrupted: bool) -> None:
+        self._close_files()
+        self.meta["interrupted"] = interrupted
+        try:
+            write_json_atomic(self.folder / META, self.meta)
+        except OSError as exc:
+            self.on_error(f"cannot finish {self.folder / META}: {exc}")
+
+    def _write(self, fh: TextIO | None, data: dict, name: str) -> bool:
+        if fh is None:
+            return False
+        try:
+            fh.write(json.dumps(data, separators=(",", ":")) + "\n")
+            fh.flush()
+            return True
+        except OSError as exc:
+            self.on_error(f"cannot write {self.folder / name}: {exc}")
+            self._close_files()
+            return False
+
+    def _close_files(self) -> None:
+        for fh in (self.det_fh, self.ev_fh):
+            if fh is not None:
+                try:
+                    fh.close()
+                except OSError:
+                    pass
+        self.det_fh = self.ev_fh = None
+
+
+class RoundRecorder:
+    """Writes one folder per round from the pipeline's frames and the machine's events.
+
+    ``on_event`` is a :class:`~vision.round.RoundMachine` listener (it may run on the
+    kiosk's thread); ``on_frame`` is called by the pipeline after each frame was observed,
+    so the events of frame F arrive before frame F's detections.  A round cleared at frame
+    F therefore stays open until F is written (a replay needs F to see the table empty),
+    even when the next round starts on that same frame.  ``stale_cards`` tells which
+    left-overs the machine was ignoring when a round started, so a replay can ignore them.
+    """
+
+    def __init__(self, root: str | Path, config: TableConfig, *, model_name: str, model_sha256: str | None = None,
+                 stale_cards=lambda: [], preroll: int | None = None) -> None:
+        self.root = Path(root)
+        self.config = config
+        self.model = {"name": model_name, "sha256": model_sha256}
+        self._stale_cards = stale_cards
+        self._preroll: deque[dict] = deque(maxlen=preroll or (3 * config.thresholds.n + 5))
+        self._lock = threading.Lock()
+        self._current: _RoundFiles | None = None
+        self._closing: list[_RoundFiles] = []  # cleared at a frame not yet written
+        self._last_image: tuple[int, np.ndarray] | None = None
+        self.error: str | None = None
+        self.finished: deque[Path] = deque(maxlen=100)  # the latest finished round folders
+
+    @property
+    def current_dir(self) -> Path | None:
+        current = self._current
+        return current.folder if current is not None else None
+
+    # ------------------------------------------------------------ inputs
+
+    def on_frame(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
+                 image: np.ndarray | None = None) -> None:
+        line = detections_line(frame_no, ts, size, detections)
+        with self._lock:
+            if image is not None:
+                self._last_image = (frame_no, image)
+            for files in list(self._closing):
+                self._write_frame(files, line, image)
+                if files.close_after is not None and frame_no >= files.close_after:
+                    self._closing.remove(files)
+                    self._finish(files, interrupted=False)
+            if self._current is not None:
+                self._write_frame(self._current, line, image)
+            # Always kept, even while a round is open: the next round may start on the very
+            # frame that clears this one, and its tracker needs the frames before it.
+            self._preroll.append(line)
+
+    def on_event(self, event: RoundEvent) -> None:
+        with self._lock:
+            if event.kind == EventKind.round_start:
+                if self._current is not None:  # never cleared (cannot happen with the machine): close it
+                    self._finish(self._current, interrupted=True)
+                self._current = self._open(event)
+            files = self._current
+            if files is None:
+                return  # between rounds: camera events go to the audit log, not to a round
+            files.write_event(event)
+            if event.kind in _KEY_FRAME_KINDS and event.frame_no is not None:
+                if not files.written(event.frame_no):
+                    files.pending_keys.add(event.frame_no)
+                elif self._last_image is not None and self._last_image[0] == event.frame_no:
+                    files.write_key_frame(event.frame_no, self._last_image[1])  # completed by settle()
+            if event.kind == EventKind.round_cleared:
+                self._current = None
+                if files.written(event.frame_no):
+                    self._finish(files, interrupted=False)
+                else:
+                    files.close_after = event.frame_no
+                    self._closing.append(files)
+
+    def close(self) -> None:
+        """Stop recording; a round still open is marked interrupted."""
+        with self._lock:
+            for files in self._closing:
+                self._finish(files, interrupted=False)
+            self._closing.clear()
+            if self._current is not None:
+                self._finish(self._current, interrupted=True)
+                self._current = None
+
+    # ------------------------------------------------------------ files
+
+    def _open(self, event: RoundEvent) -> _RoundFiles | None:
+        started = datetime.fromtimestamp(event.ts, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        base = self.root / f"{started}-round-{event.round_no:04d}"
+        folder, suffix = base, 1
+        while folder.exists():
+            suffix += 1
+            folder = base.with_name(f"{base.name}-{suffix}")
+        meta = {
+            "format": FORMAT,
+            "table_id": self.config.table_id,
+            "preset": self.config.rules,
+            "currency": self.config.currency,
+            "round_no": event.round_no,
+            "model": dict(self.model),
+            "started": event.ts,
+            "ended": None,
+            "state": "dealing",
+            "outcome": None,
+            "interrupted": False,
+            "first_frame": self._preroll[0]["frame_no"] if self._preroll else event.frame_no,
+            "last_frame": None,
+            "frame_size": self._preroll[-1]["size"] if self._preroll else None,
+            "ignored_at_start": [list(p) for p in self._stale_cards()],
+            "table": self.config.model_dump(mode="json"),
+        }
+        try:
+            files = _RoundFiles(folder, meta, self.config.camera.jpeg_quality, self._fail)
+        except OSError as exc:
+            self._fail(f"cannot start recording in {folder}: {exc}")
+            return None
+        for line in self._preroll:  # frames before this one: the pre-roll
+            files.write_detections(line)
+        return files
+
+    def _write_frame(self, files: _RoundFiles, line: dict, image: np.ndarray | None) -> None:
+        files.write_detections(line)
+        frame_no = line["frame_no"]
+        if frame_no in files.pending_keys and image is not None:
+            files.pending_keys.discard(frame_no)
+            files.write_key_frame(frame_no, image)
+
+    def _finish(self, files: _RoundFiles, interrupted: bool) -> None:
+        files.finish(interrupted)
+        self.finished.append(files.folder)
+
+    def _fail(self, message: str) -> None:
+        log.error("recording: %s", message)
+        self.error = message
+
+
+# ------------------------------------------------------------ reading
+
+
+class RecordingError(NiuniuError):
+    """A recording file that cannot be read; the message names the file and the line."""
+
+
+def is_recording(path: Path) -> bool:
+    return (path / META).is_file()
+
+
+def find_recordings(path: str | Path) -> list[Path]:
+    """Every round folder at or below ``path``, oldest first (by start time, then name)."""
+    path = Path(path)
+    if is_recording(path):
+        return [path]
+    found = [p.parent for p in path.rglob(META)] if path.is_dir() else []
+
+    def started(folder: Path) -> tuple[float, str]:
+        try:
+            return float(json.loads((folder / META).read_text(encoding="utf-8")).get("started") or 0.0), str(folder)
+        except (OSError, ValueError):
+            return 0.0, str(folder)
+
+    return sorted(found, key=started)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """Lines of a JSON-lines file; a torn last line (a crash mid-write) is skipped, others are errors."""
+    out = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path} cannot be read: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                log.warning("%s: last line is incomplete (the recorder stopped mid-write); skipped", path)
+                continue
+            raise RecordingError(f"{path} line {number} is not JSON: {exc.msg}") from None
+    return out

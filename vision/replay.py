@@ -1,0 +1,399 @@
+"""Replay: the rounds a recording, a video or a folder of frames contains, as JSON.
+
+A *recording* (``vision.record`` format) is replayed without any model: its stored
+detections go through the same tracker and round machine as live, and the people's
+actions (corrections, settlement with its bets, void, manual clear) are re-applied after
+the frame they name.  The replayed events are compared with the recorded ones, so
+``matches_recording`` is a check, not a claim.  ``redetect`` additionally runs the model
+on the stored key frames and lists where it now reads differently.
+
+A *video* or *frame folder* has no detections yet: the card model reads every frame
+(frames are taken in order, none dropped) and the rounds are whatever the machine saw.
+
+Output, one dict per round, oldest first::
+
+    {"round": 1, "state": "settled",
+     "seats": {"banker": ["AS", ...], "1": [...]},          # the round's record per seat
+     "results": {"banker": {HandResult.to_json()},
+                 "1": {HandResult.to_json(), "vs_banker": "win"}},
+     "settlement": Settlement.to_json() | None,
+     "alerts": [{"code", "seat", "card", "frame_no", "message"}],
+     "frames": [first, last], "started": ts, "ended": ts,
+     # recordings only:
+     "recording": path, "matches_recording": true, "differences": [],
+     "redetect": {"model", "frames", "differences": [...]}}   # with redetect=True
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from scoring.cards import CardError
+from scoring.compare import compare
+from scoring.errors import NiuniuError
+from scoring.evaluate import evaluate
+from scoring.settle import Bet
+from vision.detector import Detection
+from vision.pipeline import Detector, TablePipeline
+from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingError, find_recordings,
+                           read_jsonl)
+from vision.round import CAMERA_KINDS, EventKind, RoundEvent, RoundMachine
+from vision.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, FrameSource, ImageFilesSource, VideoFileSource
+from vision.table import TableConfig, ZoneMap, load_table_config, table_config_from_dict
+
+CONFIG_NAMES = ("table.yaml", "table.yml", "table.toml", "table.json")
+_OUTCOME = {1: "win", -1: "lose", 0: "push"}
+
+
+class ReplayError(NiuniuError):
+    """A path that cannot be replayed; the message says what was expected there."""
+
+
+def replay(path: str | Path, config: TableConfig | str | Path | None = None, redetect: bool = False, *,
+           detector: Detector | None = None, model: str | Path | None = None, fps: float | None = None
+           ) -> list[dict]:
+    """Every round found at ``path`` (a round folder, a folder of them, a video or a frame folder)."""
+    path = Path(path)
+    if not path.exists():
+        raise ReplayError(f"{path} does not exist; give a round recording, a video file or a folder of frames")
+    if isinstance(config, (str, Path)):
+        config = load_table_config(config)
+    recordings = find_recordings(path)
+    if recordings:
+        checker = (detector or load_detector(model)) if redetect else None
+        return [replay_recording(folder, config, redetect_with=checker) for folder in recordings]
+    if redetect:
+        raise ReplayError(f"{path} is not a recording; --redetect compares a recording's stored detections "
+                          "with the model's (a video or frame folder is always read by the model)")
+    config = config or find_config(path)
+    source = media_source(path, fps or config.camera.fps)
+    return replay_source(source, config, detector or load_detector(model))
+
+
+def load_detector(model: str | Path | None) -> Detector:
+    from vision.detector import CardDetector  # imports the ML stack only when a model is needed
+
+    return CardDetector(model)
+
+
+def find_config(path: Path) -> TableConfig:
+    folder = path if path.is_dir() else path.parent
+    for name in CONFIG_NAMES:
+        if (folder / name).is_file():
+            return load_table_config(folder / name)
+    raise ReplayError(f"no table config for {path}: pass --config table.yaml (or put {CONFIG_NAMES[0]} beside it)")
+
+
+def media_source(path: Path, fps: float) -> FrameSource:
+    """The video or frame folder at ``path`` (a folder may hold the frames, one video, or frames/)."""
+    if path.is_file():
+        if path.suffix.lower() in IMAGE_SUFFIXES:
+            return ImageFilesSource([path], f"image {path}", start_ts=0.0, fps=fps)
+        return VideoFileSource(path, start_ts=0.0)
+    images = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    if images:
+        return ImageFilesSource.from_folder(path, start_ts=0.0, fps=fps)
+    videos = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
+    if len(videos) == 1:
+        return VideoFileSource(videos[0], start_ts=0.0)
+    if len(videos) > 1:
+        raise ReplayError(f"{path} holds {len(videos)} videos ({', '.join(v.name for v in videos)}); name one")
+    if (path / "frames").is_dir():
+        return media_source(path / "frames", fps)
+    raise ReplayError(f"{path} holds no recording (meta.json), no video and no images to replay")
+
+
+# ------------------------------------------------------------ summaries
+
+
+class RoundCollector:
+    """Groups a machine's events by round and turns each round into the replay dict."""
+
+    def __init__(self, machine: RoundMachine) -> None:
+        self.machine = machine
+        self.events: dict[int, list[RoundEvent]] = defaultdict(list)
+        machine.add_listener(self._on_event)
+
+    def _on_event(self, event: RoundEvent) -> None:
+        if event.kind not in CAMERA_KINDS and event.round_no > 0:
+            self.events[event.round_no].append(event)
+
+    def summaries(self) -> list[dict]:
+        return [summarise_round(events, self.machine) for _, events in sorted(self.events.items())]
+
+
+def summarise_round(events: list[RoundEvent], machine: RoundMachine) -> dict:
+    round_no = events[0].round_no
+    cleared = next((e for e in reversed(events) if e.kind == EventKind.round_cleared), None)
+    if cleared is not None:
+        state, seats = cleared.data.get("previous_state"), cleared.data.get("seats", {})
+    else:  # the stream ended mid-round: the machine still holds it
+        state = str(machine.state)
+        seats = {seat: list(hand.codes) for seat, hand in machine.hands.items()} if machine.round_no == round_no else {}
+    settled = next((e for e in reversed(events) if e.kind == EventKind.round_settled), None)
+    frames = [e.frame_no for e in events if e.frame_no is not None]
+    return {
+        "round": round_no,
+        "state": state,
+        "seats": seats,
+        "results": hand_results(seats, machine.preset),
+        "settlement": settled.data.get("settlement") if settled else None,
+        "alerts": [{"code": e.data.get("code"), "seat": e.seat, "card": e.card, "frame_no": e.frame_no,
+                    "message": e.data.get("message")} for e in events if e.kind == EventKind.alert],
+        "frames": [min(frames), max(frames)] if frames else None,
+        "started": events[0].ts,
+        "ended": events[-1].ts,
+    }
+
+
+def hand_results(seats: dict[str, list[str]], preset) -> dict[str, dict]:
+    """Each seat's hand scored with the preset, players against the banker; unscorable hands say why."""
+    out: dict[str, dict] = {}
+    banker = None
+    if "banker" in seats:
+        try:
+            banker = evaluate(seats["banker"], preset)
+        except CardError as exc:
+            out["banker"] = {"error": str(exc)}
+    for seat, codes in seats.items():
+        if seat == "banker":
+            if banker is not None:
+                out[seat] = banker.to_json()
+            continue
+        try:
+            hand = evaluate(codes, preset)
+        except CardError as exc:
+            out[seat] = {"error": str(exc)}
+            continue
+        entry = hand.to_json()
+        if banker is not None:
+            entry["vs_banker"] = _OUTCOME[compare(hand, banker, preset)]
+        out[seat] = entry
+    return out
+
+
+# ------------------------------------------------------------ media (model needed)
+
+
+def replay_source(source: FrameSource, config: TableConfig, detector: Detector) -> list[dict]:
+    pipeline = TablePipeline(config, None, detector)
+    collector = RoundCollector(pipeline.machine)
+    try:
+        for frame in source.frames():
+            pipeline.step(frame)
+    except NiuniuError:
+        raise
+    except Exception as exc:  # a decoder failure names the file, not a traceback
+        raise ReplayError(f"{source.description} failed at frame {pipeline.frames_processed}: {exc}") from None
+    if pipeline.frames_processed == 0:
+        raise ReplayError(f"{source.description} has no frames")
+    return collector.summaries()
+
+
+# ------------------------------------------------------------ recordings (no model needed)
+
+
+class _RecordedModel:
+    """Stands in for the detector a recording was made with: its detections are on disk."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def detect(self, image, regions=None):  # pragma: no cover - never called: replay uses process()
+        raise ReplayError("a recording's detections are replayed, not detected again")
+
+
+def read_meta(folder: Path) -> dict:
+    try:
+        meta = json.loads((folder / META).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReplayError(f"{folder / META} cannot be read: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ReplayError(f"{folder / META} is not a {FORMAT} recording (format: {meta.get('format')!r})")
+    for key in ("round_no", "table"):
+        if key not in meta:
+            raise ReplayError(f"{folder / META} has no {key!r}; the recording is incomplete")
+    return meta
+
+
+def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
+                     redetect_with: Detector | None = None) -> dict:
+    """Re-run one recorded round from its detections; compare with what was recorded."""
+    folder = Path(folder)
+    meta = read_meta(folder)
+    config = config or table_config_from_dict(meta["table"], folder / META)
+    try:
+        lines = read_jsonl(folder / DETECTIONS)
+        recorded = [RoundEvent.from_json(e) for e in read_jsonl(folder / EVENTS)]
+    except (OSError, RecordingError) as exc:
+        raise ReplayError(f"recording {folder} cannot be read: {exc}") from None
+
+    model = (meta.get("model") or {}).get("name") or "recorded"
+    pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
+    pipeline.machine.ignore_present((seat, card) for seat, card in meta.get("ignored_at_start", []))
+    collector = RoundCollector(pipeline.machine)
+    produced: list[RoundEvent] = []
+    pipeline.machine.add_listener(produced.append)
+
+    # People's actions go back in after the frame they name (the frame on screen when they acted).
+    frame_nos = {line.get("frame_no") for line in lines}
+    first = lines[0].get("frame_no") if lines else None
+    before: list[RoundEvent] = []
+    after_frame: dict[int, list[RoundEvent]] = defaultdict(list)
+    at_end: list[RoundEvent] = []
+    for event in recorded:
+        if not event.is_manual:
+            continue
+        if event.frame_no in frame_nos:
+            after_frame[event.frame_no].append(event)
+        elif event.frame_no is None or (first is not None and event.frame_no < first):
+            before.append(event)
+        else:
+            at_end.append(event)
+
+    problems: list[dict] = []
+    for event in before:
+        _reapply(pipeline.machine, event, problems)
+    for line in lines:
+        try:
+            detections = [Detection.from_json(d) for d in line["detections"]]
+            frame_no = int(line["frame_no"])
+            pipeline.process(frame_no, float(line["ts"]), tuple(line["size"]), detections)
+        except (KeyError, TypeError, ValueError, CardError) as exc:
+            raise ReplayError(f"{folder / DETECTIONS}: frame {line.get('frame_no')!r} is malformed: {exc}") from None
+        for event in after_frame.pop(frame_no, []):
+            _reapply(pipeline.machine, event, problems)
+    for event in at_end:
+        _reapply(pipeline.machine, event, problems)
+
+    # A round cleared by the next deal ends on a frame that also starts the next round: only
+    # this round's events are compared.
+    round_no = int(meta["round_no"])
+    differences = problems + diff_events([e for e in recorded if e.round_no == round_no],
+                                         [e for e in produced if e.round_no == round_no])
+    summaries = collector.summaries()
+    summary = next((s for s in summaries if s["round"] == meta["round_no"]), None) or {
+        "round": meta["round_no"], "state": None, "seats": {}, "results": {}, "settlement": None, "alerts": [],
+        "frames": None, "started": meta.get("started"), "ended": meta.get("ended"),
+    }
+    summary["recording"] = str(folder)
+    summary["matches_recording"] = not differences
+    summary["differences"] = differences
+    if redetect_with is not None:
+        summary["redetect"] = redetect(folder, config, lines, redetect_with)
+    return summary
+
+
+def _reapply(machine: RoundMachine, event: RoundEvent, problems: list[dict]) -> None:
+    data = event.data
+    try:
+        if event.kind == EventKind.card_corrected:
+            machine.correct_card(event.seat, data.get("old"), data.get("new"), data.get("actor", ""),
+                                 data.get("reason", ""), ts=event.ts)
+        elif event.kind == EventKind.round_settled:
+            bets = {seat: Bet(seat, Decimal(b["amount"]), b["kind"], int(b.get("multiple", 1)))
+                    for seat, b in data.get("bets", {}).items()}
+            machine.settle(bets, ts=event.ts, actor=data.get("actor"), banker_bid=int(data.get("banker_bid", 1)))
+        elif event.kind == EventKind.round_void:
+            machine.void(data.get("actor", ""), data.get("reason", ""), ts=event.ts)
+        elif event.kind == EventKind.round_cleared:
+            machine.clear(ts=event.ts, actor=data.get("actor"))
+    except (NiuniuError, KeyError, ValueError, TypeError) as exc:
+        problems.append({"frame_no": event.frame_no, "kind": str(event.kind),
+                         "problem": f"the recorded {event.kind} could not be re-applied: {exc}"})
+
+
+def diff_events(recorded: list[RoundEvent], produced: list[RoundEvent], limit: int = 10) -> list[dict]:
+    """Where the replayed events differ from the recorded ones (camera events aside)."""
+    want = [e.to_json() for e in recorded if e.kind not in CAMERA_KINDS]
+    got = [e.to_json() for e in produced if e.kind not in CAMERA_KINDS]
+    out: list[dict] = []
+    for index in range(max(len(want), len(got))):
+        a = want[index] if index < len(want) else None
+        b = got[index] if index < len(got) else None
+        if a != b:
+            out.append({"index": index, "recorded": a, "replayed": b})
+            if len(out) >= limit:
+                break
+    return out
+
+
+def redetect(folder: Path, config: TableConfig, lines: list[dict], detector: Detector) -> dict:
+    """Run ``detector`` on the stored key frames; list per frame and seat the cards read differently."""
+    stored = {int(line["frame_no"]): line for line in lines}
+    differences = []
+    frames = sorted((folder / FRAMES).glob("*.jpg"))
+    conf = config.thresholds.conf
+    for path in frames:
+        try:
+            frame_no = int(path.stem)
+        except ValueError:
+            continue
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if image is None:
+            differences.append({"frame_no": frame_no, "problem": f"{path} cannot be read"})
+            continue
+        height, width = image.shape[:2]
+        zones = ZoneMap(config, width, height)
+        fresh = detector.detect(image, regions=list(zones.regions))
+        old = [Detection.from_json(d) for d in stored.get(frame_no, {}).get("detections", [])]
+        before, after = _cards_by_seat(old, zones, conf), _cards_by_seat(fresh, zones, conf)
+        for seat in config.seat_names:
+            a, b = before.get(seat, []), after.get(seat, [])
+            if sorted(a) != sorted(b):
+                differences.append({"frame_no": frame_no, "seat": seat,
+                                    "recorded_only": sorted(set(a) - set(b)),
+                                    "redetected_only": sorted(set(b) - set(a))})
+    return {"model": str(getattr(detector, "name", type(detector).__name__)), "frames": len(frames),
+            "differences": differences}
+
+
+def _cards_by_seat(detections: list[Detection], zones: ZoneMap, conf: float) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for det in detections:
+        seat = zones.seat_of(det.box)
+        if seat is not None and det.conf >= conf:
+            out[seat].append(det.card.code)
+    return out
+
+
+def format_rounds(rounds: list[dict], currency: str = "") -> str:
+    """Rounds as text for a person at a terminal."""
+    lines: list[str] = []
+    for r in rounds:
+        frames = f" frames {r['frames'][0]}-{r['frames'][1]}" if r.get("frames") else ""
+        lines.append(f"Round {r['round']}: {r.get('state')}{frames}")
+        lines_by_seat = {ln["seat"]: ln for ln in (r.get("settlement") or {}).get("lines", [])}
+        for seat, cards in r["seats"].items():
+            who = "banker" if seat == "banker" else f"seat {seat}"
+            result = r["results"].get(seat, {})
+            label = result.get("label") or result.get("error", "")
+            extra = f"  {result['vs_banker']}" if "vs_banker" in result else ""
+            if seat in lines_by_seat:
+                extra += f"  net {lines_by_seat[seat]['net']}{(' ' + currency) if currency else ''}"
+            lines.append(f"  {who:<8} {' '.join(cards):<22} {label}{extra}")
+        for alert in r.get("alerts", []):
+            lines.append(f"  ALERT {alert['code']}: {alert['message']} (frame {alert['frame_no']})")
+        if "matches_recording" in r:
+            lines.append("  replay matches the recording" if r["matches_recording"]
+                         else f"  replay DIFFERS from the recording: {len(r['differences'])} difference(s)")
+            for diff in r["differences"][:5]:
+                lines.append(f"    {json.dumps(diff, sort_keys=True)[:200]}")
+        if "redetect" in r:
+            red = r["redetect"]
+            lines.append(f"  re-detected {red['frames']} key frame(s) with {red['model']}: "
+                         f"{len(red['differences'])} difference(s)")
+            for diff in red["differences"][:10]:
+                lines.append(f"    frame {diff['frame_no']} seat {diff.get('seat', '?')}: "
+                             f"recorded only {diff.get('recorded_only')}, now only {diff.get('redetected_only')}")
+    return "\n".join(lines) if lines else "no rounds found"
+
+
+def jsonable(rounds: list[dict]) -> Any:
+    return json.loads(json.dumps(rounds, default=str))

@@ -1,0 +1,624 @@
+"""The round: which cards each seat was dealt, what went wrong, and when it was settled.
+
+The tracker says what is on the table *now*; this machine keeps the round's record:
+every card accepted on a seat during the round stays in the record until the round is
+cleared, even if the card is later covered or pushed away, because money is settled on
+what was dealt, not on what is visible when the dealer presses the button.
+
+States::
+
+    idle ──card──> dealing ──every active seat has 5──> complete ──settle──> settled
+                      │  <──a card lands on a new seat──┘                     │
+                      └──void──> void ──table empty──> cleared <──table empty─┘
+
+``cleared`` behaves like ``idle``: the next accepted card starts the next round.  An
+empty table clears a round in any state (an unsettled round clears with one
+``card_removed_before_settlement`` alert per card, so the omission is on record).
+
+Active seats are the banker plus every seat that received a card, unless the kiosk
+names them (:meth:`RoundMachine.set_active_seats`, e.g. the seats holding bets).
+
+Every change is a :class:`RoundEvent` (typed, timestamped, with the frame it was seen
+in), handed to listeners in order while the machine's lock is held, so a recorder sees
+exactly the sequence the machine went through even when the kiosk settles from another
+thread.  Actions follow pokerkit's trio: ``can_x()`` for the kiosk's buttons,
+``verify_x()`` raising :class:`RoundError` with the reason, and ``x()``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from scoring.cards import Card, CardError
+from scoring.errors import NiuniuError
+from scoring.rules import load_preset
+from scoring.settle import Bet, Settlement, settle_round
+from vision.table import ConfigError, TableConfig
+from vision.tracker import SeatHand
+
+
+HAND_SIZE = 5
+
+
+class RoundState(StrEnum):
+    idle = "idle"
+    dealing = "dealing"
+    complete = "complete"
+    settled = "settled"
+    cleared = "cleared"
+    void = "void"
+
+
+class EventKind(StrEnum):
+    round_start = "round_start"
+    card_accepted = "card_accepted"
+    card_removed = "card_removed"
+    round_complete = "round_complete"
+    round_settled = "round_settled"
+    round_cleared = "round_cleared"
+    round_void = "round_void"
+    card_corrected = "card_corrected"
+    alert = "alert"
+    camera_offline = "camera_offline"
+    camera_online = "camera_online"
+
+
+class AlertCode(StrEnum):
+    duplicate_card = "duplicate_card"
+    too_many_cards = "too_many_cards"
+    card_moved = "card_moved"
+    card_removed_before_settlement = "card_removed_before_settlement"
+
+
+MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, EventKind.round_void})
+"""Events caused by a person, not by the camera; a replay re-applies them (plus a
+``round_cleared`` whose ``data`` has ``manual: true``) after the frame they name."""
+
+CAMERA_KINDS = frozenset({EventKind.camera_offline, EventKind.camera_online})
+
+
+class RoundError(NiuniuError):
+    """An action the round cannot take now; the message says why and what to do instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvent:
+    """One thing that happened at the table; ``data`` is JSON-safe and depends on ``kind``:
+
+    * every kind that changes or reports the state has ``state`` (the state after it);
+    * ``card_accepted``: ``confidence``, ``needs_confirmation``, ``count`` (cards on the
+      seat now), and ``moved_from`` (a seat) or ``reopened: true`` when that applies;
+    * ``card_removed``: only ``state`` (the alert, if any, is a separate event);
+    * ``alert``: ``code`` (:class:`AlertCode`), ``message`` (for people), plus ``seats``
+      (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards);
+    * ``round_complete``: ``seats`` {seat: [codes]} (``by: "settlement"`` if settle() completed it);
+    * ``round_settled``: ``bets`` {seat: Bet.to_json()}, ``banker_bid``, ``settlement``
+      (Settlement.to_json()), ``actor`` if given;
+    * ``card_corrected``: ``old``, ``new`` (codes or null), ``action`` (replaced, added,
+      removed, confirmed), ``actor``, ``reason``;
+    * ``round_void``: ``actor``, ``reason``, ``seats``;
+    * ``round_cleared``: ``previous_state``, ``seats`` (the final record), ``manual`` and
+      ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it;
+    * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``.
+    """
+
+    kind: EventKind
+    round_no: int
+    ts: float
+    frame_no: int | None
+    seat: str | None = None
+    card: str | None = None
+    data: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"kind": str(self.kind), "round_no": self.round_no, "ts": self.ts, "frame_no": self.frame_no,
+                "seat": self.seat, "card": self.card, "data": self.data}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RoundEvent":
+        try:
+            return cls(EventKind(data["kind"]), int(data["round_no"]), float(data["ts"]),
+                       None if data.get("frame_no") is None else int(data["frame_no"]),
+                       data.get("seat"), data.get("card"), dict(data.get("data") or {}))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise RoundError(f"event {dict(data)!r} is not a round event: {exc}") from None
+
+    @property
+    def is_manual(self) -> bool:
+        return self.kind in MANUAL_KINDS or (self.kind == EventKind.round_cleared and bool(self.data.get("manual")))
+
+    @property
+    def alert_code(self) -> AlertCode | None:
+        return AlertCode(self.data["code"]) if self.kind == EventKind.alert else None
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One card in the round's record of a seat."""
+
+    card: Card
+    confidence: float
+    needs_confirmation: bool
+    present: bool = True   # the tracker shows it now
+    manual: bool = False   # entered by a correction: the camera does not vouch for it
+
+
+Listener = Callable[[RoundEvent], None]
+
+
+class RoundMachine:
+    """One table's rounds, one after another.  Thread-safe; see the module docstring."""
+
+    def __init__(self, config: TableConfig, *, round_no: int = 0, listeners: Iterable[Listener] = ()) -> None:
+        self.config = config
+        self.state = RoundState.idle
+        self.round_no = round_no
+        self.settlement: Settlement | None = None
+        self.last_frame_no: int | None = None
+        self.last_ts: float | None = None
+        self._record: dict[str, list[_Entry]] = {}
+        self._active: tuple[str, ...] | None = None
+        self._current: set[tuple[str, Card]] = set()      # every card the tracker shows now
+        # Left-overs of an earlier round (on the table at a manual clear), mapped to whether the
+        # tracker has shown them yet: one is forgotten only after it was seen and then left, so a
+        # replay whose tracker needs a few frames to see it again ignores it just the same.
+        self._stale: dict[tuple[str, Card], bool] = {}
+        self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
+        self._alerts: list[RoundEvent] = []
+        self._listeners: list[Listener] = list(listeners)
+        self._lock = threading.RLock()
+        try:
+            self.preset = load_preset(config.rules)
+        except NiuniuError as exc:
+            raise ConfigError(f"table {config.table_id}: rules: {exc}") from None
+        self.decks = self.preset.decks
+
+    # ------------------------------------------------------------ views
+
+    @property
+    def hands(self) -> dict[str, SeatHand]:
+        """The round's record per seat (seats without cards left out), in table order."""
+        with self._lock:
+            out = {}
+            for seat in self.config.seat_names:
+                entries = self._record.get(seat)
+                if entries:
+                    out[seat] = SeatHand(seat, tuple(e.card for e in entries),
+                                         tuple(e.confidence for e in entries),
+                                         tuple(e.needs_confirmation for e in entries))
+            return out
+
+    @property
+    def alerts(self) -> tuple[RoundEvent, ...]:
+        """This round's alerts, oldest first."""
+        return tuple(self._alerts)
+
+    @property
+    def active_seats(self) -> tuple[str, ...]:
+        with self._lock:
+            if self._active is not None:
+                return self._active
+            return tuple(s for s in self.config.seat_names if s == "banker" or self._record.get(s))
+
+    def add_listener(self, listener: Listener) -> None:
+        with self._lock:
+            self._listeners.append(listener)
+
+    def set_active_seats(self, seats: Iterable[str] | None) -> None:
+        """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
+        with self._lock:
+            if seats is None:
+                self._active = None
+                return
+            names = tuple(dict.fromkeys(["banker", *seats]))
+            unknown = [s for s in names if s not in self.config.seat_names]
+            if unknown:
+                raise RoundError(f"seat {unknown[0]!r} is not at table {self.config.table_id} "
+                                 f"(seats: {', '.join(self.config.seat_names)})")
+            self._active = tuple(s for s in self.config.seat_names if s in names)
+
+    def ignore_present(self, cards: Iterable[tuple[str, str | Card]]) -> None:
+        """Treat these (seat, card) as left over from an earlier round until they leave the table."""
+        with self._lock:
+            for seat, c in cards:
+                self._stale.setdefault((seat, _card(c)), False)
+
+    @property
+    def stale_cards(self) -> list[list[str]]:
+        """Left-over [seat, card] pairs being ignored (a recording stores them to replay exactly)."""
+        return sorted([seat, card.code] for seat, card in self._stale)
+
+    # ------------------------------------------------------------ the camera's side
+
+    def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
+        """Take the tracker's view of one frame; return (and publish) the events it caused."""
+        with self._lock:
+            self.last_frame_no, self.last_ts = frame_no, ts
+            events: list[RoundEvent] = []
+            current = {(seat, card) for seat, hand in hands.items() if seat in self.config.seat_names
+                       for card in hand.cards}
+            self._current = current
+            self._stale = {key: seen or key in current for key, seen in self._stale.items()
+                           if key in current or not seen}
+            visible = self._visible_cards(hands)
+
+            if self.state in (RoundState.settled, RoundState.void):
+                recorded = {e.card for entries in self._record.values() for e in entries}
+                new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards if c not in recorded}
+                if new:
+                    # The next deal began before the last cards were swept: those are left-overs.
+                    self._clear(events, frame_no, ts, manual=False, reason="new card dealt")
+                    for key in current - new:
+                        self._stale[key] = True
+                    visible = self._visible_cards(hands)
+                else:
+                    if self.state == RoundState.settled:
+                        self._mark_removed(visible, events, frame_no, ts)
+                    if not current:
+                        self._clear(events, frame_no, ts, manual=False)
+                    return self._publish(events)
+
+            if self.state in (RoundState.idle, RoundState.cleared):
+                if not visible:
+                    return self._publish(events)
+                self._start(events, frame_no, ts)
+
+            self._add_cards(visible, events, frame_no, ts)
+            self._mark_removed(visible, events, frame_no, ts)
+            if self.state == RoundState.dealing and self._hands_complete():
+                self.state = RoundState.complete
+                events.append(self._event(EventKind.round_complete, ts, frame_no,
+                                          data={"seats": self._seat_codes(), "state": str(self.state)}))
+            if not current:
+                self._clear(events, frame_no, ts, manual=False)
+            return self._publish(events)
+
+    def _visible_cards(self, hands: Mapping[str, SeatHand]) -> dict[str, list[tuple[Card, float, bool]]]:
+        """Tracker cards that count for the round: not left-overs, not misreads a person corrected."""
+        visible = {}
+        for seat, hand in hands.items():
+            if seat not in self.config.seat_names:
+                continue
+            cards = [(c, conf, nc) for c, conf, nc in zip(hand.cards, hand.confidence, hand.needs_confirmation)
+                     if (seat, c) not in self._stale and (seat, c) not in self._suppressed]
+            if cards:
+                visible[seat] = cards
+        return visible
+
+    def _start(self, events: list[RoundEvent], frame_no: int | None, ts: float) -> None:
+        self.round_no += 1
+        self.state = RoundState.dealing
+        self._record = {}
+        self._alerts = []
+        self._suppressed = set()
+        self.settlement = None
+        events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
+
+    def _add_cards(self, visible, events, frame_no, ts) -> None:
+        for seat in self.config.seat_names:
+            cards = visible.get(seat, [])
+            record = self._record.setdefault(seat, [])
+            used: set[int] = set()
+            for card, conf, nc in cards:
+                # the same card already on this seat's record (first unused occurrence)
+                match = next((i for i, e in enumerate(record) if i not in used and e.card == card), None)
+                if match is not None:
+                    used.add(match)
+                    record[match].present = True
+                    continue
+                data: dict[str, Any] = {"confidence": conf, "needs_confirmation": nc}
+                moved_from = self._moved_from(seat, card, visible)
+                if moved_from is not None:
+                    self._record[moved_from] = [e for e in self._record[moved_from] if e.card != card]
+                    data["moved_from"] = moved_from
+                was_complete = self.state == RoundState.complete
+                new_seat = not record
+                record.append(_Entry(card, conf, nc))
+                used.add(len(record) - 1)
+                data["count"] = len(record)
+                if was_complete and new_seat and self._active is None and seat != "banker":
+                    self.state = RoundState.dealing  # a seat joined after "complete": not complete any more
+                    data["reopened"] = True
+                data["state"] = str(self.state)
+                events.append(self._event(EventKind.card_accepted, ts, frame_no, seat, card.code, data))
+                if moved_from is not None:
+                    self._alert(events, AlertCode.card_moved, ts, frame_no, seat, card,
+                                f"{card.code} moved from seat {moved_from} to seat {seat}",
+                                moved_from=moved_from, moved_to=seat)
+                elif self.decks == 1:
+                    total = sum(e.card == card for entries in self._record.values() for e in entries)
+                    if total > 1:
+                        seats = [s for s in self.config.seat_names
+                                 if any(e.card == card for e in self._record.get(s, ()))]
+                        where = " and ".join(f"seat {s}" for s in seats)
+                        self._alert(events, AlertCode.duplicate_card, ts, frame_no, seat, card,
+                                    f"{card.code} is on {where}; a single deck has one", seats=seats)
+                if len(record) > HAND_SIZE:
+                    self._alert(events, AlertCode.too_many_cards, ts, frame_no, seat, card,
+                                f"seat {seat} has {len(record)} cards; a hand has {HAND_SIZE}", count=len(record))
+
+    def _moved_from(self, seat: str, card: Card, visible) -> str | None:
+        """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
+        if self.decks != 1:
+            return None
+        for other, entries in self._record.items():
+            if other == seat:
+                continue
+            if any(e.card == card and not e.manual for e in entries):
+                still_there = any(c == card for c, _, _ in visible.get(other, []))
+                if not still_there:
+                    return other
+        return None
+
+    def _mark_removed(self, visible, events, frame_no, ts) -> None:
+        for seat, record in self._record.items():
+            shown = [c for c, _, _ in visible.get(seat, [])]
+            for entry in record:
+                if entry.manual or not entry.present:
+                    continue
+                if entry.card in shown:
+                    shown.remove(entry.card)
+                    continue
+                entry.present = False
+                before_settlement = self.state in (RoundState.dealing, RoundState.complete)
+                events.append(self._event(EventKind.card_removed, ts, frame_no, seat, entry.card.code,
+                                          {"state": str(self.state)}))
+                if before_settlement:
+                    self._alert(events, AlertCode.card_removed_before_settlement, ts, frame_no, seat, entry.card,
+                                f"{entry.card.code} left seat {seat} before the round was settled")
+
+    def _hands_complete(self) -> bool:
+        counts = {seat: len(self._record.get(seat, ())) for seat in self.config.seat_names}
+        active = self.active_seats
+        players = [s for s in active if s != "banker"]
+        return counts.get("banker", 0) >= HAND_SIZE and bool(players) and all(counts[s] >= HAND_SIZE for s in active)
+
+    def _clear(self, events, frame_no, ts, *, manual: bool, actor: str | None = None, reason: str | None = None) -> None:
+        data: dict[str, Any] = {"previous_state": str(self.state), "state": str(RoundState.cleared),
+                                "seats": self._seat_codes()}
+        if reason:
+            data["reason"] = reason
+        if manual:
+            data["manual"] = True
+            if actor:
+                data["actor"] = actor
+        self.state = RoundState.cleared
+        events.append(self._event(EventKind.round_cleared, ts, frame_no, data=data))
+        self._suppressed = set()
+        if manual:  # cards still lying there belong to the round just cleared, not the next one
+            self._stale = {key: True for key in self._current}
+
+    # ------------------------------------------------------------ the people's side
+
+    def can_settle(self, bets: Mapping[str, Bet] | None = None) -> bool:
+        try:
+            self.verify_settle(bets)
+        except RoundError:
+            return False
+        return True
+
+    def verify_settle(self, bets: Mapping[str, Bet] | None = None) -> None:
+        """Raise :class:`RoundError` saying why this round cannot be settled (with these bets) now."""
+        with self._lock:
+            if self.state in (RoundState.idle, RoundState.cleared):
+                raise RoundError("there is no round on the table to settle; deal a round first")
+            if self.state == RoundState.settled:
+                raise RoundError(f"round {self.round_no} is already settled")
+            if self.state == RoundState.void:
+                raise RoundError(f"round {self.round_no} was voided; clear the table for the next round")
+            seats = ["banker"] + (sorted(bets, key=_seat_order) if bets is not None
+                                  else [s for s in self.active_seats if s != "banker"])
+            if bets is not None:
+                if not bets:
+                    raise RoundError("no bets given; enter at least one seat's bet")
+                for seat, bet in bets.items():
+                    if seat not in self.config.player_seats:
+                        raise RoundError(f"bet on seat {seat!r}: that is not a player seat at table "
+                                         f"{self.config.table_id} ({', '.join(self.config.player_seats)})")
+                    if getattr(bet, "seat", seat) != seat:
+                        raise RoundError(f"bet for seat {seat} names seat {bet.seat}; they must agree")
+                    if not isinstance(bet.amount, Decimal) or not bet.amount.is_finite() or bet.amount <= 0:
+                        raise RoundError(f"bet on seat {seat}: amount {bet.amount!r} must be a positive Decimal")
+            elif len(seats) < 2:
+                raise RoundError("no player seat has cards yet")
+            for seat in seats:
+                entries = self._record.get(seat, [])
+                who = "the banker" if seat == "banker" else f"seat {seat}"
+                if len(entries) != HAND_SIZE:
+                    raise RoundError(f"{who} has {len(entries)} cards, not {HAND_SIZE}; wait for the deal "
+                                     "or correct the hand")
+                for entry in entries:
+                    if entry.needs_confirmation:
+                        raise RoundError(f"{who}: card {entry.card.code} was read with low confidence; "
+                                         "confirm or correct it first")
+            if self.decks == 1:
+                seen: dict[Card, str] = {}
+                for seat in seats:
+                    for entry in self._record.get(seat, []):
+                        if entry.card in seen:
+                            raise RoundError(f"{entry.card.code} is on seat {seen[entry.card]} and seat {seat}; "
+                                             "a single deck has one, correct the misread card")
+                        seen[entry.card] = seat
+
+    def settle(self, bets: Mapping[str, Bet], ts: float | None = None, actor: str | None = None, *,
+               banker_bid: int = 1) -> tuple[list[RoundEvent], Settlement]:
+        """Score every bet seat against the banker with the table's preset; the round becomes settled.
+
+        ``banker_bid`` is the bank multiple at a grab-the-banker table (1 elsewhere).
+        """
+        with self._lock:
+            self.verify_settle(bets)
+            ts = time.time() if ts is None else ts
+            events: list[RoundEvent] = []
+            if self.state == RoundState.dealing:
+                self.state = RoundState.complete
+                events.append(self._event(EventKind.round_complete, ts, self.last_frame_no,
+                                          data={"seats": self._seat_codes(), "state": str(self.state),
+                                                "by": "settlement"}))
+            banker = tuple(e.card for e in self._record["banker"])
+            seats = {seat: (tuple(e.card for e in self._record[seat]), bets[seat])
+                     for seat in sorted(bets, key=_seat_order)}
+            try:
+                settlement = settle_round(self.preset, banker, seats, banker_bid=banker_bid)
+            except NiuniuError as exc:
+                raise RoundError(f"round {self.round_no} cannot be settled: {exc}") from None
+            self.settlement = settlement
+            self.state = RoundState.settled
+            data: dict[str, Any] = {
+                "bets": {seat: bet.to_json() for seat, (_, bet) in seats.items()},
+                "banker_bid": banker_bid,
+                "settlement": settlement.to_json(),
+                "state": str(self.state),
+            }
+            if actor:
+                data["actor"] = actor
+            events.append(self._event(EventKind.round_settled, ts, self.last_frame_no, data=data))
+            self._publish(events)
+            return events, settlement
+
+    def can_correct(self) -> bool:
+        return self.state in (RoundState.dealing, RoundState.complete)
+
+    def correct_card(self, seat: str, old: str | Card | None, new: str | Card | None, actor: str, reason: str,
+                     ts: float | None = None) -> RoundEvent:
+        """A person fixes a seat's hand: replace ``old`` by ``new``, add (``old=None``),
+        remove (``new=None``) or confirm a low-confidence card (``old == new``)."""
+        with self._lock:
+            if not self.can_correct():
+                raise RoundError(f"cards can be corrected only while a round is dealt and not settled "
+                                 f"(round {self.round_no} is {self.state})")
+            if seat not in self.config.seat_names:
+                raise RoundError(f"seat {seat!r} is not at table {self.config.table_id}")
+            if not (actor and actor.strip()) or not (reason and reason.strip()):
+                raise RoundError("a correction needs who made it and why (actor and reason)")
+            if old is None and new is None:
+                raise RoundError("a correction needs the old card, the new card, or both")
+            old_card = _card(old) if old is not None else None
+            new_card = _card(new) if new is not None else None
+            record = self._record.setdefault(seat, [])
+            index = None
+            if old_card is not None:
+                index = next((i for i, e in enumerate(record) if e.card == old_card), None)
+                if index is None:
+                    shown = " ".join(e.card.code for e in record) or "no cards"
+                    raise RoundError(f"seat {seat} has no {old_card.code} (it has {shown})")
+            if new_card is not None and new_card != old_card and any(e.card == new_card for e in record):
+                raise RoundError(f"seat {seat} already has {new_card.code}")
+            if old_card is not None and new_card == old_card:
+                record[index].needs_confirmation = False
+                action = "confirmed"
+            elif new_card is None:
+                entry = record.pop(index)
+                if not entry.manual:
+                    self._suppressed.add((seat, old_card))
+                action = "removed"
+            elif old_card is None:
+                record.append(_Entry(new_card, 1.0, False, present=False, manual=True))
+                action = "added"
+            else:
+                if not record[index].manual:
+                    self._suppressed.add((seat, old_card))
+                record[index] = _Entry(new_card, 1.0, False, present=False, manual=True)
+                action = "replaced"
+            event = self._event(
+                EventKind.card_corrected, time.time() if ts is None else ts, self.last_frame_no, seat,
+                new_card.code if new_card else None,
+                {"old": old_card.code if old_card else None, "new": new_card.code if new_card else None,
+                 "action": action, "actor": actor, "reason": reason, "state": str(self.state)},
+            )
+            self._publish([event])
+            return event
+
+    def can_void(self) -> bool:
+        return self.state in (RoundState.dealing, RoundState.complete)
+
+    def verify_void(self) -> None:
+        if self.state == RoundState.settled:
+            raise RoundError(f"round {self.round_no} is already settled; a settled round cannot be voided")
+        if not self.can_void():
+            raise RoundError(f"there is no round in progress to void (state: {self.state})")
+
+    def void(self, actor: str, reason: str, ts: float | None = None) -> RoundEvent:
+        with self._lock:
+            self.verify_void()
+            if not (actor and actor.strip()) or not (reason and reason.strip()):
+                raise RoundError("voiding a round needs who did it and why (actor and reason)")
+            self.state = RoundState.void
+            event = self._event(EventKind.round_void, time.time() if ts is None else ts, self.last_frame_no,
+                                data={"actor": actor, "reason": reason, "seats": self._seat_codes(),
+                                      "state": str(self.state)})
+            self._publish([event])
+            return event
+
+    def can_clear(self) -> bool:
+        return self.state in (RoundState.settled, RoundState.void)
+
+    def verify_clear(self) -> None:
+        if self.state in (RoundState.dealing, RoundState.complete):
+            raise RoundError(f"round {self.round_no} is not settled; settle or void it before clearing")
+        if not self.can_clear():
+            raise RoundError(f"there is no finished round to clear (state: {self.state})")
+
+    def clear(self, ts: float | None = None, actor: str | None = None) -> list[RoundEvent]:
+        """The dealer starts the next round while cards may still lie on the table.
+
+        Cards visible now are remembered as stale and ignored until they leave, so they
+        cannot start a phantom round.
+        """
+        with self._lock:
+            self.verify_clear()
+            events: list[RoundEvent] = []
+            self._clear(events, self.last_frame_no, time.time() if ts is None else ts, manual=True, actor=actor)
+            return self._publish(events)
+
+    def note_camera(self, online: bool, reason: str, ts: float | None = None, **data: Any) -> RoundEvent:
+        """Publish a camera_online/offline event in the same ordered stream as the round's events.
+
+        The camera's reader thread reports through here so that listeners (recorder, kiosk,
+        audit log) are never called from two threads at once.
+        """
+        with self._lock:
+            kind = EventKind.camera_online if online else EventKind.camera_offline
+            event = self._event(kind, time.time() if ts is None else ts, self.last_frame_no,
+                                data={"reason": reason, **data})
+            self._publish([event])
+            return event
+
+    # ------------------------------------------------------------ helpers
+
+    def _seat_codes(self) -> dict[str, list[str]]:
+        return {seat: [c.code for c in hand.cards] for seat, hand in self.hands.items()}
+
+    def _event(self, kind: EventKind, ts: float, frame_no: int | None, seat: str | None = None,
+               card: str | None = None, data: dict | None = None) -> RoundEvent:
+        return RoundEvent(kind, self.round_no, ts, frame_no, seat, card, data or {})
+
+    def _alert(self, events, code: AlertCode, ts, frame_no, seat, card: Card, message: str, **extra) -> None:
+        event = self._event(EventKind.alert, ts, frame_no, seat, card.code, {"code": str(code), "message": message, **extra})
+        self._alerts.append(event)
+        events.append(event)
+
+    def _publish(self, events: list[RoundEvent]) -> list[RoundEvent]:
+        for event in events:
+            for listener in self._listeners:
+                listener(event)
+        return events
+
+
+def _card(value: str | Card) -> Card:
+    if isinstance(value, Card):
+        return value
+    try:
+        return Card.parse(value)
+    except CardError as exc:
+        raise RoundError(str(exc)) from None
+
+
+def _seat_order(seat: str) -> tuple[int, str]:
+    return (0, "") if seat == "banker" else (1, seat.zfill(3))

@@ -1,0 +1,412 @@
+"""One table's configuration: where each seat's cards lie, the camera, the thresholds.
+
+A table file is written once at installation (``niuniu calibrate``) and read at every
+start, so it is validated strictly: an unknown key is far more likely a typo that would
+silently fall back to a default than a deliberate addition.  Every error names the file
+and the key (``thresholds.k``, ``seats[2].polygon``) so the installer can fix it without
+reading code.
+
+Zones are polygons in *normalised* image coordinates (0..1 of width and height) so the
+same file survives a change of camera resolution.  YAML and TOML are both accepted
+because the Pi's installers like TOML and everyone else writes YAML.
+
+The geometry helpers here (point in polygon, pixel boxes) are shared by the tracker, the
+pipeline's crop regions, calibration and the kiosk's overlay.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from scoring.errors import NiuniuError
+
+PLAYER_SEATS: tuple[str, ...] = tuple(str(i) for i in range(1, 8))
+SEAT_NAMES: tuple[str, ...] = ("banker",) + PLAYER_SEATS
+"""Seat names in display order: the banker, then players 1..7."""
+
+Point = tuple[float, float]
+Box = tuple[float, float, float, float]
+
+
+class ConfigError(NiuniuError):
+    """A table file that cannot be used; the message names the file and the key."""
+
+
+class StrictModel(BaseModel):
+    """Base of every config model: unknown keys are errors, values never change after load."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SeatZone(StrictModel):
+    name: Annotated[str, Field(description="'banker' or a player seat '1'..'7'")]
+    polygon: Annotated[
+        list[tuple[float, float]],
+        Field(min_length=3, description="zone corners as (x, y), normalised 0..1 of the image"),
+    ]
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name_as_text(cls, value: Any) -> Any:
+        # YAML reads `name: 1` as an integer; a seat number is still a seat name.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("name")
+    @classmethod
+    def _known_seat(cls, value: str) -> str:
+        if value not in SEAT_NAMES:
+            raise ValueError(f"seat name {value!r} is not one of {', '.join(SEAT_NAMES)}")
+        return value
+
+    @field_validator("polygon")
+    @classmethod
+    def _inside_image(cls, value: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        for i, (x, y) in enumerate(value):
+            if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
+                raise ValueError(
+                    f"point {i} ({x}, {y}) is outside 0..1; zones are fractions of the image width and height"
+                )
+        if abs(polygon_area(value)) < 1e-6:
+            raise ValueError("the polygon has no area (its points are on one line)")
+        return value
+
+
+class CameraSettings(StrictModel):
+    source: str | None = Field(None, description="default --source: picamera2, a device index, a URL, a video or a folder")
+    width: int | None = Field(None, ge=64, le=8192, description="requested capture width in pixels")
+    height: int | None = Field(None, ge=64, le=8192, description="requested capture height in pixels")
+    fps: float = Field(10.0, gt=0, le=120, description="requested frame rate; also the timing of frame folders")
+    rotate: Literal[0, 90, 180, 270] = Field(0, description="clockwise rotation applied to every frame")
+    offline_after_s: float = Field(3.0, gt=0, le=600, description="no frame for this long means the camera is offline")
+    reconnect_initial_s: float = Field(0.5, gt=0, le=60, description="first reconnect delay; doubles on each failure")
+    reconnect_max_s: float = Field(30.0, gt=0, le=3600, description="longest delay between reconnect attempts")
+    jpeg_quality: int = Field(85, ge=30, le=100, description="quality of recorded key frames and the live view")
+
+    @model_validator(mode="after")
+    def _size_pair(self) -> "CameraSettings":
+        if (self.width is None) != (self.height is None):
+            raise ValueError("give both width and height, or neither")
+        return self
+
+
+class Thresholds(StrictModel):
+    k: int = Field(3, ge=1, le=60, description="frames a card must be seen in (of the last n) to be accepted")
+    n: int = Field(5, ge=1, le=120, description="length of the voting window, in frames")
+    conf: float = Field(0.5, ge=0.0, le=1.0, description="a detection below this confidence is not a vote")
+    needs_confirmation_below: float = Field(
+        0.75, ge=0.0, le=1.0, description="an accepted card whose mean confidence is below this needs confirmation"
+    )
+    min_vote_share: float = Field(
+        0.7, ge=0.0, le=1.0,
+        description="an accepted card whose class won less than this share of its votes needs confirmation",
+    )
+    remove_after_s: float = Field(
+        3.0, gt=0, le=600, description="an accepted card unseen for this long has left the table (not just covered)"
+    )
+    crop_padding: float = Field(
+        0.08, ge=0.0, le=1.0, description="each seat's crop grows by this fraction of its size on every side"
+    )
+
+    @model_validator(mode="after")
+    def _k_within_n(self) -> "Thresholds":
+        if self.k > self.n:
+            raise ValueError(f"k ({self.k}) cannot exceed n ({self.n}): a card cannot be seen in more frames than the window holds")
+        return self
+
+
+class TableConfig(StrictModel):
+    table_id: str = Field(min_length=1, max_length=64, description="short name used in recordings and the audit log")
+    rules: str = Field(min_length=1, description="rule preset name (niuniu rules list) or preset file path")
+    currency: str = Field("USD", min_length=1, max_length=8, description="currency code shown with amounts")
+    seats: list[SeatZone] = Field(min_length=2, description="the banker and 1..7 player seats")
+    camera: CameraSettings = Field(default_factory=CameraSettings)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+    @field_validator("table_id")
+    @classmethod
+    def _file_name_safe(cls, value: str) -> str:
+        # it names the recordings folder, so it must be a safe file name everywhere
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", value) or value in (".", ".."):
+            raise ValueError("use only letters, digits, '.', '_' and '-' (it names the recordings folder)")
+        return value
+
+    @field_validator("seats")
+    @classmethod
+    def _seat_set(cls, value: list[SeatZone]) -> list[SeatZone]:
+        names = [s.name for s in value]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"seat {repeated[0]!r} is given twice; each seat has one zone")
+        if "banker" not in names:
+            raise ValueError("there is no 'banker' seat; every table needs the banker's zone")
+        return value
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, value: str) -> str:
+        try:
+            from scoring.rules import load_preset
+        except ModuleNotFoundError as exc:  # scoring not installed yet: checked at round start
+            if exc.name != "scoring.rules":
+                raise
+            return value
+        try:
+            load_preset(value)
+        except NiuniuError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def seat_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.seats)
+
+    @property
+    def player_seats(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.seats if s.name != "banker")
+
+    def zone(self, name: str) -> SeatZone:
+        for seat in self.seats:
+            if seat.name == name:
+                return seat
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_table_config(path: str | Path) -> TableConfig:
+    """Read and validate a table file (``.yaml``/``.yml``/``.toml``/``.json``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"table file {path} does not exist; create one with `niuniu calibrate --out {path}`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"table file {path} cannot be read: {exc}") from None
+    data = parse_config_text(text, path)
+    return table_config_from_dict(data, path)
+
+
+def parse_config_text(text: str, path: Path) -> dict:
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise ConfigError(f"table file {path}: unknown format {suffix!r}; use .yaml, .yml, .toml or .json")
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"table file {path} is not valid TOML: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"table file {path} is not valid JSON: {exc}") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"table file {path} is not valid YAML{at}: {problem}") from None
+    if data is None:
+        raise ConfigError(f"table file {path} is empty; it needs table_id, rules and seats")
+    if not isinstance(data, dict):
+        raise ConfigError(f"table file {path} must be a mapping of keys (table_id, rules, seats, ...), not a {type(data).__name__}")
+    return data
+
+
+def table_config_from_dict(data: dict, source: str | Path = "<table config>") -> TableConfig:
+    """Validate an already-parsed mapping (the kiosk's calibration page uses this)."""
+    try:
+        return TableConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, source)) from None
+
+
+def describe_validation_error(exc: ValidationError, source: str | Path) -> str:
+    """Turn pydantic's report into one line per problem, each naming the key."""
+    problems = []
+    for err in exc.errors():
+        key = format_key(err["loc"])
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(err["loc"][:-1])
+            hint = f" (allowed here: {', '.join(allowed)})" if allowed else ""
+            problems.append(f"{key}: unknown key{hint}")
+        elif err["type"] == "missing":
+            problems.append(f"{key}: required key is missing")
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{key}: {message} (got {_short(err.get('input'))})")
+    head = f"table file {source}: " if problems else f"table file {source} is invalid"
+    return head + "; ".join(problems)
+
+
+def format_key(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _allowed_keys(loc: Sequence[Any]) -> list[str]:
+    model: Any = TableConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ()) or ()
+        candidates = [annotation, *args]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if model is None:
+            return []
+    return list(getattr(model, "model_fields", {}))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------- geometry
+
+
+def polygon_area(polygon: Sequence[Point]) -> float:
+    """Signed shoelace area (any unit); zero means the points are collinear."""
+    total = 0.0
+    for (x1, y1), (x2, y2) in zip(polygon, list(polygon[1:]) + [polygon[0]]):
+        total += x1 * y2 - x2 * y1
+    return total / 2.0
+
+
+def point_in_polygon(point: Point, polygon: Sequence[Point]) -> bool:
+    """Even-odd ray casting; a point exactly on an edge counts as inside."""
+    x, y = point
+    inside = False
+    count = len(polygon)
+    for i in range(count):
+        x1, y1 = polygon[i]
+        x2, y2 = polygon[(i + 1) % count]
+        if _on_segment(x, y, x1, y1, x2, y2):
+            return True
+        if (y1 > y) != (y2 > y):
+            cross_x = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+            if x < cross_x:
+                inside = not inside
+    return inside
+
+
+def _on_segment(x: float, y: float, x1: float, y1: float, x2: float, y2: float) -> bool:
+    if min(x1, x2) - 1e-9 <= x <= max(x1, x2) + 1e-9 and min(y1, y2) - 1e-9 <= y <= max(y1, y2) + 1e-9:
+        return abs((x2 - x1) * (y - y1) - (y2 - y1) * (x - x1)) <= 1e-9 * max(1.0, abs(x2 - x1) + abs(y2 - y1))
+    return False
+
+
+def to_pixels(polygon: Sequence[Point], width: int, height: int) -> list[Point]:
+    return [(x * width, y * height) for x, y in polygon]
+
+
+def to_normalised(polygon: Sequence[Point], width: int, height: int) -> list[Point]:
+    """Pixel points to 0..1 fractions, clamped so a click on the border stays valid."""
+    if width <= 0 or height <= 0:
+        raise ValueError("image size must be positive")
+    return [(min(max(x / width, 0.0), 1.0), min(max(y / height, 0.0), 1.0)) for x, y in polygon]
+
+
+def zone_box(polygon: Sequence[Point], width: int, height: int, padding: float = 0.0) -> tuple[int, int, int, int]:
+    """The pixel box around a normalised zone, grown by ``padding`` of its size, clipped to the image.
+
+    Cards on a zone's edge are cut by a tight crop; the padding keeps their corner
+    indices whole.
+    """
+    xs = [x * width for x, _ in polygon]
+    ys = [y * height for _, y in polygon]
+    x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
+    pad_x, pad_y = (x2 - x1) * padding, (y2 - y1) * padding
+    return (
+        int(max(0, x1 - pad_x)),
+        int(max(0, y1 - pad_y)),
+        int(min(width, x2 + pad_x + 0.999)),
+        int(min(height, y2 + pad_y + 0.999)),
+    )
+
+
+def box_centre(box: Box) -> Point:
+    x1, y1, x2, y2 = box
+    return ((x1 + x2) / 2.0, (y1 + y2) / 2.0)
+
+
+class ZoneMap:
+    """Seat zones resolved to pixels for one frame size, so lookups per detection are cheap."""
+
+    def __init__(self, config: TableConfig, width: int, height: int) -> None:
+        self.size = (width, height)
+        self._zones = [(s.name, to_pixels(s.polygon, width, height)) for s in config.seats]
+        self.regions = [zone_box(s.polygon, width, height, config.thresholds.crop_padding) for s in config.seats]
+
+    def seat_of(self, box: Box) -> str | None:
+        """The seat whose zone holds the box's centre; the first listed wins where zones overlap."""
+        centre = box_centre(box)
+        for name, polygon in self._zones:
+            if point_in_polygon(centre, polygon):
+                return name
+        return None
+
+    @property
+    def pixel_zones(self) -> list[tuple[str, list[Point]]]:
+        return list(self._zones)
+
+
+def dump_table_config(config: TableConfig, path: str | Path) -> None:
+    """Write a table file in the format its extension asks for (YAML, TOML or JSON)."""
+    path = Path(path)
+    data = config.model_dump(mode="json", exclude_none=True)
+    data["seats"] = [{"name": s["name"], "polygon": [[round(x, 4), round(y, 4)] for x, y in s["polygon"]]}
+                     for s in data["seats"]]
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+    elif suffix == ".toml":
+        text = _to_toml(data)
+    elif suffix == ".json":
+        text = json.dumps(data, indent=2) + "\n"
+    else:
+        raise ConfigError(f"cannot write {path}: unknown format {suffix!r}; use .yaml, .yml, .toml or .json")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def _to_toml(data: dict) -> str:
+    """A TOML writer for this schema only (flat keys, sub-tables, one array of tables)."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict) and k != "seats"]
+    for key, value in data.items():
+        if isinstance(value, dict):
+            lines += ["", f"[{key}]"] + [f"{k} = {_toml_value(v)}" for k, v in value.items()]
+    for seat in data.get("seats", []):
+        lines += ["", "[[seats]]"] + [f"{k} = {_toml_value(v)}" for k, v in seat.items()]
+    return "\n".join(lines) + "\n"

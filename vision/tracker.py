@@ -1,0 +1,249 @@
+"""From per-frame detections to the cards that are really on each seat.
+
+One frame's detections are noisy: a card is missed while the dealer's hand covers it,
+an 8 is read as a 6 for a frame, a reflection scores 0.3.  The tracker turns that into
+a stable answer with three rules:
+
+* **Seat**: a detection belongs to the seat zone that holds its box centre.
+* **Tracks**: within a seat, a detection continues the track of the same card (any
+  distance: one deck has one of each), or else, when the class flickered, the nearest
+  track that was seen in the previous frame, within half a card's size.  Everything
+  else starts a new track.
+* **Votes**: a track is *accepted* once it was seen in at least ``k`` of its last ``n``
+  frames with confidence >= ``conf``; its card is the class with the most votes (ties
+  go to the higher summed confidence) and is then fixed.  A low mean confidence or a
+  split vote marks the card ``needs_confirmation``.  An accepted card stays through
+  occlusion and is dropped only after ``remove_after_s`` seconds unseen.
+
+A card accepted on one seat while the same card's accepted track elsewhere was last
+seen *before* the new track first appeared has moved: the old track is dropped, so the
+round machine sees it leave one seat and arrive at the other.  If both are still seen,
+both stay: that is a duplicate, and the round machine raises it.
+
+Everything is a pure function of (detections, frame size, timestamps), which is what
+lets a replay of recorded detections reproduce a round exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from scoring.cards import Card
+from vision.detector import Detection
+from vision.table import Box, TableConfig, ZoneMap, box_centre
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHand:
+    """The accepted cards on one seat, in the order they were accepted."""
+
+    seat: str
+    cards: tuple[Card, ...]
+    confidence: tuple[float, ...]
+    needs_confirmation: tuple[bool, ...]
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(c.code for c in self.cards)
+
+
+@dataclass(slots=True)
+class Track:
+    """One physical card on one seat, followed across frames."""
+
+    track_id: int
+    seat: str
+    first_frame: int
+    box: Box
+    votes: deque = field(default_factory=deque)  # per frame: (Card, conf) or None
+    last_seen_frame: int = -1
+    last_seen_ts: float = 0.0
+    accepted: Card | None = None
+    accepted_frame: int | None = None
+    confidence: float = 0.0
+    needs_confirmation: bool = False
+
+    def leader(self) -> Card | None:
+        """The class this track currently stands for: fixed once accepted, else the vote leader."""
+        if self.accepted is not None:
+            return self.accepted
+        tally = self.tally()
+        return tally[0][0] if tally else None
+
+    def tally(self, min_conf: float = 0.0) -> list[tuple[Card, int, float]]:
+        """(card, votes, summed confidence), best first; deterministic on ties."""
+        counts: dict[Card, list] = {}
+        for vote in self.votes:
+            if vote is None or vote[1] < min_conf:
+                continue
+            entry = counts.setdefault(vote[0], [0, 0.0])
+            entry[0] += 1
+            entry[1] += vote[1]
+        ranked = [(card, n, s) for card, (n, s) in counts.items()]
+        ranked.sort(key=lambda t: (-t[1], -t[2], t[0].index))
+        return ranked
+
+    @property
+    def seen_last_frame(self) -> bool:
+        return bool(self.votes) and self.votes[-1] is not None
+
+
+class SeatTracker:
+    """Keeps every seat's tracks; :meth:`update` takes one frame and returns accepted hands."""
+
+    def __init__(self, config: TableConfig) -> None:
+        self.config = config
+        self.thresholds = config.thresholds
+        self._zones: ZoneMap | None = None
+        self._tracks: list[Track] = []
+        self._next_id = 1
+        self.outside = 0  # detections in no seat zone, last frame (for the status screen)
+
+    def zones_for(self, width: int, height: int) -> ZoneMap:
+        if self._zones is None or self._zones.size != (width, height):
+            self._zones = ZoneMap(self.config, width, height)
+        return self._zones
+
+    def reset(self) -> None:
+        self._tracks.clear()
+
+    @property
+    def tracks(self) -> tuple[Track, ...]:
+        return tuple(self._tracks)
+
+    def update(self, detections: list[Detection], frame_no: int, ts: float, size: tuple[int, int]) -> dict[str, SeatHand]:
+        zones = self.zones_for(*size)
+        by_seat: dict[str, list[Detection]] = {}
+        outside = 0
+        for det in detections:
+            seat = zones.seat_of(det.box)
+            if seat is None:
+                outside += 1
+            else:
+                by_seat.setdefault(seat, []).append(det)
+        self.outside = outside
+
+        for seat in self.config.seat_names:
+            self._update_seat(seat, by_seat.get(seat, []), frame_no, ts)
+
+        self._drop_stale(ts)
+        return self.hands()
+
+    def hands(self) -> dict[str, SeatHand]:
+        """Accepted cards per seat (seats with none are left out), in acceptance order."""
+        out: dict[str, SeatHand] = {}
+        for seat in self.config.seat_names:
+            accepted = sorted((t for t in self._tracks if t.seat == seat and t.accepted is not None),
+                              key=lambda t: (t.accepted_frame, t.track_id))
+            if accepted:
+                out[seat] = SeatHand(
+                    seat,
+                    tuple(t.accepted for t in accepted),
+                    tuple(round(t.confidence, 4) for t in accepted),
+                    tuple(t.needs_confirmation for t in accepted),
+                )
+        return out
+
+    # ------------------------------------------------------------ internals
+
+    def _update_seat(self, seat: str, detections: list[Detection], frame_no: int, ts: float) -> None:
+        tracks = [t for t in self._tracks if t.seat == seat]
+        matched: dict[int, Detection] = {}
+        free = list(range(len(detections)))
+
+        # Pass 1: the same card continues its own track, wherever it moved within the seat.
+        pairs = []
+        for ti, track in enumerate(tracks):
+            leader = track.leader()
+            for di in free:
+                if detections[di].card == leader:
+                    pairs.append((_distance(track.box, detections[di].box), ti, di))
+        matched_tracks: set[int] = set()
+        for _, ti, di in sorted(pairs):
+            if ti in matched_tracks or di not in free:
+                continue
+            matched[ti] = detections[di]
+            matched_tracks.add(ti)
+            free.remove(di)
+
+        # Pass 2: class flicker: a different label at (nearly) the same place as a track seen last frame.
+        pairs = []
+        for ti, track in enumerate(tracks):
+            if ti in matched_tracks or not track.seen_last_frame:
+                continue
+            for di in free:
+                distance = _distance(track.box, detections[di].box)
+                if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)):
+                    pairs.append((distance, ti, di))
+        for _, ti, di in sorted(pairs):
+            if ti in matched_tracks or di not in free:
+                continue
+            matched[ti] = detections[di]
+            matched_tracks.add(ti)
+            free.remove(di)
+
+        n = self.thresholds.n
+        for ti, track in enumerate(tracks):
+            det = matched.get(ti)
+            if det is None:
+                track.votes.append(None)
+            else:
+                track.votes.append((det.card, float(det.conf)))
+                track.box = det.box
+                track.last_seen_frame, track.last_seen_ts = frame_no, ts
+            while len(track.votes) > n:
+                track.votes.popleft()
+
+        for di in free:
+            det = detections[di]
+            track = Track(self._next_id, seat, frame_no, det.box, deque([(det.card, float(det.conf))]),
+                          frame_no, ts)
+            self._next_id += 1
+            self._tracks.append(track)
+            tracks.append(track)
+
+        for track in tracks:
+            if track.accepted is None:
+                self._try_accept(track, frame_no)
+
+    def _try_accept(self, track: Track, frame_no: int) -> None:
+        th = self.thresholds
+        strong = [v for v in track.votes if v is not None and v[1] >= th.conf]
+        if len(strong) < th.k:
+            return
+        card, votes, summed = track.tally(th.conf)[0]
+        track.accepted = card
+        track.accepted_frame = frame_no
+        track.confidence = summed / votes
+        share = votes / len(strong)
+        track.needs_confirmation = track.confidence < th.needs_confirmation_below or share < th.min_vote_share
+        self._resolve_move(track)
+
+    def _resolve_move(self, new: Track) -> None:
+        """Drop the same card's older track on another seat if it left before this one appeared."""
+        for old in list(self._tracks):
+            if old is new or old.accepted != new.accepted or old.seat == new.seat:
+                continue
+            if old.last_seen_frame < new.first_frame:
+                self._tracks.remove(old)
+
+    def _drop_stale(self, ts: float) -> None:
+        keep = []
+        for track in self._tracks:
+            if track.accepted is None:
+                if any(v is not None for v in track.votes):
+                    keep.append(track)
+            elif ts - track.last_seen_ts < self.thresholds.remove_after_s:
+                keep.append(track)
+        self._tracks = keep
+
+
+def _distance(a: Box, b: Box) -> float:
+    (ax, ay), (bx, by) = box_centre(a), box_centre(b)
+    return math.hypot(ax - bx, ay - by)
+
+
+def _diagonal(box: Box) -> float:
+    return math.hypot(box[2] - box[0], box[3] - box[1])
