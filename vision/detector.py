@@ -115,7 +115,7 @@ class CardDetector:
     """
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
-                 fmt: str = "pt", imgsz: int = 416, conf: float = 0.25, cls_imgsz: int = 64,
+                 fmt: str = "pt", imgsz: int = 384, conf: float = 0.25, cls_imgsz: int = 64,
                  tile: int | None = None):
         det_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
         cls_path = Path(classifier_path) if classifier_path else (

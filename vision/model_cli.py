@@ -28,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     synth.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
     synth.add_argument("--procedural-share", type=float, default=0.4,
                        help="share of scenes drawn with procedural casino faces instead of Debian deck art")
+    synth.add_argument("--crops-only", action="store_true",
+                       help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
 
@@ -59,12 +61,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_cmd_evaluate)
 
+    ex = sub.add_parser("export", help="export trained weights to ONNX and NCNN beside them")
+    ex.add_argument("weights", type=Path, nargs="+")
+    ex.add_argument("--imgsz", type=int, required=True, help="input size the model will run at (detector 384, classifier 64)")
+    ex.add_argument("--format", action="append", choices=["onnx", "ncnn"], default=None)
+    ex.set_defaults(func=_cmd_export)
+
+    be = sub.add_parser("bench", help="ms per table frame for every installed model runtime, and which to use")
+    be.add_argument("--source", default=str(REPO_ROOT / "datasets" / "demo"),
+                    help="frames to time: a folder, video or camera (default: the bundled demo)")
+    be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
+    be.add_argument("--frames", type=int, default=30)
+    be.add_argument("--imgsz", type=int, default=384)
+    be.add_argument("--json", action="store_true")
+    be.set_defaults(func=_cmd_bench)
+
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", type=Path, default=None,
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
     p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
-    p.add_argument("--imgsz", type=int, default=416)
+    p.add_argument("--imgsz", type=int, default=384)
     p.add_argument("--conf", type=float, default=0.25)
 
 
@@ -120,7 +137,8 @@ def _cmd_synth(args) -> int:
 
     cfg = SynthConfig(out=args.out, images=args.images,
                       val_images=args.val_images if args.val_images is not None else max(1, args.images // 8),
-                      seed=args.seed, procedural_share=args.procedural_share)
+                      seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
+                      crops_per_scene=20 if args.crops_only else 12)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:
@@ -156,4 +174,29 @@ def _cmd_train(args) -> int:
     print(f"best weights: {best}")
     if args.publish:
         print(f"published: {publish(best, args.publish)}")
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from vision.export import export
+
+    for weights in args.weights:
+        for path in export(weights, args.imgsz, tuple(args.format or ("onnx", "ncnn"))):
+            print(f"wrote {path}")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from vision.benchmark import run_bench
+
+    report = run_bench(args.source, args.models, args.frames, args.imgsz)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    w, h = report["frame_size"]
+    print(f"{report['source']}: {w}x{h} frames, {report['regions'] or 'no'} seat regions")
+    print(f"{'backend':8s} {'ms/frame':>9s} {'p95 ms':>8s} {'fps':>6s} {'cards/frame':>12s}")
+    for r in report["results"]:
+        print(f"{r['backend']:8s} {r['ms_per_frame']:9.1f} {r['p95_ms']:8.1f} {r['fps']:6.2f} {r['cards_per_frame']:12.2f}")
+    print(f"use: {report['recommended']}")
     return 0

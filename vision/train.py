@@ -23,6 +23,9 @@ DETECT_DEFAULTS = dict(
 CLASSIFY_DEFAULTS = dict(
     imgsz=64, batch=128, fliplr=0.0, flipud=0.0, degrees=0.0, plots=False, patience=100,
     auto_augment="randaugment", erasing=0.2, scale=0.15, hsv_h=0.02, hsv_s=0.5, hsv_v=0.35, warmup_epochs=0.5,
+    # ultralytics' automatic choice for 52 classes and few iterations is AdamW at
+    # lr 0.00018, far too slow from random weights: measured 6.5% top-1 after 3 epochs.
+    optimizer="AdamW", lr0=0.002, cos_lr=True,
 )
 
 

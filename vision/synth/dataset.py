@@ -39,6 +39,9 @@ MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no 
 PROCEDURAL_TRAIN_SEEDS = range(0, 400)
 PROCEDURAL_HOLDOUT_SEEDS = range(100_000, 100_040)
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
+# Crop scenes are rendered larger: the classifier reads crops cut from the camera's
+# full resolution, where an index is typically 15-60 px tall.
+CROP_SIZES = ((832, 624), (640, 640), (832, 468))
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class SynthConfig:
     procedural_share: float = 0.4
     crops_per_scene: int = 12
     deck_height: int = 400
+    crops_only: bool = False   # classifier top-up: larger, closer scenes, no detector images
 
 
 def index_crop(image: np.ndarray, box, rng: np.random.Generator | None = None, size: int = CROP_SIZE) -> np.ndarray:
@@ -111,16 +115,22 @@ def _make_one(args) -> dict:
     pool = _POOLS.get(split)
     if pool is None:
         pool = _POOLS[split] = _DeckPool(split, cfg.deck_height)
-    rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i])
+    rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i] + ([1] if cfg.crops_only else []))
     deck = pool.get(rng, cfg.procedural_share)
-    size = SIZES[int(rng.integers(len(SIZES)))]
-    scene = render_scene(rng, deck, size=size)
-    stem = f"{i:06d}"
+    if cfg.crops_only:
+        size = CROP_SIZES[int(rng.integers(len(CROP_SIZES)))]
+        scene = render_scene(rng, deck, size=size, kind=str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])))
+        stem = f"c{i:06d}"
+    else:
+        size = SIZES[int(rng.integers(len(SIZES)))]
+        scene = render_scene(rng, deck, size=size)
+        stem = f"{i:06d}"
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
     det = cfg.out / "detect"
-    (det / "images" / split / f"{stem}.jpg").write_bytes(buf.tobytes())
+    if not cfg.crops_only:
+        (det / "images" / split / f"{stem}.jpg").write_bytes(buf.tobytes())
     # Crops come from the decoded JPEG: the classifier sees what the camera delivers.
     image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     h, w = image.shape[:2]
@@ -128,7 +138,8 @@ def _make_one(args) -> dict:
     for lab in scene.labels:
         x0, y0, x1, y1 = lab.box
         lines.append(f"{lab.cls} {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} {(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}")
-    (det / "labels" / split / f"{stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+    if not cfg.crops_only:
+        (det / "labels" / split / f"{stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
     crops = 0
     index_labels = [lab for lab in scene.labels if lab.cls == INDEX_CLASS
                     and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
@@ -184,6 +195,9 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
         summary["splits"][split] = {"scenes": n, "labels": labels, "crops": crops,
                                     "decks": dict(sorted(decks.items())),
                                     "seconds": round(time.monotonic() - started, 1)}
+    if cfg.crops_only:
+        (out / "manifest-crops.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
     (out / "detect" / "data.yaml").write_text(
         f"path: {out.resolve() / 'detect'}\ntrain: images/train\nval: images/val\n"
         + "names:\n" + "".join(f"  {i}: {n}\n" for i, n in enumerate(CLASS_NAMES)))

@@ -1,0 +1,100 @@
+"""Account management for the admin: add people, disable them, reset passwords and PINs.
+
+Accounts are never deleted: the audit log names people by username, and a name that
+could be deleted and reissued would make the log say the wrong person did something.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
+from werkzeug.security import check_password_hash
+
+from kiosk import auth, db
+from kiosk.audit import AuditType
+from kiosk.auth import AuthError, Role, require
+from kiosk.runtime import audit, service
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+
+
+def _user(conn, user_id: int):
+    row = conn.execute("SELECT id, username, role, active FROM users WHERE id = ?", (user_id,)).fetchone()
+    if row is None:
+        raise AuthError(f"there is no account number {user_id}")
+    return row
+
+
+@bp.route("/users", methods=("GET", "POST"))
+@require(Role.ADMIN)
+def users():
+    conn = db.get_db()
+    error, status = None, 200
+    if request.method == "POST":
+        form = request.form
+        try:
+            if form.get("password", "") != form.get("password2", ""):
+                raise AuthError("the two passwords differ; type the same password twice")
+            created = auth.create_user(conn, form.get("username", "").strip(), form.get("role", ""),
+                                       form.get("password", ""), form.get("pin", "").strip() or None,
+                                       created_by=g.user["username"])
+        except AuthError as exc:
+            error, status = str(exc), 400
+        else:
+            audit().append(AuditType.USER_CREATED, g.user["username"], created)
+            flash(f"Account {created['username']} ({created['role']}) created.")
+            return redirect(url_for("admin.users"))
+    return render_template("admin/users.html", users=auth.list_users(conn), roles=[r.value for r in Role],
+                           error=error, status=service().status()), status
+
+
+@bp.route("/users/<int:user_id>/active", methods=("POST",))
+@require(Role.ADMIN)
+def set_active(user_id: int):
+    conn = db.get_db()
+    active = request.form.get("active") == "1"
+    try:
+        row = _user(conn, user_id)
+        if row["id"] == g.user["id"] and not active:
+            raise AuthError("you cannot disable your own account; ask another admin")
+        if row["role"] == Role.ADMIN.value and not active:
+            admins = conn.execute("SELECT COUNT(*) FROM users WHERE role = 'admin' AND active = 1").fetchone()[0]
+            if admins <= 1:
+                raise AuthError("this is the last active admin; create another admin first")
+    except AuthError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("admin.users"))
+    conn.execute("UPDATE users SET active = ? WHERE id = ?", (1 if active else 0, user_id))
+    audit().append(AuditType.USER_CHANGED, g.user["username"],
+                   {"username": row["username"], "change": "enabled" if active else "disabled"})
+    flash(f"Account {row['username']} {'enabled' if active else 'disabled'}.")
+    return redirect(url_for("admin.users"))
+
+
+@bp.route("/users/<int:user_id>/secret", methods=("POST",))
+@require(Role.ADMIN)
+def reset_secret(user_id: int):
+    """Set a new password (and, for a supervisor, optionally a new PIN)."""
+    conn = db.get_db()
+    form = request.form
+    try:
+        row = _user(conn, user_id)
+        password = form.get("password", "")
+        pin = form.get("pin", "").strip() or None
+        if len(password) < auth.MIN_PASSWORD:
+            raise AuthError(f"the new password is too short: use at least {auth.MIN_PASSWORD} characters")
+        if pin is not None:
+            auth.validate_account(row["username"], row["role"], password, pin)
+            for other in conn.execute("SELECT id, pin_hash FROM users WHERE pin_hash IS NOT NULL AND id != ?",
+                                      (user_id,)):
+                if check_password_hash(other["pin_hash"], pin):
+                    raise AuthError("that PIN is already used by another supervisor; choose a different one")
+    except AuthError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("admin.users"))
+    conn.execute("UPDATE users SET password_hash = ? WHERE id = ?", (auth.hash_secret(password), user_id))
+    if pin is not None:
+        conn.execute("UPDATE users SET pin_hash = ? WHERE id = ?", (auth.hash_secret(pin), user_id))
+    audit().append(AuditType.USER_CHANGED, g.user["username"],
+                   {"username": row["username"], "change": "password and PIN reset" if pin else "password reset"})
+    flash(f"New password{' and PIN' if pin else ''} set for {row['username']}.")
+    return redirect(url_for("admin.users"))

@@ -1,0 +1,133 @@
+"""The Flask application: one factory, one blueprint per area, as in flaskr.
+
+``create_app`` wires the long-lived objects (audit log, table service) into the app;
+the command line builds them with a camera pipeline, tests build them with a bare
+round machine and feed it scripted hands.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Mapping
+
+from flask import Flask, g, jsonify, redirect, render_template, request, url_for
+
+from kiosk import db
+from kiosk.audit import AuditLog
+from kiosk.runtime import EXTENSION, Runtime
+from scoring.errors import NiuniuError
+
+DEFAULTS: dict[str, Any] = {
+    "SESSION_IDLE_S": 30 * 60,
+    "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SAMESITE": "Strict",
+    "SESSION_COOKIE_NAME": "niuniu_session",
+    "THROTTLE_MAX_FAILURES": 5,
+    "THROTTLE_BASE_S": 30.0,
+    "THROTTLE_WINDOW_S": 15 * 60.0,
+    "PASSWORD_HASH_METHOD": "scrypt",
+    "SSE_KEEPALIVE_S": 1.0,
+    "SSE_MAX_S": None,          # close a stream after this long (None: never); EventSource reconnects
+    "MJPEG_FPS": 8.0,
+    "DEMO": False,
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+}
+
+
+def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) -> Flask:
+    """Build the kiosk.
+
+    ``test_config`` must give ``DATA_DIR`` and, unless ``service`` is given, ``TABLE``
+    (a :class:`~vision.table.TableConfig` or a path to a table file).
+    """
+    app = Flask(__name__)
+    app.config.from_mapping(DEFAULTS)
+    if test_config:
+        app.config.update(test_config)
+    if "DATA_DIR" not in app.config:
+        raise NiuniuError("the kiosk needs a data directory (--data-dir) for its audit log and accounts")
+    data_dir = Path(app.config["DATA_DIR"])
+    data_dir.mkdir(parents=True, exist_ok=True)
+    app.config["DATA_DIR"] = str(data_dir)
+    app.secret_key = db.secret_key(data_dir)
+    db.init_app(app)
+    with db.connect(data_dir):
+        pass  # create the accounts schema before the first request
+
+    if service is None:
+        service = _default_service(app.config, data_dir)
+    service.start()
+    app.extensions[EXTENSION] = Runtime(data_dir, service.audit, service,
+                                        list(app.config.get("DEMO_ACCOUNTS", [])))
+
+    from kiosk import admin, auth, dealer, live, review
+
+    app.before_request(auth.load_user)
+    app.before_request(auth.check_csrf)
+    for blueprint in (auth.bp, dealer.bp, review.bp, live.bp, admin.bp):
+        app.register_blueprint(blueprint)
+
+    @app.context_processor
+    def _template_globals() -> dict:
+        return {"csrf_token": auth.csrf_token, "current_user": g.get("user"), "table": service.config,
+                "preset": service.preset, "demo": app.config["DEMO"], "Role": auth.Role}
+
+    @app.route("/")
+    def index():
+        if g.get("user") is None:
+            return redirect(url_for("auth.login"))
+        return redirect(auth.home_for(g.user["role"]))
+
+    @app.route("/healthz")
+    def healthz():
+        status = service.status()
+        return jsonify(ok=True, camera=status.get("camera"), round=service.machine.round_no)
+
+    @app.errorhandler(NiuniuError)
+    def _user_error(exc: NiuniuError):
+        if auth.wants_json():
+            return jsonify(error=str(exc)), 400
+        return render_template("error.html", code=400, message=str(exc)), 400
+
+    for code, message in ((403, "Your role may not open this page."), (404, "There is no such page."),
+                          (405, "That action is not allowed here."), (413, "That request is too large.")):
+        app.register_error_handler(code, _http_error(code, message))
+
+    @app.after_request
+    def _headers(response):
+        # Everything is served from the package: no CDN, no inline script, no framing.
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+            "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        if request.endpoint != "static":
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    return app
+
+
+def _http_error(code: int, message: str):
+    def handler(_exc):
+        from kiosk.auth import wants_json
+        if wants_json():
+            return jsonify(error=message), code
+        return render_template("error.html", code=code, message=message), code
+    return handler
+
+
+def _default_service(config: Mapping[str, Any], data_dir: Path):
+    from kiosk.table_service import TableService
+    from vision.table import TableConfig, load_table_config
+
+    table = config.get("TABLE")
+    if table is None:
+        raise NiuniuError("the kiosk needs a table file (--config table.yaml)")
+    if not isinstance(table, TableConfig):
+        table = load_table_config(table)
+    audit = AuditLog.in_dir(data_dir, table.table_id)
+    return TableService(table, audit, auto_bets=config.get("AUTO_BETS"))

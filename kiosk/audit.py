@@ -1,0 +1,425 @@
+"""The tamper-evident audit log: append-only SQLite, one SHA-256 hash chain.
+
+Regulators and surveillance must be able to trust that what the log says happened
+did happen and that nobody quietly rewrote it afterwards.  Three layers make that so:
+
+* SQLite triggers refuse every UPDATE and DELETE, so an honest mistake (or a
+  careless script) cannot rewrite history;
+* each record stores the previous record's hash and
+  ``SHA-256(prev_hash + canonical JSON of the record)``, so anyone who drops the
+  triggers and edits a row breaks the chain at that row, and :func:`verify` names it;
+* WAL mode with ``synchronous=FULL`` means an append that returned is on disk, so a
+  kill -9 or power cut loses nothing that the dealer's screen already showed.
+
+The hashed text covers every column except the hash itself (seq, time, table, type,
+actor, round and payload), not only the payload: an edited actor or timestamp is as
+much a forgery as an edited card.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from decimal import Decimal
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from scoring.errors import NiuniuError
+
+GENESIS_HASH = "0" * 64
+AUDIT_FILE = "audit.sqlite3"
+
+
+class AuditError(NiuniuError):
+    """The audit log cannot be opened, read or written; the message says which file and why."""
+
+
+class AuditType(StrEnum):
+    """Every kind of record the log can hold; the review screen filters on these."""
+
+    KIOSK_START = "kiosk_start"
+    KIOSK_STOP = "kiosk_stop"
+    CONFIG_LOADED = "config_loaded"
+    CONFIG_CHANGED = "config_changed"
+    MODEL_LOADED = "model_loaded"
+    CAMERA_OFFLINE = "camera_offline"
+    CAMERA_ONLINE = "camera_online"
+    GUARDS_RESTORED = "audit_guards_restored"
+    SETUP_ADMIN = "setup_admin"
+    LOGIN = "login"
+    LOGOUT = "logout"
+    LOGIN_FAILED = "login_failed"
+    SESSION_TIMEOUT = "session_timeout"
+    PIN_FAILED = "pin_failed"
+    USER_CREATED = "user_created"
+    USER_CHANGED = "user_changed"
+    BETS_PLACED = "bets_placed"
+    ROUND_START = "round_start"
+    CARD_ACCEPTED = "card_accepted"
+    CARD_REMOVED = "card_removed"
+    CARD_CORRECTED = "card_corrected"
+    ROUND_COMPLETE = "round_complete"
+    ROUND_SETTLED = "round_settled"
+    SETTLEMENT_LINE = "settlement_line"
+    SETTLEMENT_CORRECTED = "settlement_corrected"
+    ROUND_CLEARED = "round_cleared"
+    ROUND_VOID = "round_void"
+    ROUND_INTERRUPTED = "round_interrupted"
+    ALERT = "alert"
+    EXPORTED = "audit_exported"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    code = getattr(value, "code", None)  # scoring.cards.Card
+    if isinstance(code, str):
+        return code
+    raise TypeError(f"{type(value).__name__} is not JSON-safe for the audit log")
+
+
+def canonical_json(value: Any) -> str:
+    """One byte-exact text per value: sorted keys, no spaces, Decimals as strings.
+
+    The hash is over text, so two writers (or a verifier in another language) must
+    produce the same text for the same record; NaN and infinity are refused because
+    JSON has no single spelling for them.
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False, default=_json_default)
+
+
+def utc_iso(ts: float | None = None) -> str:
+    """UTC time with microseconds and a Z: sorts as text, reads as a time."""
+    moment = datetime.now(timezone.utc) if ts is None else datetime.fromtimestamp(ts, timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str, *, where: str) -> str:
+    """Turn a user's ``2024-05-01`` or ``2024-05-01T12:30`` (UTC unless an offset is given)
+    into the log's text form, so range filters compare like with like."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise AuditError(f"{where} {text!r} is not a date or time; write it like 2024-05-01 or "
+                         "2024-05-01T18:30 (UTC) or 2024-05-01T18:30+08:00") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One row of the log, exactly as hashed."""
+
+    seq: int
+    ts: str
+    table_id: str
+    type: str
+    actor: str
+    round_no: int | None
+    payload: str  # canonical JSON text, stored and hashed verbatim
+    prev_hash: str
+    hash: str
+
+    @property
+    def data(self) -> dict:
+        return json.loads(self.payload)
+
+    def body(self) -> str:
+        return canonical_json({"seq": self.seq, "ts": self.ts, "table_id": self.table_id,
+                               "type": self.type, "actor": self.actor, "round": self.round_no,
+                               "payload": self.payload})
+
+    def expected_hash(self) -> str:
+        return record_hash(self.prev_hash, self.body())
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "ts": self.ts, "table_id": self.table_id, "type": self.type,
+                "actor": self.actor, "round": self.round_no, "payload": self.data,
+                "prev_hash": self.prev_hash, "hash": self.hash}
+
+
+def record_hash(prev_hash: str, body: str) -> str:
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """What :func:`AuditLog.verify` found: a count, or the first record that does not hold."""
+
+    count: int
+    first_bad_seq: int | None = None
+    reason: str = ""
+    guards_present: bool = True
+    head_hash: str = GENESIS_HASH
+
+    @property
+    def ok(self) -> bool:
+        return self.first_bad_seq is None and self.guards_present
+
+    def summary(self) -> str:
+        if self.first_bad_seq is not None:
+            text = f"BROKEN at seq {self.first_bad_seq}: {self.reason}"
+        else:
+            text = f"OK {self.count} records, head {self.head_hash[:16]}"
+        if not self.guards_present:
+            text += ("; WARNING: the append-only triggers are missing, so someone altered the "
+                     "database schema")
+        return text
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "count": self.count, "first_bad_seq": self.first_bad_seq,
+                "reason": self.reason, "guards_present": self.guards_present,
+                "head_hash": self.head_hash}
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+    seq       INTEGER PRIMARY KEY,
+    ts        TEXT NOT NULL,
+    table_id  TEXT NOT NULL,
+    type      TEXT NOT NULL,
+    actor     TEXT NOT NULL,
+    round_no  INTEGER,
+    payload   TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_round ON audit(table_id, round_no);
+CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
+CREATE INDEX IF NOT EXISTS audit_type ON audit(type);
+"""
+_TRIGGERS = {
+    "audit_no_update": "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
+                       "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: UPDATE refused'); END;",
+    "audit_no_delete": "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit "
+                       "BEGIN SELECT RAISE(ABORT, 'the audit log is append-only: DELETE refused'); END;",
+}
+_COLUMNS = "seq, ts, table_id, type, actor, round_no, payload, prev_hash, hash"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A record still to be written: the log assigns seq, time text and hashes."""
+
+    type: str
+    actor: str
+    payload: dict
+    round_no: int | None = None
+    ts: float | None = None
+    table_id: str | None = None
+
+
+def _row(row: tuple) -> AuditRecord:
+    return AuditRecord(*row)
+
+
+class AuditLog:
+    """The log of one data directory; safe to share between threads.
+
+    Appends take SQLite's write lock (``BEGIN IMMEDIATE``) before reading the chain
+    head, so two processes appending at once (the kiosk and an admin command) still
+    produce one unbroken chain.
+    """
+
+    def __init__(self, path: str | Path, table_id: str = "", *, create: bool = True):
+        self.path = Path(path)
+        self.table_id = table_id
+        self._lock = threading.Lock()
+        if not create and not self.path.exists():
+            raise AuditError(f"no audit log at {self.path}; check --data-dir (the kiosk creates "
+                             f"{AUDIT_FILE} there on first start)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = self._connect()
+            if create:
+                self._ensure_schema()
+            elif not self._has_table():
+                raise AuditError(f"{self.path} holds no audit table; it is not a niuniu audit log")
+        except sqlite3.DatabaseError as exc:
+            raise AuditError(f"cannot open the audit log {self.path}: {exc}; is it a niuniu "
+                             "audit database and is the disk writable?") from None
+
+    @classmethod
+    def in_dir(cls, data_dir: str | Path, table_id: str = "", *, create: bool = True) -> "AuditLog":
+        return cls(Path(data_dir) / AUDIT_FILE, table_id, create=create)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    def _has_table(self) -> bool:
+        return self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='audit'").fetchone() is not None
+
+    def guards_present(self) -> bool:
+        names = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+        return set(_TRIGGERS) <= names
+
+    def _ensure_schema(self) -> None:
+        existed = self._has_table()
+        missing = existed and not self.guards_present()
+        self._conn.executescript(_SCHEMA)
+        for sql in _TRIGGERS.values():
+            self._conn.execute(sql)
+        if missing:
+            self.append(AuditType.GUARDS_RESTORED, "system",
+                        {"detail": "append-only triggers were missing at open and were recreated; "
+                                   "run `niuniu audit verify` to check the chain"})
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def append(self, type: str, actor: str, payload: dict | None = None, *, round_no: int | None = None,
+               ts: float | None = None, table_id: str | None = None) -> AuditRecord:
+        """Add one record and return it once it is durably on disk."""
+        return self.append_many([Entry(type, actor, payload or {}, round_no, ts, table_id)])[0]
+
+    def append_many(self, entries: Iterable["Entry"]) -> list[AuditRecord]:
+        """Add several records in one transaction: all of them are on disk, or none.
+
+        A settlement is one ``round_settled`` plus a line per seat; a crash must never
+        leave half of it.
+        """
+        texts = [(entry, canonical_json(entry.payload)) for entry in entries]
+        written: list[AuditRecord] = []
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+                seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
+                for entry, text in texts:
+                    draft = AuditRecord(seq, utc_iso(entry.ts),
+                                        self.table_id if entry.table_id is None else entry.table_id,
+                                        str(entry.type), entry.actor or "system", entry.round_no, text, prev, "")
+                    record = replace(draft, hash=draft.expected_hash())
+                    conn.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 (record.seq, record.ts, record.table_id, record.type, record.actor,
+                                  record.round_no, record.payload, record.prev_hash, record.hash))
+                    written.append(record)
+                    seq, prev = seq + 1, record.hash
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return written
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Iterable = ()) -> list[AuditRecord]:
+        with self._lock:
+            return [_row(r) for r in self._conn.execute(sql, tuple(params))]
+
+    def count(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
+
+    def last(self) -> AuditRecord | None:
+        rows = self._query(f"SELECT {_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1")
+        return rows[0] if rows else None
+
+    def records(self, *, since: str | None = None, until: str | None = None,
+                types: Iterable[str] | None = None, round_no: int | None = None,
+                table_id: str | None = None, after_seq: int = 0, limit: int | None = None,
+                newest_first: bool = False) -> list[AuditRecord]:
+        where, params = ["seq > ?"], [after_seq]
+        if since:
+            where.append("ts >= ?"), params.append(since)
+        if until:
+            where.append("ts <= ?"), params.append(until)
+        if round_no is not None:
+            where.append("round_no = ?"), params.append(round_no)
+        if table_id is not None:
+            where.append("table_id = ?"), params.append(table_id)
+        if types is not None:
+            kinds = [str(t) for t in types]
+            where.append(f"type IN ({','.join('?' * len(kinds))})"), params.extend(kinds)
+        sql = f"SELECT {_COLUMNS} FROM audit WHERE {' AND '.join(where)} ORDER BY seq"
+        if newest_first:
+            sql += " DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return self._query(sql, params)
+
+    def round_numbers(self, *, table_id: str | None = None, since: str | None = None, until: str | None = None,
+                      before: int | None = None, limit: int = 50) -> list[int]:
+        """Distinct round numbers with a ``round_start``, newest first (one indexed query)."""
+        where, params = ["type = ?", "round_no IS NOT NULL"], [str(AuditType.ROUND_START)]
+        for clause, value in (("table_id = ?", table_id), ("ts >= ?", since), ("ts <= ?", until),
+                              ("round_no < ?", before)):
+            if value is not None:
+                where.append(clause), params.append(value)
+        sql = (f"SELECT round_no FROM audit WHERE {' AND '.join(where)} GROUP BY round_no "
+               f"ORDER BY round_no DESC LIMIT {int(limit)}")
+        with self._lock:
+            return [row[0] for row in self._conn.execute(sql, params)]
+
+    def iter_all(self, batch: int = 2000) -> Iterator[AuditRecord]:
+        after = 0
+        while True:
+            rows = self.records(after_seq=after, limit=batch)
+            if not rows:
+                return
+            yield from rows
+            after = rows[-1].seq
+
+    def verify(self) -> VerifyResult:
+        """Walk the whole chain; stop at the first record whose seq, link or hash is wrong."""
+        prev, expected_seq, count = GENESIS_HASH, 1, 0
+        guards = self.guards_present()
+        for record in self.iter_all():
+            if record.seq != expected_seq:
+                return VerifyResult(count, expected_seq,
+                                    f"record {expected_seq} is missing (next is {record.seq}): deleted",
+                                    guards, prev)
+            if record.prev_hash != prev:
+                return VerifyResult(count, record.seq, "previous-hash link does not match the record "
+                                    "before it: a record was removed or replaced", guards, prev)
+            if record.expected_hash() != record.hash:
+                return VerifyResult(count, record.seq, "hash does not match the record's content: "
+                                    "the record was edited", guards, prev)
+            prev, expected_seq, count = record.hash, expected_seq + 1, count + 1
+        return VerifyResult(count, None, "", guards, prev)
+
+    # -- export ----------------------------------------------------------------------------
+
+    def export(self, out: io.TextIOBase, fmt: str, *, since: str | None = None,
+               until: str | None = None) -> int:
+        """Write the records in a time range as CSV or JSON; return how many.
+
+        Each exported record keeps its hashes, so a copy can be checked later against
+        the chain head recorded at export time.
+        """
+        rows = self.records(since=since, until=until)
+        if fmt == "json":
+            json.dump({"records": [r.to_json() for r in rows], "count": len(rows)}, out,
+                      ensure_ascii=False, indent=1)
+            out.write("\n")
+        elif fmt == "csv":
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(["seq", "ts", "table_id", "type", "actor", "round", "payload",
+                             "prev_hash", "hash"])
+            for r in rows:
+                writer.writerow([r.seq, r.ts, r.table_id, r.type, r.actor,
+                                 "" if r.round_no is None else r.round_no, r.payload, r.prev_hash, r.hash])
+        else:
+            raise AuditError(f"export format {fmt!r} is not csv or json")
+        return len(rows)

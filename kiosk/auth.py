@@ -1,0 +1,331 @@
+"""Who may do what at the table: accounts, roles, login, CSRF, throttling, timeouts.
+
+The four roles mirror the people in a casino: the *dealer* runs rounds, the *pit
+supervisor* approves what a dealer alone must not (changing a settled hand, voiding
+a round) by typing a personal PIN on the dealer's screen, *surveillance* reviews
+and never changes anything, and the *admin* manages accounts.  There is no default
+password anywhere: the first start prints a one-time setup code and the first
+account is the admin created with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import re
+import secrets
+import sqlite3
+import time
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from flask import (Blueprint, abort, current_app, flash, g, jsonify, redirect, render_template,
+                   request, session, url_for)
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from kiosk import db
+from kiosk.audit import AuditType, utc_iso
+from kiosk.runtime import audit, runtime
+from scoring.errors import NiuniuError
+
+bp = Blueprint("auth", __name__, url_prefix="/auth")
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_USERNAME = re.compile(r"^[A-Za-z0-9._-]{3,32}$")
+_PIN = re.compile(r"^[0-9]{4,8}$")
+MIN_PASSWORD = 10
+
+
+class Role(StrEnum):
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"
+    SURVEILLANCE = "surveillance"
+    ADMIN = "admin"
+
+
+HOME = {Role.DEALER: "dealer.screen", Role.SUPERVISOR: "dealer.screen",
+        Role.SURVEILLANCE: "review.rounds", Role.ADMIN: "admin.users"}
+
+
+class AuthError(NiuniuError):
+    """An account, password or PIN that cannot be accepted; the message says what to change."""
+
+
+# -- accounts -------------------------------------------------------------------------------
+
+
+def hash_secret(secret: str) -> str:
+    method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt") if current_app else "scrypt"
+    return generate_password_hash(secret, method=method)
+
+
+def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
+    if not _USERNAME.match(username or ""):
+        raise AuthError(f"username {username!r}: use 3 to 32 letters, digits, dots, dashes or underscores")
+    try:
+        parsed = Role(role)
+    except ValueError:
+        raise AuthError(f"role {role!r} is not one of {', '.join(r.value for r in Role)}") from None
+    if len(password or "") < MIN_PASSWORD:
+        raise AuthError(f"password for {username!r} is too short: use at least {MIN_PASSWORD} characters")
+    if parsed is Role.SUPERVISOR:
+        if not _PIN.match(pin or ""):
+            raise AuthError(f"supervisor {username!r} needs a PIN of 4 to 8 digits (typed on the "
+                            "dealer's screen to approve corrections and voids)")
+    elif pin:
+        raise AuthError(f"only supervisors have a PIN; {username!r} is a {parsed.value}")
+    return parsed
+
+
+def create_user(conn: sqlite3.Connection, username: str, role: str, password: str,
+                pin: str | None = None, *, created_by: str, method: str | None = None) -> dict:
+    """Add an account; refuses a taken name and a PIN another supervisor already uses
+    (the PIN alone identifies who approved, so two supervisors cannot share one)."""
+    parsed = validate_account(username, role, password, pin)
+    hasher = (lambda s: generate_password_hash(s, method=method)) if method else hash_secret
+    if conn.execute("SELECT 1 FROM users WHERE username = ?", (username,)).fetchone():
+        raise AuthError(f"username {username!r} is taken; pick another")
+    if pin:
+        for row in conn.execute("SELECT username, pin_hash FROM users WHERE pin_hash IS NOT NULL"):
+            if check_password_hash(row["pin_hash"], pin):
+                raise AuthError("that PIN is already used by another supervisor; choose a different one")
+    conn.execute("INSERT INTO users(username, role, password_hash, pin_hash, active, created_at, created_by) "
+                 "VALUES (?, ?, ?, ?, 1, ?, ?)",
+                 (username, parsed.value, hasher(password), hasher(pin) if pin else None, utc_iso(), created_by))
+    return {"username": username, "role": parsed.value}
+
+
+def user_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+
+
+def list_users(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    return conn.execute("SELECT id, username, role, active, created_at, created_by, "
+                        "pin_hash IS NOT NULL AS has_pin FROM users ORDER BY role, username").fetchall()
+
+
+# -- throttling -----------------------------------------------------------------------------
+
+
+def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> float:
+    """Seconds until another attempt is allowed: after N failures in the window the wait
+    doubles from the base, so a guesser gets a few tries an hour, a fumbling dealer
+    gets back in after half a minute."""
+    cfg = current_app.config
+    window, limit, base = cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_MAX_FAILURES"], cfg["THROTTLE_BASE_S"]
+    worst = 0.0
+    for key in keys:
+        # One screen serves the whole pit, so the address gets more tries than one account:
+        # a dealer's fumbling must not lock the supervisor out of the same screen.
+        allowed = limit * 4 if kind == "login" and key.startswith("ip:") else limit
+        rows = conn.execute("SELECT ts FROM failures WHERE kind = ? AND key = ? AND ts > ? ORDER BY ts",
+                            (kind, key, now - window)).fetchall()
+        if len(rows) >= allowed:
+            wait = min(window, base * 2 ** (len(rows) - allowed))
+            worst = max(worst, rows[-1]["ts"] + wait - now)
+    return worst
+
+
+def _record_failure(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> None:
+    conn.execute("DELETE FROM failures WHERE ts < ?", (now - current_app.config["THROTTLE_WINDOW_S"],))
+    conn.executemany("INSERT INTO failures(kind, key, ts) VALUES (?, ?, ?)", [(kind, k, now) for k in keys])
+
+
+def _client() -> str:
+    return request.remote_addr or "unknown"
+
+
+# -- the logged-in user ---------------------------------------------------------------------
+
+
+def load_user() -> None:
+    """Runs before every request: find the user and end sessions idle too long."""
+    g.user = None
+    uid = session.get("uid")
+    if uid is None:
+        return
+    row = db.get_db().execute("SELECT id, username, role, active FROM users WHERE id = ?", (uid,)).fetchone()
+    if row is None or not row["active"]:
+        session.clear()
+        return
+    now = time.time()
+    idle = current_app.config["SESSION_IDLE_S"]
+    if now - float(session.get("last_seen", 0)) > idle:
+        audit().append(AuditType.SESSION_TIMEOUT, row["username"],
+                       {"role": row["role"], "idle_limit_s": idle, "ip": _client()})
+        session.clear()
+        return
+    endpoint = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    if not getattr(endpoint, "passive", False):
+        session["last_seen"] = now
+    g.user = {"id": row["id"], "username": row["username"], "role": Role(row["role"])}
+
+
+def passive(view):
+    """Mark a view (SSE, MJPEG, status polling) whose traffic is not the user being active."""
+    view.passive = True
+    return view
+
+
+def wants_json() -> bool:
+    return "/api/" in request.path or request.path.startswith("/live/") or request.is_json
+
+
+def require(*roles: Role):
+    """Let only these roles in; others get 403, strangers get the login page."""
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(*args, **kwargs):
+            if g.get("user") is None:
+                if wants_json():
+                    return jsonify(error="not logged in (or the session timed out); log in again"), 401
+                return redirect(url_for("auth.login", next=request.full_path))
+            if g.user["role"] not in roles:
+                if wants_json():
+                    return jsonify(error=f"a {g.user['role']} may not do this"), 403
+                abort(403)
+            return view(*args, **kwargs)
+        return wrapped
+    return decorate
+
+
+# -- CSRF -----------------------------------------------------------------------------------
+
+
+def csrf_token() -> str:
+    token = session.get("csrf")
+    if not token:
+        token = session["csrf"] = secrets.token_urlsafe(32)
+    return token
+
+
+def check_csrf():
+    """Every POST (form or fetch) must carry the session's token; a page on another
+    site cannot read it, so it cannot make the kiosk settle or void anything."""
+    if request.method in SAFE_METHODS:
+        return None
+    sent = request.headers.get("X-CSRF-Token") or request.form.get("csrf_token", "")
+    expected = session.get("csrf", "")
+    if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+        message = "the form's security token is missing or stale; reload the page and try again"
+        if wants_json():
+            return jsonify(error=message), 400
+        return render_template("error.html", code=400, message=message), 400
+    return None
+
+
+# -- supervisor approval --------------------------------------------------------------------
+
+
+def authorize_supervisor(pin: str, purpose: str) -> str:
+    """Return the supervisor whose PIN this is, or raise; failures are throttled and logged."""
+    conn = db.get_db()
+    now = time.time()
+    keys = [f"ip:{_client()}"]
+    requester = g.user["username"] if g.get("user") else "anonymous"
+    wait = _lock_remaining(conn, "pin", keys, now)
+    if wait > 0:
+        raise AuthError(f"too many wrong PINs; wait {int(wait) + 1} s before trying again")
+    if pin and _PIN.match(pin):
+        for row in conn.execute("SELECT username, pin_hash FROM users WHERE role = ? AND active = 1 "
+                                "AND pin_hash IS NOT NULL", (Role.SUPERVISOR.value,)):
+            if check_password_hash(row["pin_hash"], pin):
+                return row["username"]
+    _record_failure(conn, "pin", keys, now)
+    audit().append(AuditType.PIN_FAILED, requester, {"purpose": purpose, "ip": _client()})
+    raise AuthError("supervisor PIN not recognised; a supervisor must type their own PIN")
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def _safe_next(target: str | None) -> str | None:
+    if not target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/"):
+        return None
+    return target.rstrip("?")
+
+
+def home_for(role: Role) -> str:
+    return url_for(HOME[Role(role)])
+
+
+@bp.route("/setup", methods=("GET", "POST"))
+def setup():
+    conn = db.get_db()
+    if user_count(conn):
+        return redirect(url_for("auth.login"))
+    error = None
+    if request.method == "POST":
+        code = request.form.get("setup_code", "").strip()
+        username = request.form.get("username", "").strip()
+        password = request.form.get("password", "")
+        if not hmac.compare_digest(code.encode(), db.setup_code(runtime().data_dir).encode()):
+            error = "setup code is wrong; it is printed on the console where the kiosk was started"
+        elif password != request.form.get("password2", ""):
+            error = "the two passwords differ; type the same password twice"
+        else:
+            try:
+                create_user(conn, username, Role.ADMIN.value, password, created_by="first-run setup")
+            except AuthError as exc:
+                error = str(exc)
+            else:
+                db.forget_setup_code(runtime().data_dir)
+                audit().append(AuditType.SETUP_ADMIN, username, {"ip": _client()})
+                flash("Administrator created. Log in, then add dealer, supervisor and surveillance accounts.")
+                return redirect(url_for("auth.login"))
+    return render_template("auth/setup.html", error=error), (400 if error else 200)
+
+
+@bp.route("/login", methods=("GET", "POST"))
+def login():
+    conn = db.get_db()
+    if not user_count(conn):
+        return redirect(url_for("auth.setup"))
+    error, status = None, 200
+    if request.method == "POST":
+        username = request.form.get("username", "").strip()
+        password = request.form.get("password", "")
+        now = time.time()
+        keys = [f"user:{username.lower()}", f"ip:{_client()}"]
+        wait = _lock_remaining(conn, "login", keys, now)
+        row = conn.execute("SELECT id, username, role, password_hash, active FROM users WHERE username = ?",
+                           (username,)).fetchone()
+        if wait > 0:
+            error, status = f"too many failed logins; wait {int(wait) + 1} s and try again", 429
+            audit().append(AuditType.LOGIN_FAILED, username[:64] or "-",
+                           {"reason": "throttled", "ip": _client()})
+        elif row is None or not row["active"] or not check_password_hash(row["password_hash"], password):
+            reason = "unknown user" if row is None else ("account disabled" if not row["active"]
+                                                          else "wrong password")
+            _record_failure(conn, "login", keys, now)
+            audit().append(AuditType.LOGIN_FAILED, username[:64] or "-", {"reason": reason, "ip": _client()})
+            error, status = "username or password is wrong", 401
+        else:
+            conn.execute("DELETE FROM failures WHERE kind = 'login' AND key IN (?, ?)", tuple(keys))
+            session.clear()
+            session.permanent = True
+            session["uid"] = row["id"]
+            session["last_seen"] = now
+            csrf_token()
+            audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})
+            return redirect(_safe_next(request.args.get("next")) or home_for(row["role"]))
+    return render_template("auth/login.html", error=error), status
+
+
+@bp.route("/logout", methods=("POST",))
+def logout():
+    if g.get("user"):
+        audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
+    session.clear()
+    return redirect(url_for("auth.login"))
+
+
+@bp.route("/whoami")
+@passive
+def whoami():
+    if g.get("user") is None:
+        return jsonify(user=None), 401
+    return jsonify(user=g.user["username"], role=g.user["role"].value)

@@ -1,0 +1,310 @@
+"""The kiosk's subcommands: ``demo``, ``kiosk``, ``audit verify|export``, ``users add|list``.
+
+``niuniu demo`` is the first command a newcomer runs; ``niuniu kiosk`` is what systemd
+runs at the table.  Both build the same objects (audit log, table service, camera
+pipeline, Flask app) and differ only in where frames come from and who the accounts are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, parse_time
+from kiosk.server import default_data_dir, is_loopback, serve
+from scoring.errors import NiuniuError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    demo = sub.add_parser("demo", help="start the dealer kiosk on the recorded demo table (first thing to try)",
+                          description="Play datasets/demo as the camera, recognise and score every round, "
+                                      "settle it with default bets, and serve the dealer's screen.")
+    demo.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    demo.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    demo.add_argument("--data-dir", help="where the demo's audit log and recordings go (default: a new temp folder)")
+    demo.add_argument("--dataset", help="demo recording: a folder with table.yaml and frames/ (default datasets/demo)")
+    demo.add_argument("--model", help="card detector model file (default: models/)")
+    demo.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
+                      help="which exported model to load from models/ (default pt)")
+    demo.add_argument("--pause", type=float, default=4.0, help="seconds a complete round stays on screen before "
+                                                               "the demo dealer settles it (default 4)")
+    demo.set_defaults(func=run_demo_command)
+
+    kiosk = sub.add_parser("kiosk", help="run the dealer kiosk for a real table (camera, model, audit log)")
+    kiosk.add_argument("--config", required=True, help="table file (table.yaml) from `niuniu calibrate`")
+    kiosk.add_argument("--source", help="camera: picamera2, a device index, a URL, a video or a frame folder "
+                                        "(default: camera.source in the table file)")
+    kiosk.add_argument("--data-dir", help=f"audit log, accounts and recordings (default {default_data_dir()})")
+    kiosk.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; anything else "
+                                                           "exposes the kiosk on the network)")
+    kiosk.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    kiosk.add_argument("--model", help="card detector model file (default: models/)")
+    kiosk.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
+                       help="which exported model to load from models/ (default pt; ncnn on a Raspberry Pi)")
+    kiosk.set_defaults(func=run_kiosk_command)
+
+    audit = sub.add_parser("audit", help="check or export the tamper-evident audit log")
+    audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
+    audit_sub.required = True
+    verify = audit_sub.add_parser("verify", help="check the hash chain: OK and the record count, or the first broken seq")
+    verify.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    verify.set_defaults(func=run_audit_verify)
+    export = audit_sub.add_parser("export", help="write the records of a time range as CSV or JSON")
+    export.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    export.add_argument("--from", dest="since", help="start, UTC unless an offset is given: 2024-05-01 or 2024-05-01T18:00")
+    export.add_argument("--to", dest="until", help="end (inclusive), same forms as --from")
+    export.add_argument("--format", default="csv", choices=("csv", "json"), help="csv (default) or json")
+    export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.set_defaults(func=run_audit_export)
+
+    users = sub.add_parser("users", help="manage kiosk accounts from the console (admins use the Accounts page)")
+    users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
+    users_sub.required = True
+    add = users_sub.add_parser("add", help="create an account; the password (and a supervisor's PIN) is asked for")
+    add.add_argument("--data-dir", required=True, help="the kiosk's data directory")
+    add.add_argument("--username", required=True)
+    add.add_argument("--role", required=True, choices=("dealer", "supervisor", "surveillance", "admin"))
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password (then a supervisor's PIN) from standard input, one per line")
+    add.set_defaults(func=run_users_add)
+    lst = users_sub.add_parser("list", help="list accounts")
+    lst.add_argument("--data-dir", required=True, help="the kiosk's data directory")
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    lst.set_defaults(func=run_users_list)
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def _open_audit(data_dir: str) -> AuditLog:
+    path = Path(data_dir)
+    if not path.is_dir():
+        raise AuditError(f"data directory {path} does not exist; pass the --data-dir the kiosk runs with")
+    return AuditLog.in_dir(path, create=False)
+
+
+def run_audit_verify(args) -> int:
+    log = _open_audit(args.data_dir)
+    try:
+        result = log.verify()
+    finally:
+        log.close()
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(result.summary())
+    return 0 if result.ok else 1
+
+
+def run_audit_export(args) -> int:
+    since = parse_time(args.since, where="--from") if args.since else None
+    until = parse_time(args.until, where="--to") if args.until else None
+    log = _open_audit(args.data_dir)
+    try:
+        if args.output:
+            try:
+                with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                    count = log.export(fh, args.format, since=since, until=until)
+            except OSError as exc:
+                raise AuditError(f"cannot write {args.output}: {exc.strerror}") from None
+            print(f"{count} records written to {args.output}", file=sys.stderr)
+        else:
+            log.export(sys.stdout, args.format, since=since, until=until)
+    finally:
+        log.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- users
+
+
+def _read_secret(prompt: str, from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass(prompt)
+    if getpass.getpass("again: ") != first:
+        raise NiuniuError("the two entries differ; run the command again")
+    return first
+
+
+def run_users_add(args) -> int:
+    from kiosk import db
+    from kiosk.auth import create_user
+
+    data_dir = Path(args.data_dir)
+    password = _read_secret(f"password for {args.username}: ", args.password_stdin)
+    pin = _read_secret(f"PIN for supervisor {args.username} (4-8 digits): ", args.password_stdin) \
+        if args.role == "supervisor" else None
+    conn = db.connect(data_dir)
+    try:
+        created = create_user(conn, args.username, args.role, password, pin,
+                              created_by=f"console:{getpass.getuser()}", method="scrypt")
+    finally:
+        conn.close()
+    log = AuditLog.in_dir(data_dir, _last_table_id(data_dir))
+    log.append(AuditType.USER_CREATED, f"console:{getpass.getuser()}", created)
+    log.close()
+    print(f"created {created['role']} {created['username']}")
+    return 0
+
+
+def run_users_list(args) -> int:
+    from kiosk import db
+    from kiosk.auth import list_users
+
+    conn = db.connect(args.data_dir)
+    try:
+        rows = [dict(r) for r in list_users(conn)]
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps([{k: r[k] for k in ("username", "role", "active", "created_at", "created_by")}
+                          for r in rows]))
+    else:
+        for r in rows:
+            print(f"{r['username']:24} {r['role']:13} {'active' if r['active'] else 'disabled'}")
+    return 0
+
+
+def _last_table_id(data_dir: Path) -> str:
+    if not (data_dir / AUDIT_FILE).exists():
+        return ""
+    log = AuditLog.in_dir(data_dir, create=False)
+    try:
+        last = log.last()
+        return last.table_id if last else ""
+    finally:
+        log.close()
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _detector(args):
+    from vision.detector import CardDetector
+
+    return CardDetector(args.model, fmt=args.model_format)
+
+
+def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False, app_config: dict | None = None,
+                realtime: bool = True):
+    """Audit log + pipeline + service + app, wired as production runs them."""
+    from kiosk.app import create_app
+    from kiosk.demo import default_bets
+    from kiosk.rounds import round_numbers
+    from kiosk.table_service import TableService
+    from scoring.rules import load_preset
+    from vision.pipeline import TablePipeline
+
+    log = AuditLog.in_dir(data_dir, config.table_id)
+    last_round = max(round_numbers(log, table_id=config.table_id, limit=1) or [0])
+    pipeline = TablePipeline(config, source, detector, data_dir, realtime=realtime, round_no=last_round)
+    info = {"name": str(getattr(detector, "name", type(detector).__name__))}
+    sha = getattr(detector, "file_sha256", None)
+    if isinstance(sha, str):
+        info["sha256"] = sha
+    for attr in ("detector_path", "classifier_path"):
+        if getattr(detector, attr, None) is not None:
+            info[attr] = str(getattr(detector, attr))
+    kinds = load_preset(config.rules).bet_kinds
+    service = TableService(config, log, pipeline=pipeline, detector_info=info,
+                           auto_bets=default_bets(kinds) if demo else None)
+    pipeline.on_event = service.on_pipeline_event
+    app = create_app({"DATA_DIR": str(data_dir), "DEMO": demo, **(app_config or {})}, service=service)
+    return app, service, pipeline
+
+
+def _first_run_notice(data_dir: Path, url: str) -> None:
+    from kiosk import db
+    from kiosk.auth import user_count
+
+    conn = db.connect(data_dir)
+    try:
+        empty = user_count(conn) == 0
+    finally:
+        conn.close()
+    if empty:
+        print(f"First start: no accounts yet. Open {url}auth/setup and enter the setup code "
+              f"{db.setup_code(data_dir)} to create the administrator.")
+
+
+def run_kiosk_command(args) -> int:
+    from vision.sources import open_source
+    from vision.table import load_table_config
+
+    config = load_table_config(args.config)
+    spec = args.source or config.camera.source
+    if not spec:
+        raise NiuniuError(f"no camera given: pass --source (picamera2, 0, a URL, a video or a folder) or set "
+                          f"camera.source in {args.config}")
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not is_loopback(args.host):
+        print(f"warning: binding {args.host} exposes the kiosk to the network; use a firewall and TLS proxy",
+              file=sys.stderr)
+    cam = config.camera
+    source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
+    detector = _detector(args)
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live)
+    pipeline.start()
+
+    def ready(url: str) -> None:
+        print(f"niuniu kiosk: table {config.table_id} ({config.rules}) on {url} · data {data_dir}")
+        _first_run_notice(data_dir, url)
+
+    def stopped(why: str) -> None:
+        pipeline.stop()
+        service.stop(why)
+
+    return serve(app, args.host, args.port, on_ready=ready, on_stop=stopped, pipeline=pipeline)
+
+
+def run_demo_command(args) -> int:
+    from kiosk.demo import find_demo_dir
+
+    demo_dir = find_demo_dir(args.dataset)
+    detector = _detector(args)
+    return run_demo(demo_dir, detector, data_dir=Path(args.data_dir) if args.data_dir else None,
+                    host=args.host, port=args.port, pause=args.pause)
+
+
+def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8000,
+             pause: float = 4.0, app_config: dict | None = None, out=None) -> int:
+    """The demo with any detector (tests pass a scripted one)."""
+    from kiosk.demo import DemoDealer, create_demo_accounts, demo_frames
+    from vision.sources import open_source
+    from vision.table import load_table_config
+
+    out = out or sys.stdout
+    config = load_table_config(demo_dir / "table.yaml")
+    frames = demo_frames(demo_dir)
+    data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    source = open_source(str(frames), fps=config.camera.fps, loop=True)
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config)
+    accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
+    dealer = DemoDealer(service, pause=pause)
+
+    def ready(url: str) -> None:
+        print(f"Niu Niu demo: table {config.table_id}, rules {config.rules}, camera = {frames}", file=out)
+        print(f"Open {url} and log in. Demo accounts (this demo only, passwords are new each start):", file=out)
+        for a in accounts:
+            extra = f"  PIN {a['pin']}" if a["pin"] else ""
+            print(f"  {a['role']:13} {a['username']:18} password {a['password']}{extra}", file=out)
+        print(f"Audit log and recordings: {data_dir}  (check: niuniu audit verify --data-dir {data_dir})", file=out)
+        print("Ctrl-C stops the demo.", file=out)
+        out.flush()
+        pipeline.start()
+        dealer.start()
+
+    def stopped(why: str) -> None:
+        dealer.stop_event.set()
+        pipeline.stop()
+        service.stop(why)
+
+    return serve(app, host, port, on_ready=ready, on_stop=stopped, pipeline=pipeline)

@@ -1,0 +1,111 @@
+"""The kiosk's own changeable state: accounts, failed-login counters, small settings.
+
+It lives in ``kiosk.sqlite3`` beside, never inside, the audit log: accounts are
+edited and counters expire, which the append-only log must refuse.  Everything
+that matters to a dispute is also written to the audit log.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from pathlib import Path
+
+from flask import Flask, current_app, g
+
+KIOSK_DB = "kiosk.sqlite3"
+SECRET_FILE = "secret_key"
+SETUP_CODE_FILE = "setup_code"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id            INTEGER PRIMARY KEY,
+    username      TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    role          TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    pin_hash      TEXT,
+    active        INTEGER NOT NULL DEFAULT 1,
+    created_at    TEXT NOT NULL,
+    created_by    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    kind  TEXT NOT NULL,          -- 'login' or 'pin'
+    key   TEXT NOT NULL,          -- 'user:<name>' or 'ip:<addr>'
+    ts    REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS failures_key ON failures(kind, key, ts);
+CREATE TABLE IF NOT EXISTS settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+def connect(data_dir: str | Path) -> sqlite3.Connection:
+    path = Path(data_dir) / KIOSK_DB
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def get_db() -> sqlite3.Connection:
+    """One connection per request, as in flaskr; closed by :func:`close_db`."""
+    if "kiosk_db" not in g:
+        g.kiosk_db = connect(current_app.config["DATA_DIR"])
+    return g.kiosk_db
+
+
+def close_db(_exc: BaseException | None = None) -> None:
+    conn = g.pop("kiosk_db", None)
+    if conn is not None:
+        conn.close()
+
+
+def init_app(app: Flask) -> None:
+    app.teardown_appcontext(close_db)
+
+
+def get_setting(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row["value"]
+
+
+def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def _private_file(path: Path, make) -> str:
+    """Read a secret from ``path``, creating it readable by the owner only on first use."""
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = make()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(value + "\n")
+    return value
+
+
+def secret_key(data_dir: str | Path) -> str:
+    """The session-signing key: random per device, kept across restarts so a restart
+    does not log every dealer out, never shipped in the code."""
+    return _private_file(Path(data_dir) / SECRET_FILE, lambda: secrets.token_hex(32))
+
+
+def setup_code(data_dir: str | Path) -> str:
+    """A one-time code the first-run admin form asks for.
+
+    Without it, whoever reached the screen first after installation would own the
+    device; the code is printed only on the console of the process that started it.
+    """
+    return _private_file(Path(data_dir) / SETUP_CODE_FILE, lambda: secrets.token_hex(4))
+
+
+def forget_setup_code(data_dir: str | Path) -> None:
+    (Path(data_dir) / SETUP_CODE_FILE).unlink(missing_ok=True)

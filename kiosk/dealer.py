@@ -1,0 +1,136 @@
+"""The dealer's screen and its actions: bets, settle, correct, void, clear.
+
+Every action is a small JSON POST (with the CSRF header) answered with the new screen
+state, so the dealer's own screen updates at once while the same state reaches every
+other browser by server-sent events.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, g, jsonify, render_template, request
+
+from kiosk import auth
+from kiosk.auth import AuthError, Role, require
+from kiosk.runtime import service
+from kiosk.table_service import Approval, TableError
+from scoring.cards import CARD_CODES, SUITS_IN_CLASS_ORDER, RANK_NAMES
+from vision.round import RoundState
+
+bp = Blueprint("dealer", __name__, url_prefix="/dealer")
+
+TABLE_ROLES = (Role.DEALER, Role.SUPERVISOR)
+
+
+def _body() -> dict:
+    data = request.get_json(silent=True)
+    if isinstance(data, dict):
+        return data
+    return request.form.to_dict()
+
+
+def _text(data: dict, key: str, limit: int = 300) -> str:
+    value = data.get(key)
+    return "" if value is None else str(value).strip()[:limit]
+
+
+def _state(status: int = 200, **extra):
+    return jsonify(state=service().snapshot(), **extra), status
+
+
+def _refuse(exc: Exception, status: int = 409):
+    return jsonify(error=str(exc), state=service().snapshot()), status
+
+
+def _approval(data: dict, purpose: str) -> Approval:
+    approver = auth.authorize_supervisor(_text(data, "pin", 16), purpose)
+    return Approval(requested_by=g.user["username"], approved_by=approver)
+
+
+@bp.route("/")
+@require(*TABLE_ROLES)
+def screen():
+    grid = [[{"code": RANK_NAMES[rank] + suit.value, "rank": RANK_NAMES[rank], "symbol": suit.symbol,
+              "red": suit.is_red} for rank in range(1, 14)] for suit in SUITS_IN_CLASS_ORDER]
+    return render_template("dealer.html", grid=grid, card_codes=CARD_CODES)
+
+
+@bp.route("/api/state")
+@require(*TABLE_ROLES)
+@auth.passive
+def state():
+    return _state()
+
+
+@bp.route("/api/bet", methods=("POST",))
+@require(*TABLE_ROLES)
+def bet():
+    data = _body()
+    try:
+        service().set_bet(_text(data, "seat", 16), _text(data, "amount", 32), _text(data, "kind", 32) or None,
+                          g.user["username"])
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
+@bp.route("/api/settle", methods=("POST",))
+@require(*TABLE_ROLES)
+def settle():
+    try:
+        service().settle(g.user["username"])
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
+@bp.route("/api/correct", methods=("POST",))
+@require(*TABLE_ROLES)
+def correct():
+    """Replace, add, remove or confirm a card.  A settled round needs a supervisor PIN."""
+    data = _body()
+    svc = service()
+    seat = _text(data, "seat", 16)
+    old = _text(data, "old", 8) or None
+    new = _text(data, "new", 8) or None
+    reason = _text(data, "reason")
+    round_no = data.get("round")
+    try:
+        round_no = int(round_no) if round_no not in (None, "") else None
+    except (TypeError, ValueError):
+        return _refuse(TableError(f"round {round_no!r} is not a round number"), 400)
+    current = round_no is None or round_no == svc.machine.round_no
+    settled = not current or svc.machine.state == RoundState.settled
+    approval = None
+    try:
+        if settled or _text(data, "pin", 16):
+            approval = _approval(data, f"correct seat {seat} in round {round_no or svc.machine.round_no}")
+        result = svc.correct(seat, old, new, g.user["username"], reason, approval, round_no)
+    except AuthError as exc:
+        return _refuse(exc, 403)
+    except TableError as exc:
+        return _refuse(exc)
+    return _state(result=result)
+
+
+@bp.route("/api/void", methods=("POST",))
+@require(*TABLE_ROLES)
+def void():
+    data = _body()
+    try:
+        approval = _approval(data, f"void round {service().machine.round_no}")
+        service().void(_text(data, "reason"), approval)
+    except AuthError as exc:
+        return _refuse(exc, 403)
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
+@bp.route("/api/clear", methods=("POST",))
+@require(*TABLE_ROLES)
+def clear():
+    try:
+        service().clear(g.user["username"])
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()

@@ -1,0 +1,137 @@
+"""``niuniu demo``: the whole table on a recorded camera, for someone seeing it the first time.
+
+A demo directory holds ``table.yaml`` (the table's zones and rules) and ``frames/`` (the
+camera's images, in name order).  The demo plays the frames as a camera at the table's
+frame rate (looping), recognises the cards with the real detector, and a *demo dealer*
+places default bets when a round is complete, waits a few seconds so the newcomer can
+read the screen, then settles and clears.  Everything goes through the same service,
+audit log and screens as production; only the accounts are made up, and printed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Callable, Iterable
+
+from kiosk import db
+from kiosk.audit import AuditType
+from kiosk.auth import Role, create_user
+from kiosk.table_service import Approval, TableError, TableService
+from scoring.errors import NiuniuError
+from scoring.settle import Bet
+from vision.round import RoundState
+
+DEMO_STAKE = Decimal("100")
+DEMO_USERS = (("demo-admin", Role.ADMIN), ("demo-dealer", Role.DEALER), ("demo-super", Role.SUPERVISOR),
+              ("demo-surveillance", Role.SURVEILLANCE))
+
+
+class DemoError(NiuniuError):
+    """The demo directory is missing something; the message says what to put where."""
+
+
+def find_demo_dir(given: str | Path | None) -> Path:
+    """``--dataset`` if given, else ``datasets/demo`` here or beside the installed package."""
+    candidates = [Path(given)] if given else [Path("datasets/demo"),
+                                              Path(__file__).resolve().parents[1] / "datasets" / "demo"]
+    for path in candidates:
+        if (path / "table.yaml").is_file():
+            return path
+    tried = ", ".join(str(p) for p in candidates)
+    raise DemoError(f"no demo recording found (looked for table.yaml in {tried}); pass --dataset DIR "
+                    "with table.yaml and a frames/ folder")
+
+
+def demo_frames(demo_dir: Path) -> Path:
+    frames = demo_dir / "frames"
+    if frames.is_dir():
+        return frames
+    raise DemoError(f"{demo_dir} has no frames/ folder; the demo plays the images in it as the camera")
+
+
+def default_bets(kinds: tuple[str, ...]) -> Callable[[Iterable[str]], dict[str, Bet]]:
+    """100 on every dealt seat, alternating the preset's bet kinds, so both kinds show."""
+    def bets(seats: Iterable[str]) -> dict[str, Bet]:
+        return {seat: Bet(seat, DEMO_STAKE, kinds[i % len(kinds)]) for i, seat in enumerate(sorted(seats))}
+    return bets
+
+
+def create_demo_accounts(data_dir: Path, audit, *, method: str | None = None) -> list[dict]:
+    """Fresh random passwords for the demo accounts (created, or reset if they exist)."""
+    from werkzeug.security import generate_password_hash
+
+    accounts = []
+    conn = db.connect(data_dir)
+    try:
+        for username, role in DEMO_USERS:
+            password = secrets.token_urlsafe(9)
+            pin = f"{secrets.randbelow(9000) + 1000}" if role is Role.SUPERVISOR else None
+            row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
+            hasher = (lambda s: generate_password_hash(s, method=method)) if method else generate_password_hash
+            if row is None:
+                create_user(conn, username, role.value, password, pin, created_by="demo", method=method)
+                audit.append(AuditType.USER_CREATED, "demo", {"username": username, "role": role.value, "demo": True})
+            else:
+                conn.execute("UPDATE users SET password_hash = ?, pin_hash = ?, active = 1 WHERE id = ?",
+                             (hasher(password), hasher(pin) if pin else None, row["id"]))
+                audit.append(AuditType.USER_CHANGED, "demo", {"username": username, "change": "demo password reset"})
+            accounts.append({"username": username, "role": role.value, "password": password, "pin": pin})
+    finally:
+        conn.close()
+    return accounts
+
+
+class DemoDealer(threading.Thread):
+    """Settles each complete round after ``pause`` seconds, and clears it after another pause."""
+
+    def __init__(self, service: TableService, pause: float = 4.0, poll: float = 0.2) -> None:
+        super().__init__(name="demo-dealer", daemon=True)
+        self.service = service
+        self.pause = pause
+        self.poll = poll
+        self.stop_event = threading.Event()
+        self.settled = 0
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        seen: tuple[int, str] | None = None
+        since = time.monotonic()
+        while not self.stop_event.wait(self.poll):
+            machine = self.service.machine
+            key = (machine.round_no, str(machine.state))
+            if key != seen:
+                seen, since = key, time.monotonic()
+                continue
+            waited = time.monotonic() - since
+            try:
+                if machine.state == RoundState.complete and waited >= self.pause:
+                    self._settle_or_void()
+                    since = time.monotonic()
+                elif machine.state in (RoundState.settled, RoundState.void) and waited >= 2 * self.pause:
+                    self.service.clear("demo-dealer")
+            except NiuniuError as exc:
+                self.errors.append(str(exc))
+
+    def _settle_or_void(self) -> None:
+        service = self.service
+        blocker = service.settle_blocker()
+        if blocker is None:
+            service.settle("demo-dealer")
+            self.settled += 1
+            return
+        for seat, hand in service.machine.hands.items():  # the demo dealer confirms doubtful reads
+            for card, doubtful in zip(hand.cards, hand.needs_confirmation):
+                if doubtful:
+                    service.correct(seat, card.code, card.code, "demo-dealer", "confirmed by the demo dealer")
+        if service.settle_blocker() is None:
+            service.settle("demo-dealer")
+            self.settled += 1
+        else:
+            try:
+                service.void(f"demo: cannot settle ({blocker})", Approval("demo-dealer", "demo-super"))
+            except TableError as exc:
+                self.errors.append(str(exc))

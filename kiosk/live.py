@@ -1,0 +1,105 @@
+"""Live feeds: the screen state by server-sent events, the camera by MJPEG.
+
+Server-sent events, not websockets: one-way is all the screen needs, the browser
+reconnects by itself (sending ``Last-Event-ID``), and it runs on the plain threaded
+WSGI server with no extra dependency.  Every state has a version; a browser gets every
+version in order (or, if it fell far behind, the newest), so nothing a dealer must see
+is skipped.  A status event (camera, model, FPS) follows every second, which doubles as
+the heartbeat that lets the page show "connection lost" when it stops.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from flask import Blueprint, Response, current_app, jsonify, request, session
+
+from kiosk.auth import Role, passive, require
+from kiosk.runtime import service
+
+bp = Blueprint("live", __name__, url_prefix="/live")
+
+VIEW_ROLES = (Role.DEALER, Role.SUPERVISOR, Role.SURVEILLANCE)
+
+
+def _sse(event: str, data: str, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {data}\n\n"
+
+
+@bp.route("/events")
+@require(*VIEW_ROLES)
+@passive
+def events() -> Response:
+    svc = service()
+    keepalive = float(current_app.config["SSE_KEEPALIVE_S"])
+    max_s = current_app.config["SSE_MAX_S"]
+    # The stream ends when the session would time out; the browser reconnects, and a
+    # session that really expired is then refused, so an idle screen does not stay live.
+    idle_left = float(session.get("last_seen", 0)) + float(current_app.config["SESSION_IDLE_S"]) - time.time()
+    max_s = max(1.0, idle_left) if max_s is None else min(max_s, max(1.0, idle_left))
+    try:
+        version = int(request.headers.get("Last-Event-ID") or request.args.get("since") or 0)
+    except ValueError:
+        version = 0
+
+    def stream():
+        nonlocal version
+        started = time.monotonic()
+        yield "retry: 1000\n\n"
+        last_status = 0.0
+        while True:
+            for v, text in svc.updates_since(version, timeout=keepalive):
+                version = v
+                yield _sse("state", text, v)
+            now = time.monotonic()
+            if now - last_status >= keepalive:
+                last_status = now
+                yield _sse("status", json.dumps(svc.status()))
+            if now - started > max_s or svc.stopped:
+                return
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+@bp.route("/status")
+@require(*VIEW_ROLES)
+@passive
+def status():
+    return jsonify(service().status())
+
+
+@bp.route("/camera.mjpg")
+@require(*VIEW_ROLES)
+@passive
+def camera() -> Response:
+    """The camera with the detector's boxes drawn; ``?boxes=0`` shows the plain image."""
+    pipeline = service().pipeline
+    if pipeline is None:
+        return jsonify(error="no camera is attached to this kiosk"), 404
+    boxes = request.args.get("boxes", "1") != "0"
+    period = 1.0 / max(0.5, float(current_app.config["MJPEG_FPS"]))
+
+    def stream():
+        while True:
+            jpeg = pipeline.latest_jpeg(draw_boxes=boxes)
+            if jpeg:
+                yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                       + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
+            time.sleep(period)
+
+    return Response(stream(), mimetype="multipart/x-mixed-replace; boundary=frame",
+                    headers={"Cache-Control": "no-store"})
+
+
+@bp.route("/frame.jpg")
+@require(*VIEW_ROLES)
+@passive
+def frame() -> Response:
+    pipeline = service().pipeline
+    jpeg = pipeline.latest_jpeg(draw_boxes=request.args.get("boxes", "1") != "0") if pipeline else None
+    if not jpeg:
+        return jsonify(error="no camera frame yet"), 404
+    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})

@@ -1,0 +1,183 @@
+"""Surveillance review: rounds, their evidence, the chain's health, exports.  Read-only.
+
+Nothing here changes a round; the only record it writes is who exported what, because
+an export is itself something surveillance must be able to account for.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+from flask import Blueprint, Response, abort, g, render_template, request, url_for
+
+from kiosk.audit import AuditError, AuditType, parse_time
+from kiosk.auth import Role, require
+from kiosk.rounds import load_round, matches, round_numbers
+from kiosk.runtime import audit, runtime, service
+from scoring.categories import Category
+
+bp = Blueprint("review", __name__, url_prefix="/review")
+
+REVIEW_ROLES = (Role.SURVEILLANCE,)
+PAGE = 50
+SCAN_LIMIT = 2000
+SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LOADED, AuditType.CONFIG_CHANGED,
+                AuditType.MODEL_LOADED, AuditType.CAMERA_OFFLINE, AuditType.CAMERA_ONLINE,
+                AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
+                AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
+                AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED)
+
+
+def _time_arg(name: str) -> str | None:
+    text = request.args.get(name, "").strip()
+    if not text:
+        return None
+    return parse_time(text, where=f"'{name}'")
+
+
+def _flag(name: str) -> bool:
+    return request.args.get(name) in ("1", "on", "true", "yes")
+
+
+@bp.route("/")
+@require(*REVIEW_ROLES)
+def rounds():
+    table_id = service().config.table_id
+    error = None
+    try:
+        since, until = _time_arg("from"), _time_arg("to")
+    except AuditError as exc:
+        since = until = None
+        error = str(exc)
+    seat = request.args.get("seat", "").strip() or None
+    category = request.args.get("category", "").strip() or None
+    if category and category not in {c.value for c in Category}:
+        error, category = f"category {category!r} is not one of the hand categories", None
+    flags = {name: _flag(name) for name in ("corrected", "voided", "alerts")}
+    before = request.args.get("before", type=int)
+    found, last_scanned, scanned = [], None, 0
+    for number in round_numbers(audit(), table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
+                                before=before):
+        scanned += 1
+        last_scanned = number
+        summary = load_round(audit(), number, table_id=table_id)
+        if summary and matches(summary, seat=seat, category=category, **flags):
+            found.append(summary)
+            if len(found) >= PAGE:
+                break
+    more = len(found) >= PAGE and last_scanned is not None
+    args = {k: v for k, v in request.args.items() if k != "before"}
+    next_url = url_for("review.rounds", before=last_scanned, **args) if more else None
+    return render_template("review/rounds.html", rounds=found, error=error, args=request.args,
+                           categories=[c for c in Category], seats=service().config.player_seats,
+                           next_url=next_url)
+
+
+def _recording_dir(round_no: int) -> Path | None:
+    root = runtime().data_dir / "recordings" / service().config.table_id
+    if not root.is_dir():
+        return None
+    for folder in sorted(root.glob(f"*-round-{round_no:04d}*"), reverse=True):
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if meta.get("round_no") == round_no:
+            return folder
+    return None
+
+
+@bp.route("/round/<int:round_no>")
+@require(*REVIEW_ROLES)
+def round_detail(round_no: int):
+    table_id = service().config.table_id
+    summary = load_round(audit(), round_no, table_id=table_id)
+    if summary is None:
+        abort(404)
+    timeline = audit().records(round_no=round_no, table_id=table_id)
+    folder = _recording_dir(round_no)
+    frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
+    return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
+                           recording=folder.name if folder else None)
+
+
+@bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")
+@require(*REVIEW_ROLES)
+def key_frame(round_no: int, frame_no: int):
+    """A key frame with the boxes the detector drew on it at the time (from the recording)."""
+    folder = _recording_dir(round_no)
+    path = folder / "frames" / f"{frame_no:08d}.jpg" if folder else None
+    if path is None or not path.is_file():
+        abort(404)
+    data = path.read_bytes()
+    if request.args.get("boxes", "1") != "0":
+        data = _with_boxes(folder, frame_no, data) or data
+    return Response(data, mimetype="image/jpeg")
+
+
+def _with_boxes(folder: Path, frame_no: int, jpeg: bytes) -> bytes | None:
+    from vision.detector import Detection
+    from vision.pipeline import draw_overlay
+    from vision.record import read_jsonl
+
+    try:
+        lines = read_jsonl(folder / "detections.jsonl")
+    except Exception:  # a damaged recording still shows its raw frames
+        return None
+    line = next((ln for ln in lines if ln.get("frame_no") == frame_no), None)
+    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    if line is None or image is None:
+        return None
+    detections = [Detection.from_json(d) for d in line.get("detections", [])]
+    ok, buf = cv2.imencode(".jpg", draw_overlay(image, service().config, detections))
+    return buf.tobytes() if ok else None
+
+
+@bp.route("/log")
+@require(*REVIEW_ROLES)
+def log():
+    """Everything that is not a round: logins, camera, configuration, model, start/stop."""
+    error = None
+    try:
+        since, until = _time_arg("from"), _time_arg("to")
+    except AuditError as exc:
+        since = until = None
+        error = str(exc)
+    kind = request.args.get("type", "").strip()
+    types = [kind] if kind else SYSTEM_TYPES
+    records = audit().records(types=types, since=since, until=until, newest_first=True, limit=500)
+    return render_template("review/log.html", records=records, error=error, args=request.args,
+                           types=[t.value for t in AuditType])
+
+
+@bp.route("/chain")
+@require(*REVIEW_ROLES)
+def chain():
+    result = audit().verify()
+    last = audit().last()
+    return render_template("review/chain.html", result=result, last=last)
+
+
+@bp.route("/export")
+@require(*REVIEW_ROLES)
+def export():
+    fmt = request.args.get("format", "csv")
+    if fmt not in ("csv", "json"):
+        return render_template("error.html", code=400, message=f"format {fmt!r} is not csv or json"), 400
+    try:
+        since, until = _time_arg("from"), _time_arg("to")
+    except AuditError as exc:
+        return render_template("error.html", code=400, message=str(exc)), 400
+    out = io.StringIO()
+    count = audit().export(out, fmt, since=since, until=until)
+    head = audit().last()
+    audit().append(AuditType.EXPORTED, g.user["username"], {
+        "format": fmt, "from": since, "to": until, "count": count,
+        "head_seq": head.seq if head else 0, "head_hash": head.hash if head else None})
+    name = f"audit-{service().config.table_id}-{(since or 'start')[:10]}-{(until or 'now')[:10]}.{fmt}"
+    return Response(out.getvalue(), mimetype="text/csv" if fmt == "csv" else "application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

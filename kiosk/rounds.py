@@ -1,0 +1,133 @@
+"""Rounds as the audit log tells them: one fold from records to a round summary.
+
+The dealer's history strip, the surveillance round list and the round detail page all
+read rounds through :func:`fold_round`, from the tamper-evident log itself, so what
+surveillance sees is what was logged, not a second copy that could disagree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Iterable
+
+from kiosk.audit import AuditLog, AuditRecord, AuditType
+
+# Records that describe a round as a whole (cards one by one are folded only for
+# rounds that never reached ``round_complete``).
+ROUND_TYPES = (
+    AuditType.ROUND_START, AuditType.BETS_PLACED, AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED,
+    AuditType.CARD_CORRECTED, AuditType.ROUND_COMPLETE, AuditType.ROUND_SETTLED,
+    AuditType.SETTLEMENT_LINE, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_CLEARED,
+    AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED, AuditType.ALERT,
+)
+TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED,
+                  AuditType.ROUND_CLEARED)
+
+
+def fold_round(records: Iterable[AuditRecord]) -> dict:
+    """Summarise one round's records (any order; sorted by seq here)."""
+    rows = sorted(records, key=lambda r: r.seq)
+    summary: dict = {
+        "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
+        "started": None, "ended": None, "status": "open", "hands": {}, "results": {}, "bets": {},
+        "settlement": None, "lines": {}, "corrections": [], "settlement_corrections": [],
+        "void": None, "interrupted": None, "alerts": [], "first_seq": rows[0].seq if rows else None,
+        "last_seq": rows[-1].seq if rows else None,
+    }
+    hands: dict[str, list[str]] = defaultdict(list)
+    for record in rows:
+        data = record.data
+        kind = record.type
+        if kind == AuditType.ROUND_START:
+            summary["started"] = record.ts
+            summary["bets"] = data.get("bets", summary["bets"])
+        elif kind == AuditType.BETS_PLACED:
+            summary["bets"] = data.get("bets", summary["bets"])
+        elif kind == AuditType.CARD_ACCEPTED:
+            moved_from = data.get("moved_from")
+            if moved_from and data["card"] in hands.get(moved_from, []):
+                hands[moved_from].remove(data["card"])
+            hands[data["seat"]].append(data["card"])
+        elif kind == AuditType.CARD_REMOVED:
+            # A card taken off the table stays in the round's hand (the round machine
+            # keeps it too): money is settled on what was dealt, not on what is visible.
+            pass
+        elif kind == AuditType.CARD_CORRECTED:
+            seat_cards = hands[data["seat"]]
+            old, new, action = data.get("old"), data.get("new"), data.get("action")
+            if action == "removed" and old in seat_cards:
+                seat_cards.remove(old)
+            elif action in ("replaced", None) and old in seat_cards and new:
+                seat_cards[seat_cards.index(old)] = new
+            elif action == "added" and new:
+                seat_cards.append(new)
+            summary["corrections"].append({"ts": record.ts, "actor": record.actor, **data})
+        elif kind == AuditType.ROUND_COMPLETE:
+            summary["status"] = "complete" if summary["status"] == "open" else summary["status"]
+            for seat, cards in data.get("hands", {}).items():
+                hands[seat] = list(cards)
+            summary["results"] = data.get("results", {})
+        elif kind == AuditType.ROUND_SETTLED:
+            summary["status"], summary["ended"] = "settled", record.ts
+            summary["settlement"] = data.get("settlement")
+            summary["bets"] = data.get("bets", summary["bets"])
+            for seat, cards in data.get("hands", {}).items():
+                hands[seat] = list(cards)
+            summary["results"] = data.get("results", summary["results"])
+        elif kind == AuditType.SETTLEMENT_LINE:
+            summary["lines"][data["seat"]] = data
+        elif kind == AuditType.SETTLEMENT_CORRECTED:
+            summary["settlement"] = data.get("new")
+            summary["results"] = data.get("results", summary["results"])
+            summary["lines"] = {line["seat"]: line for line in data.get("new_lines", [])} or summary["lines"]
+            summary["settlement_corrections"].append({"ts": record.ts, "actor": record.actor,
+                                                      "approved_by": data.get("approved_by"),
+                                                      "difference": data.get("difference", {})})
+        elif kind == AuditType.ROUND_VOID:
+            summary["status"], summary["ended"] = "void", record.ts
+            summary["void"] = {"ts": record.ts, "actor": record.actor, **data}
+        elif kind == AuditType.ROUND_INTERRUPTED:
+            summary["status"], summary["ended"] = "interrupted", record.ts
+            summary["interrupted"] = {"ts": record.ts, **data}
+        elif kind == AuditType.ROUND_CLEARED:
+            if summary["status"] in ("open", "complete"):
+                summary["status"] = "cleared"
+            summary["ended"] = summary["ended"] or record.ts
+        elif kind == AuditType.ALERT:
+            summary["alerts"].append({"ts": record.ts, **data})
+    summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
+    nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
+    summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
+    summary["corrected"] = bool(summary["corrections"])
+    summary["voided"] = summary["status"] == "void"
+    return summary
+
+
+def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
+                  until: str | None = None, limit: int = 50, before: int | None = None) -> list[int]:
+    """Round numbers that started in a time range (and below ``before``), newest first."""
+    return log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before)
+
+
+def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None) -> dict | None:
+    records = log.records(round_no=round_no, table_id=table_id, types=ROUND_TYPES)
+    return fold_round(records) if records else None
+
+
+def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
+            corrected: bool = False, voided: bool = False, alerts: bool = False) -> bool:
+    """The surveillance filters; each one narrows, none set means every round."""
+    if seat and seat not in summary["hands"] and seat not in summary["bets"]:
+        return False
+    if category:
+        seats = [seat] if seat else list(summary["results"])
+        if not any(summary["results"].get(s, {}).get("category") == category for s in seats):
+            return False
+    if corrected and not (summary["corrected"] or summary["settlement_corrections"]):
+        return False
+    if voided and not summary["voided"]:
+        return False
+    if alerts and not summary["alerts"]:
+        return False
+    return True

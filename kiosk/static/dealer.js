@@ -1,0 +1,485 @@
+/* The dealer's screen: draws the table from the server's state, sends the dealer's actions.
+ *
+ * State arrives by server-sent events (every version, in order); every action is a JSON
+ * POST carrying the CSRF token and answers with the new state, so the screen never waits
+ * for the stream to show the dealer's own action.  No framework, no download: this file
+ * is all there is.
+ */
+(function () {
+  "use strict";
+
+  const area = document.getElementById("table-area");
+  const urls = area.dataset;
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const $ = (id) => document.getElementById(id);
+  const STALE_MS = 4000;
+
+  let state = null;
+  let version = 0;
+  let drawPending = false;
+  let lastMessage = Date.now();
+  let source = null;
+  let correcting = null;   // {seat, code, round, settled}
+  let chosen = null;       // the card picked in the 52-card grid
+  let addingSeat = null;
+  let betSeat = null;
+  let betKind = null;
+
+  // ------------------------------------------------------------------ helpers
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function seatTitle(name) { return name === "banker" ? "Banker" : "Seat " + name; }
+
+  function money(text) { return text + " " + urls.currency; }
+
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
+      body: JSON.stringify(body || {}),
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = { error: "the kiosk answered " + response.status }; }
+    if (response.status === 401) { window.location = urls.login; throw new Error(data.error); }
+    if (data.state) apply(data.state);
+    if (!response.ok) throw new Error(data.error || ("the kiosk answered " + response.status));
+    return data;
+  }
+
+  function toast(message, kind) {
+    let box = $("toast");
+    if (!box) { box = el("div", "toast"); box.id = "toast"; box.setAttribute("role", "status"); document.body.appendChild(box); }
+    box.textContent = message;
+    box.className = "toast show " + (kind || "");
+    clearTimeout(box._t);
+    box._t = setTimeout(() => { box.className = "toast"; }, 5000);
+  }
+
+  // ------------------------------------------------------------------ drawing
+
+  function cardNode(card, seat, extra) {
+    const node = el("button", "card " + (card.red ? "red" : "black") + (card.confirm ? " confirm" : "") + (extra || ""));
+    node.type = "button";
+    node.dataset.seat = seat;
+    node.dataset.code = card.code;
+    node.setAttribute("aria-label", card.code + (card.confirm ? " (needs confirmation)" : ""));
+    node.appendChild(el("span", "rank", card.rank));
+    node.appendChild(el("span", "suit", card.symbol));
+    if (card.confirm) node.appendChild(el("span", "flag", "?"));
+    if (card.conf !== null && card.conf !== undefined) node.title = card.code + " · confidence " + Math.round(card.conf * 100) + "%";
+    return node;
+  }
+
+  function handNode(seat) {
+    const hand = el("div", "hand");
+    const byCode = {};
+    seat.cards.forEach((c) => { byCode[c.code] = c; });
+    const r = seat.result;
+    if (r && r.bull && r.bull.length === 3) {
+      const bull = el("div", "group bull");
+      r.bull.forEach((code) => bull.appendChild(cardNode(byCode[code], seat.name)));
+      bull.appendChild(el("span", "group-label", "BULL"));
+      const rest = el("div", "group rest");
+      r.rest.forEach((code) => rest.appendChild(cardNode(byCode[code], seat.name)));
+      rest.appendChild(el("span", "group-label", r.points === 10 ? "NIU" : String(r.points)));
+      hand.appendChild(bull);
+      hand.appendChild(rest);
+    } else {
+      const all = el("div", "group plain");
+      const codes = r ? r.bull.concat(r.rest) : seat.cards.map((c) => c.code);
+      codes.forEach((code) => all.appendChild(cardNode(byCode[code], seat.name)));
+      for (let i = seat.cards.length; i < 5; i++) {
+        const open = state.round.can_correct && state.round.state !== "settled";
+        const slot = el("button", "card slot" + (open ? "" : " idle"), "+");
+        slot.type = "button";
+        slot.dataset.seat = seat.name;
+        slot.dataset.add = "1";
+        slot.setAttribute("aria-label", "add a missing card to " + seatTitle(seat.name));
+        all.appendChild(slot);
+      }
+      if (r) all.appendChild(el("span", "group-label", "NO BULL"));
+      hand.appendChild(all);
+    }
+    return hand;
+  }
+
+  function seatNode(seat) {
+    const box = el("div", "seat" + (seat.name === "banker" ? " banker" : "") + (seat.outcome ? " " + seat.outcome : ""));
+    box.dataset.seat = seat.name;
+    const head = el("div", "seat-head");
+    head.appendChild(el("span", "seat-name", seatTitle(seat.name)));
+    if (seat.name !== "banker") {
+      const betBtn = el("button", "bet-chip" + (seat.bet ? "" : " empty"));
+      betBtn.type = "button";
+      betBtn.dataset.betSeat = seat.name;
+      betBtn.textContent = seat.bet ? money(seat.bet.amount) + " · " + seat.bet.kind : "No bet";
+      betBtn.disabled = !state.round.bets_open;
+      head.appendChild(betBtn);
+    }
+    box.appendChild(head);
+    box.appendChild(handNode(seat));
+    const verdict = el("div", "verdict");
+    verdict.appendChild(el("span", "category", seat.result ? seat.result.label : (seat.cards.length ? seat.cards.length + " of 5 cards" : "")));
+    if (seat.outcome) verdict.appendChild(el("span", "outcome " + seat.outcome, seat.outcome.toUpperCase()));
+    if (seat.result && seat.result.multiplier > 1) verdict.appendChild(el("span", "mult", "×" + seat.result.multiplier));
+    box.appendChild(verdict);
+    const line = seat.line;
+    if (line) {
+      const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
+      const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
+      m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
+      const small = el("small", "commission", (Number(line.commission) > 0
+        ? "commission " + line.commission + " (win " + line.gross + ")" : "no commission")
+        + (seat.line_final ? "" : " · to settle"));
+      m.appendChild(small);
+      box.appendChild(m);
+    }
+    return box;
+  }
+
+  function drawTable() {
+    const seats = state.seats;
+    const banker = $("banker");
+    banker.replaceChildren(seatNode(seats.find((s) => s.name === "banker")));
+    const others = $("seats");
+    others.replaceChildren(...seats.filter((s) => s.name !== "banker").map(seatNode));
+    others.dataset.count = String(seats.length - 1);
+  }
+
+  function drawSide() {
+    const r = state.round;
+    $("round-no").textContent = r.no || "–";
+    const badge = $("round-state");
+    badge.textContent = r.state.toUpperCase();
+    badge.className = "state-badge " + r.state;
+    const totals = $("totals");
+    totals.replaceChildren();
+    if (state.totals) {
+      const t = state.totals;
+      const net = Number(t.banker_net);
+      totals.appendChild(el("div", "t-title", t.final ? "Round " + r.no + " settled" + (t.corrected ? " (corrected)" : "") : "If settled now"));
+      totals.appendChild(el("div", "t-line " + (net >= 0 ? "collect" : "pay"), "House " + (net >= 0 ? "+" : "") + money(t.banker_net)));
+      totals.appendChild(el("div", "t-line small", "Commission " + money(t.commission)));
+    } else {
+      totals.appendChild(el("div", "t-title", r.bets_open ? "Bets open for round " + (r.no + 1) : "Round " + r.no));
+    }
+    $("settle-btn").disabled = !r.can_settle;
+    $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round." : "");
+    $("void-btn").disabled = !r.can_void;
+    $("clear-btn").disabled = !r.can_clear;
+    const alerts = $("alerts");
+    alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
+  }
+
+  function drawHistory() {
+    const strip = $("history");
+    const tiles = state.history.map((h) => {
+      const tile = el("button", "tile " + h.status + (h.corrected ? " corrected" : "") + (h.alerts.length ? " alerted" : ""));
+      tile.type = "button";
+      tile.dataset.round = h.round;
+      tile.appendChild(el("b", null, "#" + h.round));
+      const what = h.status === "void" ? "VOID" : h.status === "interrupted" ? "INTERRUPTED"
+        : h.status === "settled" ? "players " + (Number(h.players_net) > 0 ? "+" : "") + h.players_net : h.status;
+      tile.appendChild(el("span", null, what));
+      if (h.corrected) tile.appendChild(el("i", "mark", "✎"));
+      if (h.alerts.length) tile.appendChild(el("i", "mark", "⚠"));
+      return tile;
+    });
+    strip.replaceChildren(el("span", "strip-title", "Last rounds"), ...tiles);
+  }
+
+  function apply(next) {
+    // The same version arrives twice (the action's answer and the event stream): draw it once.
+    if (!next || (next.version && state && next.version <= version)) return;
+    version = next.version || version;
+    state = next;
+    if (drawPending) return;
+    // A card landing makes several states in a burst; draw once per display frame.
+    drawPending = true;
+    window.requestAnimationFrame(() => {
+      drawPending = false;
+      drawTable();
+      drawSide();
+      drawHistory();
+      document.body.dataset.version = String(version);
+    });
+  }
+
+  function applyStatus(s) {
+    const pill = $("camera-pill");
+    const camera = s.camera || "unknown";
+    const offline = camera === "offline" || camera === "stopped";
+    pill.textContent = camera === "unknown" ? "NO CAMERA" : camera === "finished" ? "RECORDING ENDED" : "CAMERA " + camera.toUpperCase();
+    pill.className = "pill " + (camera === "online" ? "ok" : offline ? "bad" : "warn");
+    $("camera-alarm").hidden = !offline;
+    const clock = s.clock || {};
+    $("clock-pill").hidden = clock.synchronised !== false;
+    $("clock-pill").title = clock.message || "";
+    $("audit-alarm").hidden = !s.audit_error;
+    $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — " + s.audit_error : "";
+    $("camera-reason").textContent = s.camera_reason || s.last_error || "";
+    document.body.classList.toggle("camera-down", offline);
+    $("model-pill").textContent = "MODEL " + (s.model || "none");
+    const fps = s.fps === null || s.fps === undefined ? "–" : s.fps;
+    const fpsPill = $("fps-pill");
+    fpsPill.textContent = fps + " FPS";
+    fpsPill.className = "pill " + (camera === "online" && Number(fps) < 2 ? "warn" : "neutral");
+  }
+
+  // ------------------------------------------------------------------ the live feed
+
+  function connect() {
+    if (source) source.close();
+    source = new EventSource(urls.events + (version ? "?since=" + version : ""));
+    source.addEventListener("state", (e) => { lastMessage = Date.now(); apply(JSON.parse(e.data)); });
+    source.addEventListener("status", (e) => { lastMessage = Date.now(); applyStatus(JSON.parse(e.data)); });
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) {
+        fetch(urls.whoami, { credentials: "same-origin" }).then((r) => {
+          if (r.status === 401) window.location = urls.login;
+          else setTimeout(connect, 1000);
+        }).catch(() => setTimeout(connect, 2000));
+      }
+    };
+  }
+
+  setInterval(() => {
+    const stale = Date.now() - lastMessage > STALE_MS;
+    $("conn-lost").hidden = !stale;
+    const link = $("link-pill");
+    link.textContent = stale ? "NO LINK" : "LIVE";
+    link.className = "pill " + (stale ? "bad" : "ok");
+  }, 1000);
+
+  // ------------------------------------------------------------------ dialogs
+
+  document.querySelectorAll("dialog [data-close]").forEach((b) => b.addEventListener("click", () => b.closest("dialog").close()));
+
+  function usedCodes(exceptSeat, exceptCode) {
+    const used = new Set();
+    state.seats.forEach((s) => s.cards.forEach((c) => {
+      if (!(s.name === exceptSeat && c.code === exceptCode)) used.add(c.code);
+    }));
+    return used;
+  }
+
+  function openCorrection(seat, code, round, settled) {
+    correcting = { seat: seat, code: code, round: round, settled: settled };
+    chosen = null;
+    $("correct-title").textContent = "Correct " + code + " · " + seatTitle(seat) + " · round " + round;
+    $("correct-note").textContent = settled
+      ? "This round is settled: a supervisor's PIN and a reason are required, and the settlement is recomputed."
+      : "Pick the card that is really on the table.";
+    $("correct-pin-label").hidden = !settled;
+    $("correct-pin").value = "";
+    $("correct-reason").value = "";
+    $("correct-error").textContent = "";
+    $("correct-new").textContent = "…";
+    $("correct-submit").disabled = true;
+    $("correct-confirm").hidden = settled;
+    $("correct-remove").hidden = settled;
+    const used = settled ? new Set() : usedCodes(seat, code);
+    $("grid52").querySelectorAll(".gcard").forEach((g) => {
+      g.disabled = used.has(g.dataset.code) || g.dataset.code === code;
+      g.classList.toggle("current", g.dataset.code === code);
+      g.classList.remove("chosen");
+    });
+    $("correct-dialog").showModal();
+  }
+
+  $("grid52").addEventListener("click", (e) => {
+    const g = e.target.closest(".gcard");
+    if (!g || g.disabled) return;
+    $("grid52").querySelectorAll(".gcard.chosen").forEach((x) => x.classList.remove("chosen"));
+    g.classList.add("chosen");
+    chosen = g.dataset.code;
+    $("correct-new").textContent = chosen;
+    $("correct-submit").disabled = false;
+  });
+
+  async function sendCorrection(newCode, oldCode) {
+    const body = { seat: correcting.seat, old: oldCode === undefined ? correcting.code : oldCode, new: newCode,
+      reason: $("correct-reason").value, pin: $("correct-pin").value, round: correcting.round };
+    try {
+      await post(urls.correct, body);
+      $("correct-dialog").close();
+      $("history-dialog").close();
+      toast("Correction recorded: " + seatTitle(correcting.seat) + " " + (body.old || "") + " → " + (newCode || "removed"), "ok");
+    } catch (err) {
+      $("correct-error").textContent = err.message;
+    }
+  }
+
+  $("correct-submit").addEventListener("click", () => { if (chosen) sendCorrection(chosen); });
+  $("correct-confirm").addEventListener("click", () => sendCorrection(correcting.code));
+  $("correct-remove").addEventListener("click", () => sendCorrection(null));
+
+  function openAdd(seat) {
+    addingSeat = seat;
+    $("add-title").textContent = "Add a missing card · " + seatTitle(seat);
+    $("add-error").textContent = "";
+    const used = usedCodes(null, null);
+    $("grid52-add").querySelectorAll(".gcard").forEach((g) => { g.disabled = used.has(g.dataset.code); });
+    $("add-dialog").showModal();
+  }
+
+  $("grid52-add").addEventListener("click", async (e) => {
+    const g = e.target.closest(".gcard");
+    if (!g || g.disabled) return;
+    try {
+      await post(urls.correct, { seat: addingSeat, old: null, new: g.dataset.code, reason: $("add-reason").value || "card added by dealer" });
+      $("add-dialog").close();
+    } catch (err) { $("add-error").textContent = err.message; }
+  });
+
+  function openBet(seat) {
+    const current = state.seats.find((s) => s.name === seat).bet;
+    betSeat = seat;
+    betKind = current ? current.kind : state.table.bet_kinds[0];
+    $("bet-seat").textContent = seat;
+    $("bet-amount").value = current ? current.amount : "";
+    $("bet-error").textContent = "";
+    markKind();
+    $("bet-dialog").showModal();
+  }
+
+  function markKind() {
+    $("bet-kinds").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", k.dataset.kind === betKind));
+  }
+
+  $("bet-kinds").addEventListener("click", (e) => {
+    const k = e.target.closest(".kind");
+    if (k) { betKind = k.dataset.kind; markKind(); }
+  });
+  document.querySelectorAll("#bet-dialog .chip").forEach((chip) => chip.addEventListener("click", () => {
+    const add = Number(chip.dataset.add);
+    const input = $("bet-amount");
+    input.value = add === 0 ? "" : String((Number(input.value) || 0) + add);
+  }));
+
+  async function sendBet(amount) {
+    try {
+      await post(urls.bet, { seat: betSeat, amount: amount, kind: betKind });
+      $("bet-dialog").close();
+    } catch (err) { $("bet-error").textContent = err.message; }
+  }
+  $("bet-submit").addEventListener("click", () => sendBet($("bet-amount").value));
+  $("bet-remove").addEventListener("click", () => sendBet(""));
+
+  $("void-btn").addEventListener("click", () => {
+    $("void-round").textContent = state.round.no;
+    $("void-reason").value = "";
+    $("void-pin").value = "";
+    $("void-error").textContent = "";
+    $("void-dialog").showModal();
+  });
+  $("void-submit").addEventListener("click", async () => {
+    try {
+      await post(urls.void, { reason: $("void-reason").value, pin: $("void-pin").value });
+      $("void-dialog").close();
+      toast("Round voided", "ok");
+    } catch (err) { $("void-error").textContent = err.message; }
+  });
+
+  $("settle-btn").addEventListener("click", async () => {
+    const button = $("settle-btn");
+    button.disabled = true;
+    try { await post(urls.settle); toast("Round " + state.round.no + " settled", "ok"); }
+    catch (err) { toast(err.message, "bad"); }
+  });
+  $("clear-btn").addEventListener("click", async () => {
+    try { await post(urls.clear); } catch (err) { toast(err.message, "bad"); }
+  });
+
+  area.addEventListener("click", (e) => {
+    const bet = e.target.closest("[data-bet-seat]");
+    if (bet) { if (!bet.disabled) openBet(bet.dataset.betSeat); return; }
+    const card = e.target.closest(".card");
+    if (!card || !state) return;
+    if (card.dataset.add) {
+      if (state.round.can_correct && state.round.state !== "settled") openAdd(card.dataset.seat);
+      return;
+    }
+    const settled = state.round.state === "settled";
+    if (!state.round.can_correct) { toast("Cards can be corrected while a round is dealt or after it is settled", "bad"); return; }
+    openCorrection(card.dataset.seat, card.dataset.code, state.round.no, settled);
+  });
+
+  // ------------------------------------------------------------------ history
+
+  function historyDetail(h) {
+    const box = el("div");
+    box.appendChild(el("h2", null, "Round " + h.round + " · " + h.status.toUpperCase()));
+    if (h.void) box.appendChild(el("p", "alert", "Voided by " + (h.void.approved_by || h.void.actor) + ": " + (h.void.reason || "")));
+    if (h.interrupted) box.appendChild(el("p", "alert", h.interrupted.reason));
+    h.alerts.forEach((a) => box.appendChild(el("p", "alert", "⚠ " + a)));
+    const table = el("table", "detail");
+    const head = el("tr");
+    ["Seat", "Cards", "Hand", "Bet", "Result", "Net"].forEach((t) => head.appendChild(el("th", null, t)));
+    table.appendChild(head);
+    Object.keys(h.hands).forEach((seat) => {
+      const tr = el("tr");
+      tr.appendChild(el("td", null, seatTitle(seat)));
+      const cards = el("td", "mini-cards");
+      h.hands[seat].forEach((code) => {
+        const red = /[HD]$/.test(code);
+        const b = el("button", "mini " + (red ? "red" : "black"), code.slice(0, -1) + { S: "♠", H: "♥", D: "♦", C: "♣" }[code.slice(-1)]);
+        b.type = "button";
+        b.dataset.seat = seat;
+        b.dataset.code = code;
+        b.disabled = h.status !== "settled";
+        b.title = h.status === "settled" ? "Correct this card (supervisor PIN)" : "";
+        cards.appendChild(b);
+      });
+      tr.appendChild(cards);
+      const res = h.results[seat];
+      tr.appendChild(el("td", null, res ? res.label : ""));
+      const bet = h.bets[seat];
+      tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind : ""));
+      const line = h.lines[seat];
+      tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
+      tr.appendChild(el("td", null, line ? line.net + (Number(line.commission) > 0 ? " (comm. " + line.commission + ")" : "") : ""));
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    table.addEventListener("click", (e) => {
+      const b = e.target.closest(".mini");
+      if (b && !b.disabled) openCorrection(b.dataset.seat, b.dataset.code, h.round, true);
+    });
+    return box;
+  }
+
+  $("history").addEventListener("click", (e) => {
+    const tile = e.target.closest(".tile");
+    if (!tile) return;
+    const h = state.history.find((x) => String(x.round) === tile.dataset.round);
+    if (!h) return;
+    $("history-detail").replaceChildren(historyDetail(h));
+    $("history-dialog").showModal();
+  });
+
+  // ------------------------------------------------------------------ camera view
+
+  $("camera-toggle").addEventListener("click", () => {
+    const box = $("camera-box");
+    const img = $("camera-view");
+    const on = box.hidden;
+    box.hidden = !on;
+    if (on) img.src = urls.camera + "?t=" + Date.now(); else img.removeAttribute("src");
+    $("camera-toggle").textContent = on ? "Hide camera" : "Show camera";
+    $("camera-toggle").setAttribute("aria-pressed", String(on));
+  });
+
+  // ------------------------------------------------------------------ start
+
+  fetch(urls.state, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+    .then((r) => { if (r.status === 401) { window.location = urls.login; return null; } return r.json(); })
+    .then((data) => { if (data && data.state) apply(data.state); })
+    .finally(connect);
+})();

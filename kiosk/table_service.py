@@ -1,0 +1,707 @@
+"""The table as the kiosk runs it: the round machine, the bets, the log and the screen.
+
+One object owns everything that can change money at the table, so every change goes
+through one door in one order:
+
+1. the change is made (a card the camera accepted, a bet, a settlement, a correction);
+2. it is written to the audit log and is on disk before anyone sees it;
+3. a new screen state is published to every browser (server-sent events).
+
+The round machine calls :meth:`TableService._on_machine_event` while holding its lock,
+and the service does all its own work under that same lock, so a settlement pressed on
+the screen and a card arriving from the camera can never interleave.
+
+A kill -9 (or a power cut) between two rounds loses nothing; in the middle of a round
+every accepted card and every bet is already in the log, and on the next start
+:meth:`TableService.start` closes that round as ``round_interrupted`` with what it held.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Iterable, Mapping
+
+from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
+from kiosk.rounds import TERMINAL_TYPES, fold_round, load_round, round_numbers
+from scoring.cards import Card, parse_cards
+from scoring.compare import compare
+from scoring.errors import NiuniuError
+from scoring.evaluate import HandResult, evaluate
+from scoring.rules import load_preset
+from scoring.settle import Bet, Settlement, settle_round
+from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
+from vision.table import TableConfig
+
+HISTORY_SIZE = 10
+FEED_SIZE = 256
+MAX_BET = Decimal("1000000000")
+
+
+class TableError(NiuniuError):
+    """A dealer or supervisor action the table refuses; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """Who asked for a supervisor-only action and which supervisor's PIN allowed it."""
+
+    requested_by: str
+    approved_by: str
+
+
+# --------------------------------------------------------------------------- views
+
+
+def card_view(card: Card, conf: float | None = None, confirm: bool = False) -> dict:
+    return {"code": card.code, "rank": card.code[:-1], "suit": card.suit.value, "symbol": card.suit.symbol,
+            "red": card.suit.is_red, "conf": None if conf is None else round(float(conf), 3),
+            "confirm": bool(confirm)}
+
+
+def result_view(result: HandResult) -> dict:
+    return {"category": str(result.category), "label": result.label, "points": result.points,
+            "multiplier": result.multiplier, "bull": [c.code for c in result.bull],
+            "rest": [c.code for c in result.rest]}
+
+
+def money(value: Decimal) -> str:
+    return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
+
+
+def line_view(line: Any, bet: Bet | None = None) -> dict:
+    net = Decimal(line.net)
+    action = "pay" if net > 0 else "collect" if net < 0 else "none"
+    view = {"seat": line.seat, "outcome": str(line.outcome), "multiplier": line.multiplier,
+            "gross": money(Decimal(line.gross)), "commission": money(Decimal(line.commission)),
+            "net": money(net), "action": action, "amount": money(abs(net)),
+            "player": line.player.label, "banker": line.banker.label,
+            "category": str(line.player.category)}
+    if bet is not None:
+        view["bet"] = {"amount": money(bet.amount), "kind": bet.kind}
+    return view
+
+
+def bets_json(bets: Mapping[str, Bet]) -> dict:
+    return {seat: {"amount": money(bet.amount), "kind": bet.kind} for seat, bet in bets.items()}
+
+
+def bets_from_json(data: Mapping[str, Any]) -> dict[str, Bet]:
+    return {seat: Bet(seat, Decimal(str(b["amount"])), b["kind"]) for seat, b in (data or {}).items()}
+
+
+def config_digest(config: TableConfig) -> str:
+    return hashlib.sha256(canonical_json(config.model_dump(mode="json")).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- the service
+
+
+class TableService:
+    """Everything the dealer's screen can see or change at one table."""
+
+    def __init__(self, config: TableConfig, audit: AuditLog, machine: RoundMachine | None = None, *,
+                 pipeline: Any = None, detector_info: Mapping[str, str] | None = None,
+                 auto_bets: Callable[[Iterable[str]], Mapping[str, Bet]] | None = None,
+                 clock: Callable[[], float] = time.time, history_size: int = HISTORY_SIZE) -> None:
+        self.config = config
+        self.preset = load_preset(config.rules)
+        self.audit = audit
+        self.pipeline = pipeline
+        self.detector_info = dict(detector_info or {})
+        self.auto_bets = auto_bets
+        self.clock = clock
+        if machine is None:
+            machine = pipeline.machine if pipeline is not None else RoundMachine(config)
+        self.machine = machine
+        # One lock for the machine and the service: see the module docstring.
+        self._lock: threading.RLock = getattr(machine, "_lock", None) or threading.RLock()
+        self._pending: dict[str, Bet] = {}
+        self._round_bets: dict[str, Bet] = {}
+        self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round
+        self._history: deque[dict] = deque(maxlen=history_size)
+        self._history_size = history_size
+        self._camera = {"state": "unknown", "since": None, "reason": ""}
+        self._feed = threading.Condition()
+        self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
+        self._version = 0
+        self._started = False
+        self._stopped = False
+        self.audit_error: str | None = None
+        self._clock_checked: tuple[float, dict] | None = None
+        machine.add_listener(self._on_machine_event)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Recover from the last run, write the start records, publish the first state."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            previous = self._recover()
+            last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
+            if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
+                self.machine.round_no = last_round
+            self.audit.append(AuditType.KIOSK_START, "system", {
+                "pid": os.getpid(), "previous_run": previous,
+                "table_id": self.config.table_id, "rules": self.config.rules, "clock": self.clock_sync(),
+            })
+            self._log_config()
+            if self.detector_info:
+                self.audit.append(AuditType.MODEL_LOADED, "system", dict(self.detector_info))
+            self._reload_history()
+            self._publish()
+
+    def stop(self, reason: str = "normal shutdown") -> None:
+        with self._lock:
+            if self._stopped or not self._started:
+                return
+            self._stopped = True
+            self.audit.append(AuditType.KIOSK_STOP, "system", {"reason": reason,
+                                                                "round": self.machine.round_no,
+                                                                "state": str(self.machine.state)})
+            self._publish()
+
+    def _recover(self) -> str:
+        """Close a round the last process left open, and say how the last run ended."""
+        table = self.config.table_id
+        starts = self.audit.records(types=[AuditType.KIOSK_START, AuditType.KIOSK_STOP], table_id=table,
+                                    newest_first=True, limit=1)
+        previous = "first start" if not starts else (
+            "clean shutdown" if starts[0].type == AuditType.KIOSK_STOP else "crashed or killed")
+        numbers = round_numbers(self.audit, table_id=table, limit=1)
+        if not numbers:
+            return previous
+        records = self.audit.records(round_no=numbers[0], table_id=table)
+        if any(r.type in TERMINAL_TYPES for r in records):
+            return previous
+        summary = fold_round(records)
+        self.audit.append(AuditType.ROUND_INTERRUPTED, "system", {
+            "reason": f"the kiosk stopped in the middle of this round (last run: {previous}); nothing was "
+                      "settled, the cards below were accepted before it stopped",
+            "hands": summary["hands"], "bets": summary["bets"], "last_state": summary["status"],
+            "alerts": len(summary["alerts"]),
+        }, round_no=numbers[0])
+        return previous
+
+    def _log_config(self) -> None:
+        digest = config_digest(self.config)
+        last = self.audit.records(types=[AuditType.CONFIG_LOADED], table_id=self.config.table_id,
+                                  newest_first=True, limit=1)
+        current = {"sha256": digest, "rules": self.config.rules, "currency": self.config.currency,
+                   "seats": list(self.config.seat_names), "config": self.config.model_dump(mode="json")}
+        if last and last[0].data.get("sha256") != digest:
+            old = last[0].data
+            changed = sorted(k for k in set(old.get("config", {})) | set(current["config"])
+                             if old.get("config", {}).get(k) != current["config"].get(k))
+            self.audit.append(AuditType.CONFIG_CHANGED, "system", {
+                "old_sha256": old.get("sha256"), "new_sha256": digest, "keys": changed,
+                "old_rules": old.get("rules"), "new_rules": self.config.rules})
+        self.audit.append(AuditType.CONFIG_LOADED, "system", current)
+
+    # ------------------------------------------------------------------ camera side
+
+    def observe(self, hands, frame_no: int, ts: float | None = None) -> list[RoundEvent]:
+        """Feed the tracker's view of one frame (tests and tools without a pipeline)."""
+        if isinstance(hands, (list, tuple)):
+            hands = {h.seat: h for h in hands}
+        return self.machine.observe(hands, frame_no, self.clock() if ts is None else ts)
+
+    def on_pipeline_event(self, event: RoundEvent | Iterable[RoundEvent]) -> None:
+        """The pipeline's ``on_event``: camera status (machine events arrive as a listener)."""
+        events = [event] if isinstance(event, RoundEvent) else list(event)
+        for ev in events:
+            if ev.kind in CAMERA_KINDS:
+                self._camera_event(ev)
+
+    def _camera_event(self, ev: RoundEvent) -> None:
+        with self._lock:
+            online = ev.kind == EventKind.camera_online
+            state = "online" if online else "offline"
+            if self._camera["state"] == state:
+                return
+            self._camera = {"state": state, "since": ev.ts, "reason": ev.data.get("reason", "")}
+            self.audit.append(AuditType(str(ev.kind)), "camera",
+                              {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
+            self._publish()
+
+    def _on_machine_event(self, ev: RoundEvent) -> None:
+        """Every change the round machine makes, in order, under its lock.
+
+        If the log cannot be written (disk full, disk gone) the screen raises an alarm
+        and the action fails, so nobody settles money that is not on record.
+        """
+        with self._lock:
+            if ev.kind in CAMERA_KINDS:
+                self._camera_event(ev)
+                return
+            try:
+                self.audit.append_many(self._entries_for(ev))
+            except (sqlite3.Error, OSError) as exc:
+                self.audit_error = (f"the audit log could not be written ({exc}); stop the game and call "
+                                    "the supervisor: events are not being recorded")
+                self._publish()
+                raise AuditError(self.audit_error) from None
+            self.audit_error = None
+            if ev.kind == EventKind.round_start:
+                self._round_extra = {}
+            if ev.kind == EventKind.round_cleared:
+                # The seats that play the next round are the next round's bets (or, with
+                # none yet, whoever gets cards), never the last round's.
+                self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
+            if ev.kind in (EventKind.round_settled, EventKind.round_void, EventKind.round_cleared):
+                self._reload_history()
+            self._publish()
+
+    def _entries_for(self, ev: RoundEvent) -> list[Entry]:
+        kind, rn, data = ev.kind, ev.round_no, dict(ev.data)
+        actor = data.pop("actor", None) or ("vision" if not ev.is_manual else "system")
+        base = {"frame_no": ev.frame_no}
+        if kind == EventKind.round_start:
+            self._round_bets = dict(self._pending)
+            self._pending = {}
+            return [Entry(AuditType.ROUND_START, actor, {**base, **data, "bets": bets_json(self._round_bets)},
+                          rn, ev.ts)]
+        if kind == EventKind.card_accepted:
+            payload = {**base, "seat": ev.seat, "card": ev.card,
+                       "confidence": round(float(data.pop("confidence", 0.0)), 4), **data}
+            return [Entry(AuditType.CARD_ACCEPTED, actor, payload, rn, ev.ts)]
+        if kind == EventKind.card_removed:
+            return [Entry(AuditType.CARD_REMOVED, actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
+        if kind == EventKind.round_complete:
+            hands = {seat: [c.code for c in hand.cards] for seat, hand in self.machine.hands.items()}
+            entries = [Entry(AuditType.ROUND_COMPLETE, actor, {**base, **data, "hands": hands,
+                                                               "results": self._results_json(hands)}, rn, ev.ts)]
+            if not self._round_bets and self.auto_bets is not None:
+                # Demo mode only: default bets on every seat that was dealt a hand.
+                seats = [s for s, c in hands.items() if s != "banker" and len(c) == 5]
+                self._round_bets = dict(self.auto_bets(seats))
+                entries.append(Entry(AuditType.BETS_PLACED, "demo", {"bets": bets_json(self._round_bets),
+                                                                     "auto_bets": True, "for_round": rn}, rn, ev.ts))
+            return entries
+        if kind == EventKind.round_settled:
+            hands = {seat: [c.code for c in hand.cards] for seat, hand in self.machine.hands.items()}
+            settlement: Settlement = self.machine.settlement
+            bets = dict(self._round_bets)
+            entries = [Entry(AuditType.ROUND_SETTLED, actor,
+                             {**base, **data, "hands": hands, "results": self._results_json(hands),
+                              "bets": bets_json(bets)}, rn, ev.ts)]
+            for line in settlement.lines:
+                entries.append(Entry(AuditType.SETTLEMENT_LINE, actor,
+                                     line_view(line, bets.get(line.seat)), rn, ev.ts))
+            return entries
+        if kind == EventKind.card_corrected:
+            payload = {**base, "seat": ev.seat, **data, "approved_by": self._round_extra.get("approver")}
+            return [Entry(AuditType.CARD_CORRECTED, actor, payload, rn, ev.ts)]
+        if kind == EventKind.round_void:
+            payload = {**base, **data, "approved_by": self._round_extra.get("approver"),
+                       "bets": bets_json(self._round_bets)}
+            return [Entry(AuditType.ROUND_VOID, actor, payload, rn, ev.ts)]
+        if kind == EventKind.round_cleared:
+            return [Entry(AuditType.ROUND_CLEARED, actor, {**base, **data}, rn, ev.ts)]
+        if kind == EventKind.alert:
+            return [Entry(AuditType.ALERT, actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
+        return [Entry(str(kind), actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
+
+    def _results_json(self, hands: Mapping[str, list[str]]) -> dict:
+        out = {}
+        for seat, codes in hands.items():
+            result = self._evaluate(codes)
+            if result is not None:
+                out[seat] = result.to_json()
+        return out
+
+    def _evaluate(self, codes) -> HandResult | None:
+        if len(codes) != 5:
+            return None
+        try:
+            return evaluate(list(codes), self.preset)
+        except NiuniuError:
+            return None
+
+    # ------------------------------------------------------------------ dealer actions
+
+    def bet_kinds(self) -> tuple[str, ...]:
+        return self.preset.bet_kinds
+
+    def can_take_bets(self) -> bool:
+        return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.void)
+
+    def set_bet(self, seat: str, amount: str | Decimal | None, kind: str | None, actor: str) -> dict[str, Bet]:
+        """Place, change or (amount empty or 0) remove one seat's bet for the next round.
+
+        Bets close when the first card of the round is accepted: a bet placed after
+        the cards are seen would be past-posting.
+        """
+        with self._lock:
+            if seat not in self.config.player_seats:
+                raise TableError(f"seat {seat!r} is not a player seat at this table "
+                                 f"({', '.join(self.config.player_seats)})")
+            if not self.can_take_bets():
+                raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
+                                 "bets for the next round open when this one is cleared")
+            value = parse_amount(amount, seat)
+            if value is None:
+                removed = self._pending.pop(seat, None)
+                if removed is None:
+                    return dict(self._pending)
+                change = {"seat": seat, "removed": True}
+            else:
+                kind = kind or self.preset.bet_kinds[0]
+                if kind not in self.preset.bet_kinds:
+                    raise TableError(f"bet kind {kind!r} is not offered by {self.preset.name}; "
+                                     f"use {' or '.join(self.preset.bet_kinds)}")
+                self._pending[seat] = Bet(seat, value, kind)
+                change = {"seat": seat, "amount": money(value), "kind": kind}
+            self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
+            self.audit.append(AuditType.BETS_PLACED, actor, {"change": change, "bets": bets_json(self._pending),
+                                                             "for_round": self.machine.round_no + 1})
+            self._publish()
+            return dict(self._pending)
+
+    def settle(self, actor: str) -> Settlement:
+        with self._lock:
+            if not self._round_bets:
+                raise TableError("no bets were placed for this round; there is nothing to settle "
+                                 "(void the round, or clear the table)")
+            try:
+                _events, settlement = self.machine.settle(self._round_bets, self.clock(), actor=actor)
+            except RoundError as exc:
+                raise TableError(str(exc)) from None
+            return settlement
+
+    def settle_blocker(self) -> str | None:
+        if not self._round_bets:
+            return None if self.machine.state in (RoundState.idle, RoundState.cleared) else \
+                "no bets on this round"
+        try:
+            self.machine.verify_settle(self._round_bets)
+        except RoundError as exc:
+            return str(exc)
+        return None
+
+    def correct(self, seat: str, old: str | None, new: str | None, actor: str, reason: str,
+                approval: Approval | None = None, round_no: int | None = None) -> dict:
+        """Fix a card.  Before settlement the dealer may; after it, only with a supervisor's
+        PIN and a reason, and the round's settlement is recomputed and both versions logged."""
+        with self._lock:
+            reason = (reason or "").strip()
+            target = self.machine.round_no if round_no is None else int(round_no)
+            live = target == self.machine.round_no and self.machine.can_correct()
+            if live:
+                if old is not None and new is not None and old != new:
+                    self._check_free(new, seat)
+                self._round_extra["approver"] = approval.approved_by if approval else None
+                try:
+                    event = self.machine.correct_card(seat, old, new, actor, reason or "dealer correction",
+                                                      self.clock())
+                except RoundError as exc:
+                    raise TableError(str(exc)) from None
+                finally:
+                    self._round_extra.pop("approver", None)
+                return {"round": target, "action": event.data.get("action"), "settled": False}
+            return self._correct_settled(target, seat, old, new, actor, reason, approval)
+
+    def _check_free(self, code: str, seat: str) -> None:
+        try:
+            card = Card.parse(code)
+        except NiuniuError as exc:
+            raise TableError(str(exc)) from None
+        if self.preset.decks == 1:
+            for other, hand in self.machine.hands.items():
+                if other != seat and card in hand.cards:
+                    raise TableError(f"{card.code} is already on seat {other}; correct that seat first")
+
+    def _correct_settled(self, round_no: int, seat: str, old: str | None, new: str | None, actor: str,
+                         reason: str, approval: Approval | None) -> dict:
+        summary = load_round(self.audit, round_no, table_id=self.config.table_id)
+        if summary is None:
+            raise TableError(f"round {round_no} is not in the log of table {self.config.table_id}")
+        if summary["status"] not in ("settled",) and not (summary["status"] == "cleared" and summary["settlement"]):
+            raise TableError(f"round {round_no} is {summary['status']}; only a round being dealt or a "
+                             "settled round can be corrected")
+        if approval is None:
+            raise TableError("this round is settled: a correction needs a supervisor's PIN")
+        if not reason:
+            raise TableError("this round is settled: a correction needs a reason")
+        hands = {s: list(c) for s, c in summary["hands"].items()}
+        cards = hands.get(seat)
+        if cards is None:
+            raise TableError(f"seat {seat} has no cards in round {round_no}")
+        try:
+            old_c = Card.parse(old).code if old else None
+            new_c = Card.parse(new).code if new else None
+        except NiuniuError as exc:
+            raise TableError(str(exc)) from None
+        if old_c is None or new_c is None or old_c == new_c:
+            raise TableError("after settlement a correction replaces one card by a different one")
+        if old_c not in cards:
+            raise TableError(f"seat {seat} has no {old_c} in round {round_no} (it has {' '.join(cards)})")
+        if self.preset.decks == 1 and any(new_c in c for c in hands.values()):
+            holder = next(s for s, c in hands.items() if new_c in c)
+            raise TableError(f"{new_c} is already on seat {holder} in round {round_no}")
+        cards[cards.index(old_c)] = new_c
+        bets = bets_from_json(summary["bets"])
+        settled_bets = {s: b for s, b in bets.items() if s in hands and len(hands[s]) == 5}
+        try:
+            settlement = settle_round(self.preset, parse_cards(hands["banker"]),
+                                      {s: (parse_cards(hands[s]), b) for s, b in settled_bets.items()})
+        except NiuniuError as exc:
+            raise TableError(f"round {round_no} cannot be resettled with {new_c}: {exc}") from None
+        old_lines = {s: Decimal(line["net"]) for s, line in summary["lines"].items()}
+        new_lines = [line_view(line, settled_bets.get(line.seat)) for line in settlement.lines]
+        difference = {line["seat"]: money(Decimal(line["net"]) - old_lines.get(line["seat"], Decimal(0)))
+                      for line in new_lines}
+        ts = self.clock()
+        common = {"approved_by": approval.approved_by, "requested_by": approval.requested_by, "reason": reason}
+        self.audit.append_many([
+            Entry(AuditType.CARD_CORRECTED, actor, {"seat": seat, "old": old_c, "new": new_c, "action": "replaced",
+                                                    "after_settlement": True, **common}, round_no, ts),
+            Entry(AuditType.SETTLEMENT_CORRECTED, actor, {
+                "old": summary["settlement"], "new": settlement.to_json(), "new_lines": new_lines,
+                "old_lines": list(summary["lines"].values()), "difference": difference,
+                "hands": hands, "results": self._results_json(hands), **common}, round_no, ts),
+        ])
+        if round_no == self.machine.round_no:
+            self._round_extra["hands"] = hands
+            self._round_extra["lines"] = {line["seat"]: line for line in new_lines}
+        self._reload_history()
+        self._publish()
+        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference}
+
+    def void(self, reason: str, approval: Approval) -> None:
+        with self._lock:
+            if not (reason or "").strip():
+                raise TableError("voiding a round needs a reason")
+            self._round_extra["approver"] = approval.approved_by
+            try:
+                self.machine.void(approval.requested_by, reason.strip(), self.clock())
+            except RoundError as exc:
+                raise TableError(str(exc)) from None
+            finally:
+                self._round_extra.pop("approver", None)
+
+    def clear(self, actor: str) -> None:
+        with self._lock:
+            try:
+                self.machine.clear(self.clock(), actor=actor)
+            except RoundError as exc:
+                raise TableError(str(exc)) from None
+
+    # ------------------------------------------------------------------ history
+
+    def _reload_history(self) -> None:
+        numbers = round_numbers(self.audit, table_id=self.config.table_id, limit=self._history_size + 1)
+        rounds = []
+        for n in numbers:
+            summary = load_round(self.audit, n, table_id=self.config.table_id)
+            if summary is None:
+                continue
+            if n == self.machine.round_no and summary["status"] in ("open", "complete"):
+                continue  # the round on the table is not history yet
+            rounds.append(summary)
+        self._history = deque(rounds[: self._history_size], maxlen=self._history_size)
+
+    def history(self) -> list[dict]:
+        with self._lock:
+            return list(self._history)
+
+    # ------------------------------------------------------------------ screen state
+
+    def clock_sync(self) -> dict:
+        """Whether the system clock (and so every audit timestamp) can be trusted; asked
+        at most every 30 s because it may run a subprocess."""
+        now = time.monotonic()
+        if self._clock_checked is None or now - self._clock_checked[0] > 30:
+            from kiosk.watchdog import clock_status
+            status = clock_status()
+            self._clock_checked = (now, {"synchronised": status.synchronised, "message": status.message})
+        return self._clock_checked[1]
+
+    def status(self) -> dict:
+        info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "camera": self._camera["state"],
+                "camera_since": self._camera["since"],
+                "camera_reason": self._camera["reason"], "fps": None, "frame_no": None,
+                "model": self.detector_info.get("name"), "last_frame_ts": None}
+        if self.pipeline is not None:
+            try:
+                live = dict(self.pipeline.status())
+            except Exception as exc:  # a status call must never take the screen down
+                live = {"camera": "offline", "error": str(exc)}
+            info.update({k: v for k, v in live.items() if v is not None})
+        if isinstance(info.get("fps"), float):
+            info["fps"] = round(info["fps"], 1)
+        return info
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return self._snapshot()
+
+    def _snapshot(self) -> dict:
+        m = self.machine
+        state = m.state
+        # Between rounds the table is shown empty: the last round lives in the history strip.
+        between = state in (RoundState.idle, RoundState.cleared)
+        hands = {} if between else m.hands
+        override = self._round_extra.get("hands") or {}
+        settled = state == RoundState.settled
+        settlement_lines: dict[str, dict] = {}
+        if settled and m.settlement is not None:
+            settlement_lines = {line.seat: line_view(line, self._round_bets.get(line.seat))
+                                for line in m.settlement.lines}
+        if not between:
+            settlement_lines.update(self._round_extra.get("lines", {}))
+        codes = {seat: list(override.get(seat) or [c.code for c in hand.cards]) for seat, hand in hands.items()}
+        results = {seat: self._evaluate(c) for seat, c in codes.items()}
+        banker = results.get("banker")
+        preview = {} if settled or between else self._preview(codes)
+        bets = {} if between else self._round_bets
+        seats = []
+        for name in self.config.seat_names:
+            hand = hands.get(name)
+            cards = []
+            if hand is not None:
+                overridden = override.get(name)
+                for i, card in enumerate(hand.cards):
+                    if overridden:
+                        card = Card.parse(overridden[i])
+                    cards.append(card_view(card, hand.confidence[i], hand.needs_confirmation[i]))
+            result = results.get(name)
+            outcome = None
+            if name != "banker" and result is not None and banker is not None:
+                outcome = {1: "win", -1: "lose", 0: "push"}[compare(result, banker, self.preset)]
+            line = settlement_lines.get(name) or preview.get(name)
+            bet = bets.get(name) or (self._pending.get(name) if not bets else None)
+            seats.append({
+                "name": name, "cards": cards, "result": result_view(result) if result else None,
+                "outcome": outcome, "line": line, "line_final": name in settlement_lines,
+                "bet": {"amount": money(bet.amount), "kind": bet.kind} if bet else None,
+                "bet_pending": bet is not None and not bets,
+            })
+        blocker = self.settle_blocker() if state in (RoundState.dealing, RoundState.complete) else None
+        totals = None
+        if settled and m.settlement is not None:
+            s = m.settlement
+            totals = {"banker_net": money(Decimal(s.banker_net)),
+                      "commission": money(Decimal(s.total_commission)), "final": True}
+            if self._round_extra.get("lines"):
+                nets = sum(Decimal(l["net"]) for l in self._round_extra["lines"].values())
+                comm = sum(Decimal(l["commission"]) for l in self._round_extra["lines"].values())
+                totals = {"banker_net": money(-nets - comm), "commission": money(comm), "final": True,
+                          "corrected": True}
+        elif preview:
+            totals = preview.get("_totals")
+        return {
+            "table": {"id": self.config.table_id, "rules": self.preset.name, "title": self.preset.title,
+                      "currency": self.config.currency, "bet_kinds": list(self.preset.bet_kinds),
+                      "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
+                      "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking)},
+            "round": {"no": m.round_no, "state": str(state), "can_settle": blocker is None and
+                      state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
+                      "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
+                      or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
+                      "alerts": [] if between else [{"code": a.data.get("code"), "message": a.data.get("message"),
+                                                     "seat": a.seat, "card": a.card} for a in m.alerts],
+                      "corrected": bool(self._round_extra.get("lines")),
+                      "stale_cards": m.stale_cards},
+            "seats": [s for s in seats if s["name"] in self.config.seat_names],
+            "totals": totals,
+            "history": [history_item(h) for h in self._history],
+        }
+
+    def _preview(self, codes: Mapping[str, list[str]]) -> dict:
+        """What settling now would pay, so the dealer sees it before pressing the button."""
+        banker = codes.get("banker")
+        seats = {s: b for s, b in self._round_bets.items() if len(codes.get(s, [])) == 5}
+        if not banker or len(banker) != 5 or not seats:
+            return {}
+        try:
+            settlement = settle_round(self.preset, parse_cards(banker),
+                                      {s: (parse_cards(codes[s]), b) for s, b in seats.items()})
+        except NiuniuError:
+            return {}
+        out: dict[str, Any] = {line.seat: line_view(line, seats.get(line.seat)) for line in settlement.lines}
+        out["_totals"] = {"banker_net": money(Decimal(settlement.banker_net)),
+                          "commission": money(Decimal(settlement.total_commission)), "final": False}
+        return out
+
+    # ------------------------------------------------------------------ the feed
+
+    def _publish(self) -> None:
+        """Freeze the screen state as JSON text once, for every browser to share."""
+        snap = self._snapshot()
+        with self._feed:
+            self._version += 1
+            snap["version"] = self._version
+            snap["changed_at"] = self.clock()
+            self._snapshots.append((self._version, json.dumps(snap, ensure_ascii=False)))
+            self._feed.notify_all()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def latest(self) -> tuple[int, str]:
+        with self._feed:
+            if not self._snapshots:
+                return 0, "{}"
+            return self._snapshots[-1]
+
+    def updates_since(self, version: int, timeout: float) -> list[tuple[int, str]]:
+        """Snapshots newer than ``version`` in order (waiting up to ``timeout`` for one).
+
+        A browser that fell more than the buffer behind gets the newest state only: it
+        cannot act on stale states anyway, and the gap shows in the version numbers.
+        """
+        with self._feed:
+            if self._version <= version:
+                self._feed.wait_for(lambda: self._version > version, timeout)
+            newer = [item for item in self._snapshots if item[0] > version]
+            if newer and newer[0][0] > version + 1 and version != 0:
+                return newer[-1:]
+            return newer if version != 0 else newer[-1:]
+
+
+def history_item(summary: dict) -> dict:
+    """The history strip's tile plus what its detail dialog shows."""
+    lines = summary.get("lines", {})
+    return {"round": summary["round"], "status": summary["status"], "started": summary["started"],
+            "ended": summary["ended"], "hands": summary["hands"],
+            "results": {s: {"label": r.get("label"), "category": r.get("category"),
+                            "bull": r.get("bull", []), "rest": r.get("rest", [])}
+                        for s, r in summary.get("results", {}).items()},
+            "lines": lines, "players_net": summary["players_net"] or "0.00", "corrected": summary["corrected"]
+            or bool(summary["settlement_corrections"]), "voided": summary["voided"],
+            "alerts": [a.get("message") for a in summary["alerts"]], "bets": summary["bets"],
+            "void": summary["void"], "interrupted": summary["interrupted"]}
+
+
+def parse_amount(amount: str | Decimal | None, seat: str) -> Decimal | None:
+    """A bet amount typed on the screen; never a float (money is exact)."""
+    if amount is None or (isinstance(amount, str) and not amount.strip()):
+        return None
+    try:
+        value = amount if isinstance(amount, Decimal) else Decimal(str(amount).strip().replace(",", ""))
+    except InvalidOperation:
+        raise TableError(f"bet on seat {seat}: {amount!r} is not an amount; type digits like 100 or 25.50") from None
+    if not value.is_finite() or value < 0:
+        raise TableError(f"bet on seat {seat}: {amount!r} must be a positive amount")
+    if value == 0:
+        return None
+    if value > MAX_BET:
+        raise TableError(f"bet on seat {seat}: {amount!r} is larger than the kiosk accepts ({MAX_BET})")
+    if value != value.quantize(Decimal("0.01")):
+        raise TableError(f"bet on seat {seat}: {amount!r} has more than 2 decimals")
+    return value.quantize(Decimal("0.01"))

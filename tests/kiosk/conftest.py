@@ -1,0 +1,63 @@
+"""Fixtures as in flaskr: an app per test with its own data directory, a client, a runner."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiosk.app import create_app
+from kiosk_testing import FAST_HASH, create_accounts, make_table
+
+
+@pytest.fixture
+def table():
+    return make_table()
+
+
+@pytest.fixture
+def app_config(tmp_path, table):
+    return {"DATA_DIR": str(tmp_path / "data"), "TABLE": table, "TESTING": True,
+            "PASSWORD_HASH_METHOD": FAST_HASH, "SSE_KEEPALIVE_S": 0.1, "SSE_MAX_S": 1.0,
+            "THROTTLE_BASE_S": 30.0}
+
+
+@pytest.fixture
+def bare_app(app_config):
+    """An app with no accounts yet: the first-run state."""
+    app = create_app(app_config)
+    yield app
+    service = app.extensions["niuniu"].service
+    service.stop()
+    service.audit.close()
+
+
+@pytest.fixture
+def app(bare_app):
+    create_accounts(bare_app)
+    return bare_app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(capsys):
+    """Run the ``niuniu`` command in-process: ``runner(["audit", "verify", ...]) -> (code, out, err)``."""
+    from kiosk.cli import main
+
+    def run(argv: list[str]):
+        code = main(argv)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+    return run
+
+
+@pytest.fixture
+def service(app):
+    return app.extensions["niuniu"].service
+
+
+@pytest.fixture
+def audit(service):
+    return service.audit

@@ -1,0 +1,198 @@
+"""Access: first-run setup, login, throttling, timeouts, CSRF, roles."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kiosk import db
+from kiosk.audit import AuditType
+from kiosk_testing import ACCOUNTS, csrf_from, login
+
+
+def types(audit) -> list[str]:
+    return [r.type for r in audit.records()]
+
+
+# ------------------------------------------------------------------ first run
+
+
+def test_first_run_sends_everyone_to_setup_and_needs_the_console_code(bare_app):
+    client = bare_app.test_client()
+    assert client.get("/auth/login").location.endswith("/auth/setup")
+    page = client.get("/auth/setup")
+    assert b"setup code" in page.data
+    token = csrf_from(page.get_data(as_text=True))
+    form = {"csrf_token": token, "username": "boss", "password": "long-enough-pw", "password2": "long-enough-pw"}
+    wrong = client.post("/auth/setup", data={**form, "setup_code": "00000000"})
+    assert wrong.status_code == 400 and b"setup code is wrong" in wrong.data
+    code = db.setup_code(bare_app.config["DATA_DIR"])
+    short = client.post("/auth/setup", data={**form, "setup_code": code, "password": "short", "password2": "short"})
+    assert short.status_code == 400 and b"too short" in short.data
+    ok = client.post("/auth/setup", data={**form, "setup_code": code})
+    assert ok.status_code == 302 and ok.location.endswith("/auth/login")
+    # the code is single-use and setup is closed once an account exists
+    assert client.get("/auth/setup").location.endswith("/auth/login")
+    login(client, "boss", "long-enough-pw")
+    assert client.get("/").location.endswith("/admin/users")
+    assert AuditType.SETUP_ADMIN in types(bare_app.extensions["niuniu"].audit)
+
+
+def test_passwords_and_pins_are_stored_hashed(app):
+    conn = db.connect(app.config["DATA_DIR"])
+    rows = conn.execute("SELECT username, password_hash, pin_hash FROM users").fetchall()
+    conn.close()
+    for row in rows:
+        role, password, pin = ACCOUNTS[row["username"]]
+        assert password not in row["password_hash"] and row["password_hash"].startswith("pbkdf2:")
+        if pin:
+            assert pin not in row["pin_hash"]
+
+
+# ------------------------------------------------------------------ login
+
+
+def test_login_logout_and_failures_are_logged(client, audit):
+    token = login(client, "dealer1")
+    assert client.get("/dealer/").status_code == 200
+    assert client.post("/auth/logout", data={"csrf_token": token}).status_code == 302
+    assert client.get("/dealer/").status_code == 302
+    page = client.get("/auth/login")
+    bad = client.post("/auth/login", data={"username": "dealer1", "password": "nope-nope-nope",
+                                            "csrf_token": csrf_from(page.get_data(as_text=True))})
+    assert bad.status_code == 401 and b"username or password is wrong" in bad.data
+    logged = [(r.type, r.actor, r.data.get("reason")) for r in audit.records()
+              if r.type in (AuditType.LOGIN, AuditType.LOGOUT, AuditType.LOGIN_FAILED)]
+    assert logged == [("login", "dealer1", None), ("logout", "dealer1", None),
+                      ("login_failed", "dealer1", "wrong password")]
+    assert "nope-nope-nope" not in str([r.payload for r in audit.records()])
+
+
+def test_failed_logins_are_throttled_even_with_the_right_password(client, audit):
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    for _ in range(5):
+        r = client.post("/auth/login", data={"username": "dealer1", "password": "wrong-guess-1", "csrf_token": token})
+        assert r.status_code == 401
+    right = client.post("/auth/login", data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1],
+                                              "csrf_token": token})
+    assert right.status_code == 429 and b"too many failed logins" in right.data
+    assert audit.last().data["reason"] == "throttled"
+
+
+def test_throttle_lifts_after_the_wait(app, client, monkeypatch):
+    app.config["THROTTLE_BASE_S"] = 0.2
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    for _ in range(5):
+        client.post("/auth/login", data={"username": "watch1", "password": "x" * 12, "csrf_token": token})
+    time.sleep(0.3)
+    login(client, "watch1")
+
+
+def test_open_redirect_after_login_is_refused(client):
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    r = client.post("/auth/login?next=https://evil.example/x",
+                    data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1], "csrf_token": token})
+    assert r.location == "/dealer/"
+
+
+def test_idle_session_times_out_and_is_logged(app, client, audit):
+    login(client, "dealer1")
+    app.config["SESSION_IDLE_S"] = 0.05
+    time.sleep(0.1)
+    r = client.get("/dealer/")
+    assert r.status_code == 302 and "/auth/login" in r.location
+    assert audit.last().type == AuditType.SESSION_TIMEOUT
+    api = client.get("/dealer/api/state")
+    assert api.status_code == 401 and "log in again" in api.json["error"]
+
+
+def test_disabled_account_loses_its_session(app, client):
+    login(client, "dealer1")
+    conn = db.connect(app.config["DATA_DIR"])
+    conn.execute("UPDATE users SET active = 0 WHERE username = 'dealer1'")
+    conn.close()
+    assert client.get("/dealer/").status_code == 302
+
+
+# ------------------------------------------------------------------ CSRF
+
+
+@pytest.mark.parametrize("url", ["/dealer/api/bet", "/dealer/api/settle", "/dealer/api/void",
+                                 "/dealer/api/correct", "/dealer/api/clear", "/auth/logout"])
+def test_every_state_change_needs_the_csrf_token(client, url):
+    token = login(client, "dealer1")
+    missing = client.post(url, json={"seat": "1", "amount": "10"})
+    assert missing.status_code == 400
+    wrong = client.post(url, json={}, headers={"X-CSRF-Token": token[:-2] + "xx"})
+    assert wrong.status_code == 400
+
+
+def test_login_form_itself_needs_the_token(client):
+    r = client.post("/auth/login", data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1]})
+    assert r.status_code == 400
+
+
+# ------------------------------------------------------------------ roles
+
+
+ROLE_PAGES = {
+    "/dealer/": {"dealer1", "super1"},
+    "/dealer/api/state": {"dealer1", "super1"},
+    "/live/status": {"dealer1", "super1", "watch1"},
+    "/review/": {"watch1"},
+    "/review/log": {"watch1"},
+    "/review/chain": {"watch1"},
+    "/review/export?format=json": {"watch1"},
+    "/admin/users": {"admin1"},
+}
+
+
+@pytest.mark.parametrize("user", sorted(ACCOUNTS))
+def test_each_role_sees_only_its_pages(client, user):
+    login(client, user)
+    for url, allowed in ROLE_PAGES.items():
+        status = client.get(url).status_code
+        if user in allowed:
+            assert status == 200, (user, url)
+        else:
+            assert status == 403, (user, url, status)
+
+
+@pytest.mark.parametrize("url", list(ROLE_PAGES))
+def test_strangers_are_sent_to_login_or_refused(client, url):
+    r = client.get(url)
+    assert r.status_code in (302, 401)
+    if r.status_code == 302:
+        assert "/auth/login" in r.location
+
+
+@pytest.mark.parametrize("user", ["watch1", "admin1"])
+@pytest.mark.parametrize("url", ["/dealer/api/bet", "/dealer/api/settle", "/dealer/api/correct",
+                                 "/dealer/api/void", "/dealer/api/clear"])
+def test_review_and_admin_roles_cannot_act_at_the_table(client, user, url):
+    token = login(client, user)
+    r = client.post(url, json={"seat": "1", "amount": "10"}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 403
+
+
+def test_home_page_sends_each_role_home(client):
+    for user, target in (("dealer1", "/dealer/"), ("watch1", "/review/"), ("admin1", "/admin/users")):
+        token = login(client, user)
+        assert client.get("/").location == target
+        client.post("/auth/logout", data={"csrf_token": token})
+
+
+def test_security_headers_forbid_outside_scripts_and_framing(client):
+    r = client.get("/auth/login")
+    csp = r.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    cookie = r.headers.get("Set-Cookie", "")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+
+
+def test_one_accounts_failures_do_not_lock_others_on_the_same_screen(client):
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    for _ in range(6):
+        client.post("/auth/login", data={"username": "dealer1", "password": "wrong-guess-1", "csrf_token": token})
+    login(client, "super1")

@@ -1,0 +1,126 @@
+"""The kiosk's command line: accounts from the console, start-up errors, start/stop records."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import yaml
+
+from kiosk.app import create_app
+from kiosk.audit import AuditLog, AuditType
+from kiosk_testing import FAST_HASH, hand, make_table, table_dict
+
+
+def test_users_add_and_list_from_the_console(tmp_path, runner, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("a-long-password\n2468\n"))
+    code, out, _ = runner(["users", "add", "--data-dir", str(tmp_path), "--username", "pat", "--role",
+                           "supervisor", "--password-stdin"])
+    assert code == 0 and "created supervisor pat" in out
+    code, out, _ = runner(["users", "list", "--data-dir", str(tmp_path), "--json"])
+    assert json.loads(out)[0]["username"] == "pat"
+    log = AuditLog.in_dir(tmp_path, create=False)
+    assert log.last().type == AuditType.USER_CREATED and log.last().actor.startswith("console:")
+    log.close()
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username", "kim", "--role", "dealer",
+                           "--password-stdin"])
+    assert code == 2 and "too short" in err and err.count("\n") == 1
+
+
+def test_kiosk_refuses_a_bad_table_file_in_one_line(tmp_path, runner):
+    bad = tmp_path / "table.yaml"
+    data = table_dict()
+    data["colour"] = "green"
+    bad.write_text(yaml.safe_dump(data))
+    code, out, err = runner(["kiosk", "--config", str(bad), "--data-dir", str(tmp_path / "d")])
+    assert code == 2 and "colour" in err and "Traceback" not in err
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(table_dict()))
+    code, _, err = runner(["kiosk", "--config", str(good), "--data-dir", str(tmp_path / "d")])
+    assert code == 2 and "no camera given" in err
+
+
+def test_demo_without_a_recording_says_where_to_put_it(tmp_path, runner, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = runner(["demo", "--dataset", str(tmp_path / "missing")])
+    assert code == 2 and "table.yaml" in err
+
+
+def app_for(tmp_path, table):
+    return create_app({"DATA_DIR": str(tmp_path), "TABLE": table, "PASSWORD_HASH_METHOD": FAST_HASH})
+
+
+def test_restart_logs_start_stop_config_change_and_keeps_history(tmp_path):
+    app = app_for(tmp_path, make_table())
+    service = app.extensions["niuniu"].service
+    from decimal import Decimal
+    service.set_bet("1", Decimal("10"), "equal", "dealer1")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "KS QS JS 10S 10H")], 1)
+    service.settle("dealer1")
+    service.observe([], 2)
+    service.stop("test")
+    service.audit.close()
+
+    app = app_for(tmp_path, make_table(rules="classic"))
+    service = app.extensions["niuniu"].service
+    records = service.audit.records()
+    types = [r.type for r in records]
+    assert types.count("kiosk_start") == 2 and types.count("kiosk_stop") == 1
+    start = [r for r in records if r.type == "kiosk_start"][-1]
+    assert start.data["previous_run"] == "clean shutdown"
+    change = [r for r in records if r.type == AuditType.CONFIG_CHANGED][0]
+    assert change.data["old_rules"] == "cambodia" and change.data["new_rules"] == "classic"
+    assert "rules" in change.data["keys"]
+    state = service.snapshot()
+    assert state["history"][0]["round"] == 1 and state["history"][0]["status"] == "settled"
+    assert service.machine.round_no == 1  # the next round will be 2
+    service.stop()
+    service.audit.close()
+
+
+def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
+    """``niuniu kiosk`` binds loopback, prints the one-time setup code, serves, stops cleanly."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from kiosk_testing import HttpSession, write_demo
+
+    demo = tmp_path / "demo"
+    write_demo(demo, [{"banker": "4S 6H QD 9C 9H", "1": "KS QS JS 10S 10H"}])
+    data = tmp_path / "data"
+    script = Path(__file__).with_name("kiosk_proc.py")
+    proc = subprocess.Popen([sys.executable, str(script), "kiosk", "--config", str(demo / "table.yaml"),
+                             "--source", str(demo / "frames"), "--data-dir", str(data), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        deadline = time.monotonic() + 30
+        while not any(line.startswith("First start") for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, lines
+            lines.append(proc.stdout.readline())
+        url = re.search(r"on (http://127\.0\.0\.1:\d+/)", "".join(lines)).group(1)
+        code = re.search(r"setup code (\w+)", "".join(lines)).group(1)
+        web = HttpSession(url)
+        status, headers, _ = web.get("/")
+        assert status == 302 and headers["Location"].endswith("/auth/login")
+        assert web.get("/auth/login")[1]["Location"].endswith("/auth/setup")
+        _, _, page = web.get("/auth/setup")
+        from kiosk_testing import csrf_from
+        form = {"csrf_token": csrf_from(page), "setup_code": code, "username": "boss",
+                "password": "long-enough-pw", "password2": "long-enough-pw"}
+        assert web.request("POST", "/auth/setup", form=form)[0] == 302
+        web.login("boss", "long-enough-pw")
+        assert web.get("/admin/users")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    log = AuditLog.in_dir(data, create=False)
+    kinds = [r.type for r in log.records()]
+    log.close()
+    assert kinds[0] == "kiosk_start" and "setup_admin" in kinds and kinds[-1] == "kiosk_stop"
+    assert not (data / "setup_code").exists()

@@ -1,0 +1,369 @@
+"""The dealer's table: bets, what the screen shows, settle, corrections, void, history, SSE."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from kiosk.audit import AuditType
+from kiosk_testing import hand, login
+
+BANKER_BULL_8 = "4S 6H QD 9C 9H"       # bull Q-6-4, points 9+9 -> 8
+NIU_NIU = "KS QS JS 10S 10H"
+BULL_5 = "AS 2S 3D 4D 5C"              # bull A-4-5, points 2+3 -> 5
+
+
+@pytest.fixture
+def dealer(client):
+    token = login(client, "dealer1")
+
+    class Dealer:
+        def post(self, url, body=None, status=200):
+            r = client.post(url, json=body or {}, headers={"X-CSRF-Token": token})
+            assert r.status_code == status, r.get_json()
+            return r.get_json()
+
+        def state(self):
+            return client.get("/dealer/api/state").get_json()["state"]
+
+    return Dealer()
+
+
+def seat(state, name):
+    return next(s for s in state["seats"] if s["name"] == name)
+
+
+def deal(service, frame=1, banker=BANKER_BULL_8, **players):
+    hands = [hand("banker", banker)] + [hand(s.removeprefix("s"), text) for s, text in players.items()]
+    return service.observe(hands, frame)
+
+
+def bet(dealer, seat_name, amount, kind="double", status=200):
+    return dealer.post("/dealer/api/bet", {"seat": seat_name, "amount": amount, "kind": kind}, status)
+
+
+# ------------------------------------------------------------------ bets
+
+
+def test_bets_are_recorded_and_shown_before_the_deal(dealer, audit):
+    bet(dealer, "1", "100", "double")
+    bet(dealer, "2", "25.50", "equal")
+    state = dealer.state()
+    assert seat(state, "1")["bet"] == {"amount": "100.00", "kind": "double"}
+    assert seat(state, "2")["bet"] == {"amount": "25.50", "kind": "equal"}
+    last = audit.last()
+    assert last.type == AuditType.BETS_PLACED and last.actor == "dealer1"
+    assert last.data["bets"]["2"] == {"amount": "25.50", "kind": "equal"}
+    bet(dealer, "2", "", "equal")
+    assert seat(dealer.state(), "2")["bet"] is None
+
+
+@pytest.mark.parametrize("amount,needle", [("abc", "not an amount"), ("-5", "positive"), ("1.005", "2 decimals"),
+                                           ("1e12", "larger than")])
+def test_bad_bet_amounts_are_refused_with_the_reason(dealer, amount, needle):
+    body = bet(dealer, "1", amount, status=409)
+    assert needle in body["error"]
+
+
+def test_unknown_seat_and_kind_are_refused(dealer):
+    assert "not a player seat" in bet(dealer, "banker", "10", status=409)["error"]
+    assert "not a player seat" in bet(dealer, "9", "10", status=409)["error"]
+    assert "not offered by cambodia" in bet(dealer, "1", "10", kind="triple", status=409)["error"]
+
+
+def test_bets_close_when_the_first_card_lands(dealer, service):
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", "4S")], 1)
+    body = bet(dealer, "2", "50", status=409)
+    assert "bets are closed" in body["error"]
+
+
+# ------------------------------------------------------------------ a round on screen
+
+
+def test_round_shows_categories_bull_outcome_and_amounts(dealer, service, audit):
+    bet(dealer, "1", "100", "double")
+    bet(dealer, "2", "50", "equal")
+    deal(service, s1=NIU_NIU, s2=BULL_5)
+    state = dealer.state()
+    assert state["round"]["state"] == "complete" and state["round"]["can_settle"]
+    banker, one, two = seat(state, "banker"), seat(state, "1"), seat(state, "2")
+    assert banker["result"]["label"] == "Bull 8"
+    assert sorted(banker["result"]["bull"]) == sorted(["4S", "6H", "QD"])
+    assert sorted(banker["result"]["rest"]) == ["9C", "9H"]
+    assert one["result"]["label"] == "Niu Niu" and one["outcome"] == "win"
+    assert one["line"]["action"] == "pay" and one["line"]["amount"] == "285.00"
+    assert one["line"]["commission"] == "15.00" and not one["line_final"]
+    assert two["result"]["label"] == "Bull 5" and two["outcome"] == "lose"
+    assert two["line"]["action"] == "collect" and two["line"]["amount"] == "50.00"
+    assert all(c["red"] == (c["suit"] in "HD") for c in banker["cards"])
+
+    state = dealer.post("/dealer/api/settle")["state"]
+    assert state["round"]["state"] == "settled"
+    assert seat(state, "1")["line_final"] and seat(state, "1")["line"]["net"] == "285.00"
+    assert state["totals"] == {"banker_net": "-250.00", "commission": "15.00", "final": True}
+    settled = [r for r in audit.records(round_no=1) if r.type in (AuditType.ROUND_SETTLED, AuditType.SETTLEMENT_LINE)]
+    assert [r.type for r in settled] == ["round_settled", "settlement_line", "settlement_line"]
+    assert all(r.actor == "dealer1" for r in settled)
+    lines = {r.data["seat"]: r.data for r in settled[1:]}
+    assert lines["1"]["net"] == "285.00" and lines["2"]["net"] == "-50.00"
+    total = sum(Decimal(l["net"]) for l in lines.values())
+    s = settled[0].data["settlement"]
+    assert total + Decimal(s["banker_net"]) + Decimal(s["total_commission"]) == 0
+
+
+def test_every_accepted_card_is_logged_with_confidence_and_frame(dealer, service, audit):
+    bet(dealer, "1", "10")
+    deal(service, frame=77, s1=NIU_NIU)
+    cards = [r for r in audit.records() if r.type == AuditType.CARD_ACCEPTED]
+    assert len(cards) == 10
+    assert {(r.data["seat"], r.data["card"]) for r in cards} >= {("banker", "QD"), ("1", "10H")}
+    assert all(r.data["confidence"] == 0.95 and r.data["frame_no"] == 77 and r.round_no == 1 for r in cards)
+
+
+def test_settle_is_refused_with_the_reason_and_button_disabled(dealer, service):
+    body = dealer.post("/dealer/api/settle", status=409)
+    assert "no bets" in body["error"]
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", BANKER_BULL_8), hand("1", "KS QS JS")], 1)
+    state = dealer.state()
+    assert not state["round"]["can_settle"]
+    assert "seat 1 has 3 cards" in state["round"]["settle_blocker"]
+    assert "seat 1 has 3 cards" in dealer.post("/dealer/api/settle", status=409)["error"]
+
+
+def test_low_confidence_card_must_be_confirmed_before_settling(dealer, service, audit):
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", BANKER_BULL_8), hand("1", NIU_NIU, confirm=(4,))], 1)
+    state = dealer.state()
+    assert seat(state, "1")["cards"][4]["confirm"] is True
+    assert "low confidence" in state["round"]["settle_blocker"]
+    dealer.post("/dealer/api/correct", {"seat": "1", "old": "10H", "new": "10H"})
+    assert dealer.state()["round"]["can_settle"]
+    corrected = audit.last()
+    assert corrected.type == AuditType.CARD_CORRECTED and corrected.data["action"] == "confirmed"
+
+
+# ------------------------------------------------------------------ corrections
+
+
+def test_dealer_corrects_a_misread_before_settlement(dealer, service, audit):
+    bet(dealer, "2", "50", "equal")
+    deal(service, s2=BULL_5)
+    state = dealer.post("/dealer/api/correct", {"seat": "2", "old": "5C", "new": "6C", "reason": "6 read as 5"})["state"]
+    assert seat(state, "2")["result"]["label"] == "Bull 6"
+    rec = audit.last()
+    assert rec.type == AuditType.CARD_CORRECTED and rec.actor == "dealer1"
+    assert (rec.data["old"], rec.data["new"], rec.data["reason"]) == ("5C", "6C", "6 read as 5")
+
+
+def test_a_card_already_on_another_seat_cannot_be_chosen(dealer, service):
+    bet(dealer, "2", "50")
+    deal(service, s2=BULL_5)
+    body = dealer.post("/dealer/api/correct", {"seat": "2", "old": "5C", "new": "QD"}, status=409)
+    assert "already on seat banker" in body["error"]
+
+
+def test_missing_card_can_be_added(dealer, service):
+    bet(dealer, "1", "10")
+    service.observe([hand("banker", BANKER_BULL_8), hand("1", "KS QS JS 10S")], 1)
+    state = dealer.post("/dealer/api/correct", {"seat": "1", "old": None, "new": "10H", "reason": "covered"})["state"]
+    assert [c["code"] for c in seat(state, "1")["cards"]][-1] == "10H"
+    assert state["round"]["can_settle"]
+
+
+def settled_round(dealer, service):
+    bet(dealer, "1", "100", "double")
+    bet(dealer, "2", "50", "equal")
+    deal(service, s1=NIU_NIU, s2=BULL_5)
+    dealer.post("/dealer/api/settle")
+
+
+def test_after_settlement_a_correction_needs_a_supervisor_pin_and_reason(dealer, service, audit):
+    settled_round(dealer, service)
+    body = {"seat": "2", "old": "4D", "new": "9D", "reason": "9 read as 4"}
+    assert "PIN" in dealer.post("/dealer/api/correct", body, status=403)["error"]
+    assert "not recognised" in dealer.post("/dealer/api/correct", {**body, "pin": "9999"}, status=403)["error"]
+    assert audit.last().type == AuditType.PIN_FAILED
+    assert "reason" in dealer.post("/dealer/api/correct", {**body, "pin": "4321", "reason": ""}, status=409)["error"]
+
+    state = dealer.post("/dealer/api/correct", {**body, "pin": "4321"})["state"]
+    two = seat(state, "2")  # A 2 3 9 5: bull 2-3-5, A+9 -> Niu Niu beats the banker's Bull 8
+    assert two["result"]["label"] == "Niu Niu" and two["outcome"] == "win"
+    assert two["line_final"] and two["line"]["net"] == "47.50" and two["line"]["action"] == "pay"
+    assert state["round"]["corrected"] is True
+    card, resettle = audit.records()[-2:]
+    assert card.type == AuditType.CARD_CORRECTED and resettle.type == AuditType.SETTLEMENT_CORRECTED
+    assert card.actor == "dealer1" and card.data["approved_by"] == "super1" and card.data["after_settlement"]
+    assert (card.data["old"], card.data["new"], card.data["reason"]) == ("4D", "9D", "9 read as 4")
+    assert resettle.data["old"]["lines"][1]["net"] == "-50.00"
+    assert resettle.data["difference"] == {"1": "0.00", "2": "97.50"}
+    assert state["totals"]["banker_net"] == str(Decimal("-285.00") - Decimal("47.50") - Decimal("15.00") - Decimal("2.50"))
+
+
+def test_correcting_an_older_settled_round_from_history(dealer, service, audit):
+    settled_round(dealer, service)
+    service.observe([], 2)  # table cleared
+    state = dealer.state()
+    assert state["round"]["state"] == "cleared" and state["history"][0]["round"] == 1
+    dealer.post("/dealer/api/correct", {"seat": "1", "old": "10H", "new": "9S", "reason": "late dispute",
+                                        "pin": "4321", "round": 1})
+    history = dealer.state()["history"][0]
+    assert history["corrected"] and "9S" in history["hands"]["1"]
+    assert history["results"]["1"]["label"] == "Bull 9"
+
+
+def test_void_needs_a_supervisor_pin_and_reason(dealer, service, audit):
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", "4S 6H")], 1)
+    assert dealer.post("/dealer/api/void", {"reason": "misdeal"}, status=403)["error"]
+    assert "reason" in dealer.post("/dealer/api/void", {"reason": " ", "pin": "4321"}, status=409)["error"]
+    state = dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": "4321"})["state"]
+    assert state["round"]["state"] == "void"
+    rec = [r for r in audit.records() if r.type == AuditType.ROUND_VOID][0]
+    assert rec.actor == "dealer1" and rec.data["approved_by"] == "super1" and rec.data["reason"] == "misdeal"
+    assert dealer.state()["history"][0]["status"] == "void"
+
+
+def test_pin_guessing_is_throttled(dealer, service):
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", "4S")], 1)
+    for _ in range(5):
+        dealer.post("/dealer/api/void", {"reason": "x", "pin": "0000"}, status=403)
+    body = dealer.post("/dealer/api/void", {"reason": "x", "pin": "4321"}, status=403)
+    assert "too many wrong PINs" in body["error"]
+
+
+def test_next_round_clears_a_settled_round_and_reopens_bets(dealer, service):
+    settled_round(dealer, service)
+    state = dealer.post("/dealer/api/clear")["state"]
+    assert state["round"]["state"] == "cleared" and state["round"]["bets_open"]
+    # the same cards still lying there do not start a phantom round
+    deal(service, frame=3, s1=NIU_NIU, s2=BULL_5)
+    assert dealer.state()["round"]["state"] == "cleared"
+
+
+# ------------------------------------------------------------------ history and alerts
+
+
+def test_history_keeps_the_last_ten_rounds(dealer, service):
+    frame = 0
+    for _ in range(12):
+        bet(dealer, "1", "10", "equal")
+        frame += 1
+        deal(service, frame=frame, s1=NIU_NIU)
+        dealer.post("/dealer/api/settle")
+        frame += 1
+        service.observe([], frame)
+    history = dealer.state()["history"]
+    assert [h["round"] for h in history] == list(range(12, 2, -1))
+    assert all(h["status"] == "settled" and h["results"]["1"]["label"] == "Niu Niu" for h in history)
+    assert history[0]["lines"]["1"]["net"] == "9.50"
+
+
+def test_duplicate_card_raises_an_alert_on_screen_and_in_the_log(dealer, service, audit):
+    bet(dealer, "1", "10")
+    service.observe([hand("banker", "4S 6H"), hand("1", "4S")], 1)
+    alerts = dealer.state()["round"]["alerts"]
+    assert alerts and alerts[0]["code"] == "duplicate_card"
+    assert any(r.type == AuditType.ALERT and r.data["code"] == "duplicate_card" for r in audit.records())
+
+
+# ------------------------------------------------------------------ live feed
+
+
+def read_events(response, count):
+    events, buffer = [], ""
+    for chunk in response.response:
+        buffer += chunk.decode() if isinstance(chunk, bytes) else chunk
+        while "\n\n" in buffer:
+            block, buffer = buffer.split("\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+            if "event" in fields:
+                events.append(fields)
+        if len(events) >= count:
+            break
+    response.close()
+    return events
+
+
+def test_sse_sends_every_state_in_order_and_status(dealer, client, service):
+    bet(dealer, "1", "100")
+    start = service.version
+    service.observe([hand("banker", "4S")], 1)
+    service.observe([hand("banker", "4S 6H")], 2)
+    response = client.get(f"/live/events?since={start}", buffered=False)
+    assert response.mimetype == "text/event-stream"
+    events = read_events(response, 3)
+    states = [e for e in events if e["event"] == "state"]
+    ids = [int(e["id"]) for e in states]
+    assert ids == list(range(start + 1, start + 1 + len(ids))) and len(ids) >= 2
+    last = json.loads(states[-1]["data"])
+    assert last["round"]["state"] == "dealing"
+    assert any(e["event"] == "status" for e in read_events(client.get("/live/events", buffered=False), 2))
+
+
+def test_camera_offline_and_online_are_logged(service, audit):
+    from vision.round import EventKind, RoundEvent
+    service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 0, 1.0, None, data={"reason": "unplugged"}))
+    service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 0, 2.0, None, data={"reason": "still"}))
+    service.on_pipeline_event(RoundEvent(EventKind.camera_online, 0, 3.0, None, data={"reason": "back"}))
+    kinds = [(r.type, r.actor) for r in audit.records() if r.type.startswith("camera")]
+    assert kinds == [("camera_offline", "camera"), ("camera_online", "camera")]
+    assert service.status()["camera"] == "online"
+
+
+def test_sse_resumes_from_last_event_id_after_a_reconnect(dealer, client, service):
+    bet(dealer, "1", "100")
+    mark = service.version
+    service.observe([hand("banker", "4S")], 1)
+    service.observe([hand("banker", "4S 6H")], 2)
+    response = client.get("/live/events", headers={"Last-Event-ID": str(mark)}, buffered=False)
+    ids = [int(e["id"]) for e in read_events(response, 2) if e["event"] == "state"]
+    assert ids[0] == mark + 1
+
+
+def test_a_browser_far_behind_gets_the_newest_state(dealer, client, service):
+    for i in range(300):  # more changes than the feed keeps
+        service.observe([hand("banker", "4S")] if i % 2 == 0 else [], i + 1)
+    response = client.get("/live/events?since=1", buffered=False)
+    first = [e for e in read_events(response, 1) if e["event"] == "state"][0]
+    assert int(first["id"]) == service.version
+
+
+def test_a_failing_audit_log_stops_the_settlement_and_raises_the_alarm(dealer, service, monkeypatch):
+    import sqlite3
+    bet(dealer, "1", "100")
+    deal(service, s1=NIU_NIU)
+
+    def disk_full(entries):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(service.audit, "append_many", disk_full)
+    body = dealer.post("/dealer/api/settle", status=400)
+    assert "audit log could not be written" in body["error"]
+    assert "disk is full" in service.status()["audit_error"]
+
+
+def test_the_next_round_plays_the_next_rounds_bets_not_the_last_ones(dealer, service):
+    bet(dealer, "1", "100")
+    bet(dealer, "2", "100")
+    deal(service, frame=1, s1=NIU_NIU, s2=BULL_5)
+    dealer.post("/dealer/api/settle")
+    service.observe([], 2)
+    deal(service, frame=3, s1=NIU_NIU)   # no bets this time; only seat 1 is dealt
+    state = dealer.state()
+    assert state["round"]["no"] == 2 and state["round"]["state"] == "complete"
+    assert state["round"]["settle_blocker"] == "no bets on this round"
+
+
+def test_between_rounds_the_table_shows_no_cards_and_no_money(dealer, service):
+    settled_round(dealer, service)
+    dealer.post("/dealer/api/correct", {"seat": "2", "old": "4D", "new": "9D", "reason": "r", "pin": "4321"})
+    service.observe([], 2)
+    state = dealer.state()
+    assert state["round"]["state"] == "cleared" and state["totals"] is None
+    assert all(not s["cards"] and s["line"] is None and s["outcome"] is None for s in state["seats"])
+    assert state["history"][0]["lines"]["2"]["net"] == "47.50"

@@ -1,0 +1,186 @@
+"""Surveillance review (read-only) and the admin's account page."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import cv2
+import numpy as np
+import pytest
+
+from kiosk.audit import AuditType
+from kiosk_testing import ACCOUNTS, hand, login
+
+BANKER = "4S 6H QD 9C 9H"
+
+
+def play(client, service, rounds):
+    """Play rounds as a dealer: each is (seat-1 cards, action) with action settle / void / correct."""
+    token = login(client, "dealer1")
+    headers = {"X-CSRF-Token": token}
+    frame = 0
+    for cards, action in rounds:
+        client.post("/dealer/api/bet", json={"seat": "1", "amount": "10", "kind": "equal"}, headers=headers)
+        frame += 1
+        service.observe([hand("banker", BANKER), hand("1", cards)], frame)
+        if action == "void":
+            assert client.post("/dealer/api/void", json={"reason": "misdeal", "pin": "4321"},
+                               headers=headers).status_code == 200
+        else:
+            if action == "correct":
+                first = cards.split()[0]
+                assert client.post("/dealer/api/correct", json={"seat": "1", "old": first, "new": "AD",
+                                                                "reason": "misread"}, headers=headers).status_code == 200
+            assert client.post("/dealer/api/settle", headers=headers).status_code == 200
+        frame += 1
+        service.observe([], frame)
+    client.post("/auth/logout", data={"csrf_token": token})
+
+
+@pytest.fixture
+def played(client, service):
+    play(client, service, [("KS QS JS 10S 10H", "settle"),     # 1 Niu Niu
+                           ("AS 2S 3D 4D 5C", "correct"),      # 2 corrected to AD 2S 3D 4D 5C
+                           ("KD QD JD 10D 10C", "void"),       # 3 voided
+                           ("2C 3C 5S 7H 8D", "settle")])      # 4
+    login(client, "watch1")
+    return client
+
+
+def round_numbers(page: bytes) -> list[int]:
+    import re
+    return [int(n) for n in re.findall(rb'/review/round/(\d+)"', page)]
+
+
+def test_round_list_and_filters(played):
+    assert round_numbers(played.get("/review/").data) == [4, 3, 2, 1]
+    assert round_numbers(played.get("/review/?corrected=1").data) == [2]
+    assert round_numbers(played.get("/review/?voided=1").data) == [3]
+    assert round_numbers(played.get("/review/?category=niuniu").data) == [3, 1]
+    assert round_numbers(played.get("/review/?seat=1&category=niuniu&voided=1").data) == [3]
+    assert round_numbers(played.get("/review/?seat=2").data) == []
+    assert round_numbers(played.get("/review/?from=2000-01-01&to=2001-01-01").data) == []
+    bad = played.get("/review/?from=someday")
+    assert b"is not a date or time" in bad.data
+
+
+def test_alert_filter(client, service):
+    token = login(client, "dealer1")
+    client.post("/dealer/api/bet", json={"seat": "1", "amount": "10"}, headers={"X-CSRF-Token": token})
+    service.observe([hand("banker", "4S 6H"), hand("1", "4S")], 1)
+    login(client, "watch1")
+    assert round_numbers(client.get("/review/?alerts=1").data) == [1]
+
+
+def test_round_detail_shows_hands_settlement_corrections_timeline(played):
+    page = played.get("/review/round/2").get_data(as_text=True)
+    assert "Round #2" in page and "corrected" in page
+    assert "AS → AD" in page and "misread" in page and "dealer1" in page
+    assert "card_accepted" in page and "round_settled" in page and "settlement_line" in page
+    void = played.get("/review/round/3").get_data(as_text=True)
+    assert "Voided by dealer1, approved by super1: misdeal" in void
+    assert played.get("/review/round/99").status_code == 404
+
+
+def test_key_frames_are_shown_with_boxes(played, app, service):
+    folder = app.extensions["niuniu"].data_dir / "recordings" / "t1" / "20240101T000000Z-round-0001"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"round_no": 1}))
+    image = np.full((120, 160, 3), 90, np.uint8)
+    cv2.imwrite(str(folder / "frames" / "00000007.jpg"), image)
+    (folder / "detections.jsonl").write_text(json.dumps(
+        {"frame_no": 7, "ts": 1.0, "size": [160, 120], "detections": [{"card": "AS", "conf": 0.9, "box": [10, 10, 40, 50]}]}) + "\n")
+    page = played.get("/review/round/1").get_data(as_text=True)
+    assert "/review/round/1/frame/7.jpg" in page
+    boxed = played.get("/review/round/1/frame/7.jpg")
+    plain = played.get("/review/round/1/frame/7.jpg?boxes=0")
+    assert boxed.mimetype == "image/jpeg" and boxed.data != plain.data
+    drawn = cv2.imdecode(np.frombuffer(boxed.data, np.uint8), cv2.IMREAD_COLOR)
+    assert abs(int(drawn[10, 25, 1]) - 90) > 60  # the box edge is drawn in green over the grey frame
+    assert played.get("/review/round/1/frame/8.jpg").status_code == 404
+
+
+def test_event_log_shows_logins_and_system_records(played):
+    page = played.get("/review/log").get_data(as_text=True)
+    for kind in ("kiosk_start", "config_loaded", "login", "logout"):
+        assert f"<td>{kind}</td>" in page
+    assert "<td>card_accepted</td>" not in page  # round records live on the round pages
+    only = played.get("/review/log?type=logout").get_data(as_text=True)
+    assert only.count("<td>logout</td>") == 1 and "<td>config_loaded</td>" not in only
+
+
+def test_chain_page_reports_ok_and_then_the_break(played, audit):
+    assert "OK" in played.get("/review/chain").get_data(as_text=True)
+    conn = sqlite3.connect(audit.path)
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("UPDATE audit SET actor = 'ghost' WHERE seq = 5")
+    conn.commit()
+    conn.close()
+    page = played.get("/review/chain").get_data(as_text=True)
+    assert "BROKEN at seq 5" in page and "MISSING" in page
+
+
+def test_export_downloads_and_is_itself_logged(played, audit):
+    r = played.get("/review/export?format=json")
+    assert r.headers["Content-Disposition"].startswith("attachment")
+    data = json.loads(r.data)
+    assert data["count"] > 20
+    last = audit.last()
+    assert last.type == AuditType.EXPORTED and last.actor == "watch1" and last.data["count"] == data["count"]
+    csv = played.get("/review/export?format=csv&from=2000-01-01")
+    assert csv.data.startswith(b"seq,ts,table_id,type,actor,round,payload,prev_hash,hash")
+    assert played.get("/review/export?format=xml").status_code == 400
+
+
+def test_review_is_read_only(app, played):
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint.startswith("review."):
+            assert rule.methods <= {"GET", "HEAD", "OPTIONS"}, rule
+
+
+# ------------------------------------------------------------------ admin
+
+
+@pytest.fixture
+def admin(client):
+    token = login(client, "admin1")
+    return client, token
+
+
+def test_admin_adds_accounts_with_validation(admin, audit):
+    client, token = admin
+    form = {"csrf_token": token, "username": "newdealer", "role": "dealer", "password": "a-good-password",
+            "password2": "a-good-password"}
+    assert client.post("/admin/users", data=form).status_code == 302
+    assert audit.last().type == AuditType.USER_CREATED and audit.last().actor == "admin1"
+    again = client.post("/admin/users", data=form)
+    assert again.status_code == 400 and b"is taken" in again.data
+    nopin = client.post("/admin/users", data={**form, "username": "sup2", "role": "supervisor"})
+    assert b"needs a PIN" in nopin.data
+    samepin = client.post("/admin/users", data={**form, "username": "sup2", "role": "supervisor", "pin": "4321"})
+    assert b"already used by another supervisor" in samepin.data
+    client.post("/auth/logout", data={"csrf_token": token})
+    login(client, "newdealer", "a-good-password")
+    assert client.get("/dealer/").status_code == 200
+
+
+def test_admin_disables_and_resets_but_keeps_an_admin(admin, app):
+    client, token = admin
+    conn = sqlite3.connect(f"{app.config['DATA_DIR']}/kiosk.sqlite3")
+    ids = dict(conn.execute("SELECT username, id FROM users").fetchall())
+    conn.close()
+    r = client.post(f"/admin/users/{ids['admin1']}/active", data={"csrf_token": token, "active": "0"},
+                    follow_redirects=True)
+    assert b"cannot disable your own account" in r.data
+    client.post(f"/admin/users/{ids['dealer1']}/active", data={"csrf_token": token, "active": "0"})
+    client.post(f"/admin/users/{ids['super1']}/secret",
+                data={"csrf_token": token, "password": "brand-new-password", "pin": "8765"})
+    client.post("/auth/logout", data={"csrf_token": token})
+    other = app.test_client()
+    page = other.get("/auth/login")
+    from kiosk_testing import csrf_from
+    r = other.post("/auth/login", data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1],
+                                        "csrf_token": csrf_from(page.get_data(as_text=True))})
+    assert r.status_code == 401
+    login(other, "super1", "brand-new-password")
