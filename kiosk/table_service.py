@@ -122,7 +122,7 @@ class TableService:
             machine = pipeline.machine if pipeline is not None else RoundMachine(config)
         self.machine = machine
         # One lock for the machine and the service: see the module docstring.
-        self._lock: threading.RLock = getattr(machine, "_lock", None) or threading.RLock()
+        self._lock: threading.RLock = getattr(machine, "lock", None) or threading.RLock()
         self._pending: dict[str, Bet] = {}
         self._round_bets: dict[str, Bet] = {}
         self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round

@@ -39,6 +39,7 @@ def export(weights: Path, imgsz: int, formats=FORMATS) -> list[Path]:
     # pnnx leaves intermediate files beside the weights; the ncnn folder holds what is used
     for junk in weights.parent.glob(weights.stem + ".pnnx*"):
         junk.unlink() if junk.is_file() else shutil.rmtree(junk, ignore_errors=True)
-    for junk in weights.parent.glob(weights.stem + "_ncnn.py"):
-        junk.unlink()
+    for junk in [*weights.parent.glob(weights.stem + "_ncnn.py"),
+                 *weights.parent.glob(weights.stem + "_ncnn_model/model_ncnn.py")]:
+        junk.unlink()  # pnnx's generated PyTorch re-implementation: not needed to run
     return written

@@ -173,6 +173,9 @@ class RoundMachine:
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
         self._lock = threading.RLock()
+        # Public: listeners run under this lock, so a caller that also reads or writes
+        # its own state from a listener (the kiosk) must take the same one.
+        self.lock = self._lock
         try:
             self.preset = load_preset(config.rules)
         except NiuniuError as exc:

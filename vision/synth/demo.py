@@ -36,6 +36,7 @@ import math
 import re
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -47,9 +48,10 @@ from PIL import Image, ImageDraw, ImageFont
 from scoring.cards import CARD_CODES, Card
 from scoring.errors import NiuniuError
 from scoring.rules import load_preset
+from vision.detector import Detection
+from vision.replay import hand_results
 from vision.synth.decks import Deck, deck_names, load_deck, load_manifest
 from vision.synth.faces import available_fonts
-from vision.detector import Detection
 from vision.synth.scene import (CARD_CLASS, INDEX_CLASS, _FELTS, SceneLabel, _affine3, _chip, _dealer_hand,
                                  _labels, _paste, _Placed, _project, _shade_card)
 from vision.table import PLAYER_SEATS, TableConfig, load_table_config, table_config_from_dict
@@ -72,7 +74,7 @@ SEAT_ANGLES = (58.0, 29.0, 0.0, -29.0, -58.0)  # seats 1..5 on that arc, degrees
 BANKER_CENTRE = (640.0, 205.0)
 ZONE_MARGIN = 0.20        # zones reach this many card heights beyond the furthest index centre
 CARD_W_MAX = 0.75 * CARD_H   # decks differ in shape (0.64 to 0.74 of the height): zones fit the widest
-JPEG_QUALITY = 66
+JPEG_QUALITY = 64
 MAX_BYTES = 20_000_000   # the bundled demo travels in git: at most ~20 MB
 LABELS = "labels.jsonl.gz"
 
@@ -189,7 +191,7 @@ def demo_table_config(timing: DemoTiming, size: tuple[int, int]) -> TableConfig:
 
 @dataclass(frozen=True)
 class Placement:
-    """One dealt card: which, where on the table plane, and when it arrives."""
+    """One dealt card: which, to which seat, and where on the table plane it comes to rest."""
 
     code: str
     seat: str
@@ -257,7 +259,7 @@ class FrameSpec:
     swept: frozenset[str] = frozenset()   # seats already cleared
     chips: bool = False
     pose: Pose | None = None
-    phase: str = "empty"
+    phase: str = "empty"             # bets, deal, complete, sweep or empty (for people reading specs)
 
 
 def _towards(seat: SeatGeometry) -> tuple[float, float]:
@@ -423,7 +425,6 @@ def _felt_plane(canvas: _PlaneCanvas, rng: np.random.Generator) -> None:
 
     # The printed layout, on its own layer: ink soaks into felt, so its edges are soft.
     ink = _PlaneCanvas()
-    ink.rgba[...] = 0.0
     pil = Image.new("RGBA", (w, h), (0, 0, 0, 0))
     erx, ery = rx * 0.66, ry * 0.62
     box = (cx - erx - canvas.ox, cy - ery - canvas.oy, cx + erx - canvas.ox, cy + ery - canvas.oy)
@@ -436,17 +437,6 @@ def _felt_plane(canvas: _PlaneCanvas, rng: np.random.Generator) -> None:
     premultiplied = cv2.GaussianBlur(ink.rgba, (0, 0), 0.9)   # colour * alpha, and alpha
     a = premultiplied[..., 3:4] / 255.0
     canvas.rgba[..., :3] = premultiplied[..., :3] + canvas.rgba[..., :3] * (1 - a)
-
-    # the dealer's chip float, half under the camera's top edge
-    tray = np.zeros((80, 420, 4), np.uint8)
-    tray[...] = (28, 26, 30, 255)
-    colours = [(200, 30, 30), (30, 30, 30), (30, 80, 200), (30, 150, 60), (230, 230, 230), (120, 40, 160)]
-    for i in range(12):
-        col = colours[i % len(colours)]
-        x0 = 8 + i * 34
-        tray[10:74, x0:x0 + 28, :3] = col
-        tray[10:74:6, x0:x0 + 28, :3] = np.clip(np.array(col) * 0.85, 0, 255).astype(np.uint8)
-    canvas.stamp(cv2.GaussianBlur(tray, (0, 0), 0.8), (640.0, -28.0), 0.0)
 
 
 def _light_map(size: tuple[int, int]) -> np.ndarray:
@@ -781,54 +771,31 @@ def write_demo(out: Path, seed: int = 0, rounds: int = 3, *, width: int = DESIGN
              for r, d in enumerate(chosen)]
     specs = plan_frames(plans, timing)
 
-    frames_dir = out / "frames"
-    frames_dir.mkdir(parents=True, exist_ok=True)
-    _remove_old_frames(frames_dir)
-    renderer = DemoRenderer(plans, loaded, width, seed)
-    params = [cv2.IMWRITE_JPEG_QUALITY, int(quality), cv2.IMWRITE_JPEG_PROGRESSIVE, 1]
-    total = 0
-    spans: dict[int, list[int]] = {}
-    label_path = out / LABELS
-    label_path.unlink(missing_ok=True)
-    partial = label_path.with_name(label_path.name + ".tmp")
-    # gzip without a timestamp, so the same seed still gives the same bytes
-    label_file = (io.TextIOWrapper(gzip.GzipFile(partial, "wb", mtime=0), encoding="utf-8")
-                  if labels else None)
-    for i, spec in enumerate(specs):
-        ok, buf = cv2.imencode(".jpg", renderer.render(spec, i), params)
-        if not ok:
-            raise DemoError(f"frame {i} could not be encoded as JPEG")
-        (frames_dir / f"{i:06d}.jpg").write_bytes(buf.tobytes())
-        total += len(buf)
-        if label_file is not None:
-            found = perfect_detections(renderer.labels(spec))
-            label_file.write(json.dumps({"frame_no": i, "detections": [d.to_json() for d in found]}) + "\n")
-        if spec.round_index is not None:
-            span = spans.setdefault(spec.round_index, [i, i])
-            span[1] = i
-        if progress and (i % 50 == 0 or i == len(specs) - 1):
-            print(f"\rframe {i + 1}/{len(specs)}  {total / 1e6:.1f} MB", end="", file=sys.stderr, flush=True)
-    if progress:
-        print(file=sys.stderr)
-    if label_file is not None:
-        label_file.close()
-        partial.replace(label_path)
-
-    _write_table(out / "table.yaml", config, seed, rounds)
+    try:
+        (out / "frames").mkdir(parents=True, exist_ok=True)
+        _remove_old_frames(out / "frames")
+        renderer = DemoRenderer(plans, loaded, width, seed)
+        written = _write_frames(out, specs, renderer, quality, labels, progress)
+        _write_table(out / "table.yaml", config, seed, rounds)
+        truth = truth_rounds(plans)
+        (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise DemoError(f"cannot write the demo to {out}: {exc}; choose a folder you can write to") from None
     load_table_config(out / "table.yaml")  # what we wrote must be what replay reads
-    truth = truth_rounds(plans)
-    (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     manifest = {
         "generator": f"vision.synth.demo v{GENERATOR_VERSION}",
         "seed": seed,
         "rounds": rounds,
-        "size": list(size),
+        "size": list(renderer.size),
         "fps": timing.fps,
         "jpeg_quality": quality,
         "frames": len(specs),
-        "frames_bytes": total,
+        "frames_bytes": written["bytes"],
         "decks": [p.deck for p in plans],
-        "round_frames": [spans.get(r) for r in range(len(plans))],
+        # per round: [first frame (chips down), last frame (swept)]
+        "round_frames": [written["spans"].get(r) for r in range(len(plans))],
+        # per round: the frame in which the last of its 30 cards first shows (for latency figures)
+        "last_card_visible": written["last_card"] if labels else None,
         "timing": {k: getattr(timing, k) for k in timing.__dataclass_fields__},
         "labels": LABELS if labels else None,
     }
@@ -836,10 +803,50 @@ def write_demo(out: Path, seed: int = 0, rounds: int = 3, *, width: int = DESIGN
     return manifest
 
 
-def truth_rounds(plans: Sequence[RoundPlan]) -> list[dict]:
-    """Replay's shape: each round's seats in dealing order, and each hand scored by the rules."""
-    from vision.replay import hand_results  # the very scoring replay prints
+def _write_frames(out: Path, specs: list[FrameSpec], renderer: DemoRenderer, quality: int, labels: bool,
+                  progress: bool) -> dict:
+    """Every frame as JPEG, and (``labels``) what a perfect reader sees in it."""
+    params = [cv2.IMWRITE_JPEG_QUALITY, int(quality), cv2.IMWRITE_JPEG_PROGRESSIVE, 1]
+    total = 0
+    spans: dict[int, list[int]] = {}
+    seen: dict[int, set[str]] = {}
+    last_card: list[int | None] = [None] * len(renderer.plans)
+    label_path = out / LABELS
+    label_path.unlink(missing_ok=True)
+    partial = label_path.with_name(label_path.name + ".tmp")
+    with ExitStack() as stack:
+        label_file = None
+        if labels:  # gzip without a timestamp, so the same seed still gives the same bytes
+            raw = stack.enter_context(gzip.GzipFile(partial, "wb", mtime=0))
+            label_file = stack.enter_context(io.TextIOWrapper(raw, encoding="utf-8"))
+        for i, spec in enumerate(specs):
+            ok, buf = cv2.imencode(".jpg", renderer.render(spec, i), params)
+            if not ok:
+                raise DemoError(f"frame {i} could not be encoded as JPEG")
+            (out / "frames" / f"{i:06d}.jpg").write_bytes(buf.tobytes())
+            total += len(buf)
+            r = spec.round_index
+            if r is not None:
+                spans.setdefault(r, [i, i])[1] = i
+            if label_file is not None:
+                found = perfect_detections(renderer.labels(spec))
+                label_file.write(json.dumps({"frame_no": i, "detections": [d.to_json() for d in found]}) + "\n")
+                if r is not None:
+                    cards = seen.setdefault(r, set())
+                    cards.update(d.card.code for d in found)
+                    if last_card[r] is None and len(cards) == len(renderer.plans[r].deal):
+                        last_card[r] = i
+            if progress and (i % 50 == 0 or i == len(specs) - 1):
+                print(f"\rframe {i + 1}/{len(specs)}  {total / 1e6:.1f} MB", end="", file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+    if labels:
+        partial.replace(label_path)
+    return {"bytes": total, "spans": spans, "last_card": last_card}
 
+
+def truth_rounds(plans: Sequence[RoundPlan]) -> list[dict]:
+    """Replay's shape: each round's seats in dealing order, and each hand scored as replay scores it."""
     preset = load_preset(RULES)
     return [{"round": p.number, "seats": p.seats, "results": hand_results(p.seats, preset)} for p in plans]
 
@@ -847,8 +854,8 @@ def truth_rounds(plans: Sequence[RoundPlan]) -> list[dict]:
 def _write_table(path: Path, config: TableConfig, seed: int, rounds: int) -> None:
     data = config.model_dump(mode="json", exclude_none=True)
     head = (f"# The demo table, written by vision.synth.demo (seed {seed}, {rounds} rounds): banker +\n"
-            "# seats 1-5 under a fixed camera.  Zones cover each seat's printed card box plus a margin\n"
-            "# towards the dealer, where a card lies while his hand slides it into place.\n"
+            "# seats 1-5 under a fixed camera.  Each zone holds every corner index and card centre\n"
+            "# its row of five can show (also a card still under the dealer's hand), plus a margin.\n"
             "# camera.fps is also the timing of the frames/ folder.\n")
     body = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
     tmp = path.with_name(path.name + ".tmp")

@@ -341,12 +341,14 @@ def _hand_positions(rng, k, card_w, card_h, center, theta):
 
 
 def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640, 480),
-                 kind: str | None = None, max_tilt: float = 0.45) -> Scene:
+                 kind: str | None = None, max_tilt: float = 0.45, seats: int | None = None,
+                 hand_size: int | None = None) -> Scene:
     """Compose one labelled scene from ``deck`` (a :class:`vision.synth.decks.Deck`).
 
     ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
     "hands" (one to three seats filling the frame, as a seat-zone crop sees them) or
     "closeup" (a few large cards, as a phone photo).  Random when ``None``.
+    ``seats`` and ``hand_size`` fix the layout (used to measure whole-hand accuracy).
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
@@ -368,10 +370,10 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     if kind == "table":
         card_h = h * rng.uniform(0.09, 0.24)
-        seats = int(rng.integers(1, 9))
+        seats = seats or int(rng.integers(1, 9))
     elif kind == "hands":
         card_h = h * rng.uniform(0.22, 0.48)
-        seats = int(rng.integers(1, 4))
+        seats = seats or int(rng.integers(1, 4))
     else:
         card_h = h * rng.uniform(0.35, 0.8)
         seats = 1
@@ -395,7 +397,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
                 pos = (c[0] + rng.normal(0, 0.6) * card_w, c[1] + rng.normal(0, 0.35) * card_h)
                 items.append(("card", (pos, rng.uniform(0, 360))))
             continue
-        k = int(rng.choice([5, 5, 5, 4, 3, 2, 1]))
+        k = hand_size or int(rng.choice([5, 5, 5, 4, 3, 2, 1]))
         theta = rng.uniform(0, 360) if rng.random() < 0.5 else rng.normal(0, 12)
         for pos, ang in _hand_positions(rng, k, card_w, card_h, c, theta):
             items.append(("card", (tuple(pos), ang)))

@@ -134,6 +134,8 @@ def test_only_held_out_designs_one_per_round(tmp_path):
     holdout = set(deck_names("holdout"))
     chosen = choose_decks(0, 3, None)
     assert len(set(chosen)) == 3 and set(chosen) <= holdout
+    families = {load_manifest().deck[name].family for name in chosen}
+    assert len(families) == 3, "three rounds should show three different design families"
     train = next(n for n, e in load_manifest().deck.items() if e.split == "train")
     with pytest.raises(DemoError, match="holdout"):
         write_demo(tmp_path, rounds=1, decks=[train])
@@ -170,6 +172,8 @@ def test_bundled_demo_fits_its_budget_and_describes_itself():
         assert Counter(len(c) for c in rnd["seats"].values()) == {5: 6} and len(set(dealt)) == 30
     decks = manifest["decks"]
     assert len(set(decks)) == len(decks) and set(decks) <= set(deck_names("holdout"))
+    for (first, last), shown in zip(manifest["round_frames"], manifest["last_card_visible"]):
+        assert first < shown < last
 
 
 @bundled
