@@ -35,6 +35,9 @@ def load_frames(source: str, limit: int) -> tuple[list[np.ndarray], list | None]
     """Up to ``limit`` frames from any source, plus seat regions if a table.yaml sits beside them."""
     from vision.sources import open_source
 
+    root = Path(source)
+    if (root / "frames").is_dir():  # a recording folder like datasets/demo: frames/ + table.yaml
+        source = str(root / "frames")
     src = open_source(source)
     src.open()
     frames = []
@@ -48,7 +51,7 @@ def load_frames(source: str, limit: int) -> tuple[list[np.ndarray], list | None]
     if not frames:
         raise NiuniuError(f"source {source} gave no frames")
     regions = None
-    table = Path(source) / "table.yaml"
+    table = root / "table.yaml"
     if table.exists():
         from vision.table import ZoneMap, load_table_config
 

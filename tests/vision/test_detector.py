@@ -44,8 +44,8 @@ def test_shipped_model_reads_held_out_decks(detector):
 
 
 # Measured for the shipped model (models/README.md); a retrained model must not do worse.
-MIN_HELD_OUT_RECALL = 0.45
-MAX_HELD_OUT_FALSE = 20
+MIN_HELD_OUT_RECALL = 0.6   # measured 31/48 = 0.646
+MAX_HELD_OUT_FALSE = 20     # measured 17
 
 
 def test_detect_prints_one_json_object_per_image(capsys):
