@@ -61,10 +61,10 @@ def load_frames(source: str, limit: int) -> tuple[list[np.ndarray], list | None]
     return frames, regions
 
 
-def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int) -> dict:
+def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: bool = True) -> dict:
     from vision.detector import DEFAULT_DETECTOR, _SUFFIX_OF_FORMAT, CardDetector
 
-    det = CardDetector(models_dir / (DEFAULT_DETECTOR + _SUFFIX_OF_FORMAT[fmt]), imgsz=imgsz)
+    det = CardDetector(models_dir / (DEFAULT_DETECTOR + _SUFFIX_OF_FORMAT[fmt]), imgsz=imgsz, tta=tta)
     det.detect(frames[0], regions)  # warm-up: first call allocates
     times, cards = [], 0
     for image in frames:
@@ -78,13 +78,13 @@ def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int) -> di
             "cards_per_frame": round(cards / len(frames), 2)}
 
 
-def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = 384) -> dict:
+def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = 384, tta: bool = True) -> dict:
     backends = installed_backends(models_dir)
     if not backends:
         raise NiuniuError(f"no card model found in {models_dir} for any installed runtime (torch, onnxruntime, ncnn)")
     frames, regions = load_frames(source, frames_limit)
-    rows = [bench_backend(fmt, frames, regions, models_dir, imgsz) for fmt in backends]
+    rows = [bench_backend(fmt, frames, regions, models_dir, imgsz, tta) for fmt in backends]
     best = min(rows, key=lambda r: r["ms_per_frame"])
     h, w = frames[0].shape[:2]
-    return {"source": source, "frame_size": [w, h], "regions": len(regions or []), "results": rows,
+    return {"source": source, "frame_size": [w, h], "regions": len(regions or []), "tta": tta, "results": rows,
             "recommended": best["backend"]}

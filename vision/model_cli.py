@@ -82,6 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
     be.add_argument("--frames", type=int, default=30)
     be.add_argument("--imgsz", type=int, default=384)
+    be.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_cmd_bench)
 
@@ -214,7 +215,7 @@ def _cmd_export(args) -> int:
 def _cmd_bench(args) -> int:
     from vision.benchmark import run_bench
 
-    report = run_bench(args.source, args.models, args.frames, args.imgsz)
+    report = run_bench(args.source, args.models, args.frames, args.imgsz, tta=not args.no_tta)
     if args.json:
         print(json.dumps(report))
         return 0
