@@ -20,13 +20,13 @@ BACKENDS = {"pt": "torch", "onnx": "onnxruntime", "ncnn": "ncnn"}
 
 
 def installed_backends(models_dir: Path) -> list[str]:
-    from vision.detector import DEFAULT_DETECTOR, _SUFFIX_OF_FORMAT
+    from vision.detector import model_file
 
     found = []
     for fmt, module in BACKENDS.items():
         if importlib.util.find_spec(module) is None:
             continue
-        if (models_dir / (DEFAULT_DETECTOR + _SUFFIX_OF_FORMAT[fmt])).exists():
+        if model_file(models_dir, fmt).exists():
             found.append(fmt)
     return found
 
@@ -62,9 +62,9 @@ def load_frames(source: str, limit: int) -> tuple[list[np.ndarray], list | None]
 
 
 def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: bool = True) -> dict:
-    from vision.detector import DEFAULT_DETECTOR, _SUFFIX_OF_FORMAT, CardDetector
+    from vision.detector import CardDetector, model_file
 
-    det = CardDetector(models_dir / (DEFAULT_DETECTOR + _SUFFIX_OF_FORMAT[fmt]), imgsz=imgsz, tta=tta)
+    det = CardDetector(model_file(models_dir, fmt), imgsz=imgsz, tta=tta)
     det.detect(frames[0], regions)  # warm-up: first call allocates
     times, cards = [], 0
     for image in frames:

@@ -161,12 +161,7 @@ class SeatTracker:
                 if detections[di].card == leader:
                     pairs.append((_distance(track.box, detections[di].box), ti, di))
         matched_tracks: set[int] = set()
-        for _, ti, di in sorted(pairs):
-            if ti in matched_tracks or di not in free:
-                continue
-            matched[ti] = detections[di]
-            matched_tracks.add(ti)
-            free.remove(di)
+        _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
         # Pass 2: class flicker: a different label at (nearly) the same place as a track seen last frame.
         pairs = []
@@ -177,12 +172,7 @@ class SeatTracker:
                 distance = _distance(track.box, detections[di].box)
                 if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)):
                     pairs.append((distance, ti, di))
-        for _, ti, di in sorted(pairs):
-            if ti in matched_tracks or di not in free:
-                continue
-            matched[ti] = detections[di]
-            matched_tracks.add(ti)
-            free.remove(di)
+        _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
         n = self.thresholds.n
         for ti, track in enumerate(tracks):
@@ -247,3 +237,13 @@ def _distance(a: Box, b: Box) -> float:
 
 def _diagonal(box: Box) -> float:
     return math.hypot(box[2] - box[0], box[3] - box[1])
+
+
+def _assign_nearest(pairs, detections, matched, matched_tracks, free) -> None:
+    """Greedy nearest-first matching of (distance, track, detection) pairs; each side used once."""
+    for _, ti, di in sorted(pairs):
+        if ti in matched_tracks or di not in free:
+            continue
+        matched[ti] = detections[di]
+        matched_tracks.add(ti)
+        free.remove(di)

@@ -30,10 +30,10 @@ import numpy as np
 
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
+from vision.detector import CROP_SIZE, index_crop  # noqa: F401 - one framing for training and reading
 from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, render_scene
 
 GENERATOR_VERSION = "1"
-CROP_SIZE = 64            # classifier input; an index crop is resized to this square
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 # Procedural designs: train and validation draw from disjoint seed ranges.
 PROCEDURAL_TRAIN_SEEDS = range(0, 400)
@@ -54,27 +54,6 @@ class SynthConfig:
     crops_per_scene: int = 12
     deck_height: int = 400
     crops_only: bool = False   # classifier top-up: larger, closer scenes, no detector images
-
-
-def index_crop(image: np.ndarray, box, rng: np.random.Generator | None = None, size: int = CROP_SIZE) -> np.ndarray:
-    """Square crop around an index box, padded by edge replication, resized to ``size``.
-
-    The detector and the classifier must agree on this framing, so inference uses
-    this very function (with ``rng=None``: no jitter).
-    """
-    x0, y0, x1, y1 = box
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    side = max(x1 - x0, y1 - y0) * 1.15
-    if rng is not None:
-        side *= rng.uniform(0.95, 1.3)
-        cx += rng.normal(0, 0.07) * side
-        cy += rng.normal(0, 0.07) * side
-    half = side / 2
-    src = np.float32([[cx - half, cy - half], [cx + half, cy - half], [cx - half, cy + half]])
-    dst = np.float32([[0, 0], [size, 0], [0, size]])
-    m = cv2.getAffineTransform(src, dst)
-    return cv2.warpAffine(image, m, (size, size), flags=cv2.INTER_AREA if side > size else cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)
 
 
 class _DeckPool:
