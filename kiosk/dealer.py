@@ -1,4 +1,4 @@
-"""The dealer's screen and its actions: bets, settle, correct, void, clear.
+"""The dealer's screen and its actions: bets (and bank bids), settle, correct, void, clear.
 
 Every action is a small JSON POST (with the CSRF header) answered with the new screen
 state, so the dealer's own screen updates at once while the same state reaches every
@@ -67,7 +67,18 @@ def bet():
     data = _body()
     try:
         service().set_bet(_text(data, "seat", 16), _text(data, "amount", 32), _text(data, "kind", 32) or None,
-                          g.user["username"])
+                          g.user["username"], _text(data, "multiple", 16) or None)
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
+@bp.route("/api/bid", methods=("POST",))
+@require(*TABLE_ROLES)
+def bid():
+    """The bank bid at a grab-the-banker table: one per round, entered with the stakes."""
+    try:
+        service().set_bid(_text(_body(), "bid", 16), g.user["username"])
     except TableError as exc:
         return _refuse(exc)
     return _state()

@@ -39,6 +39,15 @@ def _time_arg(name: str) -> str | None:
     return parse_time(text, where=f"'{name}'")
 
 
+def _time_range() -> tuple[str | None, str | None, str | None]:
+    """``(from, to, error)``: a mistyped time is shown beside the form rather than
+    failing the page, and then filters nothing."""
+    try:
+        return _time_arg("from"), _time_arg("to"), None
+    except AuditError as exc:
+        return None, None, str(exc)
+
+
 def _flag(name: str) -> bool:
     return request.args.get(name) in ("1", "on", "true", "yes")
 
@@ -47,12 +56,7 @@ def _flag(name: str) -> bool:
 @require(*REVIEW_ROLES)
 def rounds():
     table_id = service().config.table_id
-    error = None
-    try:
-        since, until = _time_arg("from"), _time_arg("to")
-    except AuditError as exc:
-        since = until = None
-        error = str(exc)
+    since, until, error = _time_range()
     seat = request.args.get("seat", "").strip() or None
     category = request.args.get("category", "").strip() or None
     if category and category not in {c.value for c in Category}:
@@ -141,12 +145,7 @@ def _with_boxes(folder: Path, frame_no: int, jpeg: bytes) -> bytes | None:
 @require(*REVIEW_ROLES)
 def log():
     """Everything that is not a round: logins, camera, configuration, model, start/stop."""
-    error = None
-    try:
-        since, until = _time_arg("from"), _time_arg("to")
-    except AuditError as exc:
-        since = until = None
-        error = str(exc)
+    since, until, error = _time_range()
     kind = request.args.get("type", "").strip()
     types = [kind] if kind else SYSTEM_TYPES
     records = audit().records(types=types, since=since, until=until, newest_first=True, limit=500)
@@ -168,10 +167,9 @@ def export():
     fmt = request.args.get("format", "csv")
     if fmt not in ("csv", "json"):
         return render_template("error.html", code=400, message=f"format {fmt!r} is not csv or json"), 400
-    try:
-        since, until = _time_arg("from"), _time_arg("to")
-    except AuditError as exc:
-        return render_template("error.html", code=400, message=str(exc)), 400
+    since, until, error = _time_range()
+    if error:
+        return render_template("error.html", code=400, message=error), 400
     out = io.StringIO()
     count = audit().export(out, fmt, since=since, until=until)
     head = audit().last()

@@ -35,7 +35,7 @@ from scoring.cards import Card, parse_cards
 from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
-from scoring.rules import load_preset
+from scoring.rules import BankerSelection, Preset, load_preset
 from scoring.settle import Bet, Settlement, settle_round
 from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
@@ -76,7 +76,13 @@ def money(value: Decimal) -> str:
     return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
 
 
-def line_view(line: Any, bet: Bet | None = None) -> dict:
+def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) -> dict:
+    """One seat's settlement as the screen and the log show it.
+
+    ``banker_bid`` is given only at grab-the-banker tables: there the stake was multiplied
+    by the bid and the seat's bet multiple too, and whoever pays or checks the amount needs
+    to see both factors; everywhere else the line stays exactly as it always was.
+    """
     net = Decimal(line.net)
     action = "pay" if net > 0 else "collect" if net < 0 else "none"
     view = {"seat": line.seat, "outcome": str(line.outcome), "multiplier": line.multiplier,
@@ -85,16 +91,47 @@ def line_view(line: Any, bet: Bet | None = None) -> dict:
             "player": line.player.label, "banker": line.banker.label,
             "category": str(line.player.category)}
     if bet is not None:
-        view["bet"] = {"amount": money(bet.amount), "kind": bet.kind}
+        view["bet"] = bet_json(bet, grab=banker_bid is not None)
+    if banker_bid is not None:
+        multiple = bet.multiple if bet is not None else 1
+        view.update(banker_bid=banker_bid, bet_multiple=multiple,
+                    hand_multiplier=line.multiplier // (banker_bid * multiple))
     return view
 
 
-def bets_json(bets: Mapping[str, Bet]) -> dict:
-    return {seat: {"amount": money(bet.amount), "kind": bet.kind} for seat, bet in bets.items()}
+def bet_json(bet: Bet, grab: bool = False) -> dict:
+    """A bet for the screen and the log; the multiple only where the preset lets players
+    choose one, so records of other tables keep their shape."""
+    view = {"amount": money(bet.amount), "kind": bet.kind}
+    if grab:
+        view["multiple"] = bet.multiple
+    return view
+
+
+def bets_json(bets: Mapping[str, Bet], grab: bool = False) -> dict:
+    return {seat: bet_json(bet, grab) for seat, bet in bets.items()}
 
 
 def bets_from_json(data: Mapping[str, Any]) -> dict[str, Bet]:
-    return {seat: Bet(seat, Decimal(str(b["amount"])), b["kind"]) for seat, b in (data or {}).items()}
+    return {seat: Bet(seat, Decimal(str(b["amount"])), b["kind"], int(b.get("multiple", 1)))
+            for seat, b in (data or {}).items()}
+
+
+def is_grab(preset: Preset) -> bool:
+    return preset.banker.selection is BankerSelection.GRAB
+
+
+def choices(values: Iterable[int]) -> str:
+    """``1, 2, 3 or 4``: the allowed values as a dealer reads them in an error."""
+    names = [str(v) for v in values]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def parse_whole(value: Any) -> int | None:
+    """A multiple from the screen arrives as text (``3``, ``x3``, ``×3``); None for anything
+    else, so the caller refuses it by naming the allowed values instead of crashing."""
+    text = str(value).strip().lower().removeprefix("x").removeprefix("×").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 3 else None
 
 
 def config_digest(config: TableConfig) -> str:
@@ -113,6 +150,7 @@ class TableService:
                  clock: Callable[[], float] = time.time, history_size: int = HISTORY_SIZE) -> None:
         self.config = config
         self.preset = load_preset(config.rules)
+        self.grab = is_grab(self.preset)
         self.audit = audit
         self.pipeline = pipeline
         self.detector_info = dict(detector_info or {})
@@ -125,6 +163,9 @@ class TableService:
         self._lock: threading.RLock = getattr(machine, "lock", None) or threading.RLock()
         self._pending: dict[str, Bet] = {}
         self._round_bets: dict[str, Bet] = {}
+        # The bank bid works like the stakes: chosen for the next round, fixed when it starts.
+        self._pending_bid: int | None = None
+        self._round_bid: int = self.default_bid
         self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
@@ -268,7 +309,10 @@ class TableService:
         if kind == EventKind.round_start:
             self._round_bets = dict(self._pending)
             self._pending = {}
-            return [Entry(AuditType.ROUND_START, actor, {**base, **data, "bets": bets_json(self._round_bets)},
+            self._round_bid = self._pending_bid or self.default_bid
+            self._pending_bid = None
+            return [Entry(AuditType.ROUND_START, actor, {**base, **data, **self._bets_record(self._round_bets,
+                                                                                           self._round_bid)},
                           rn, ev.ts)]
         if kind == EventKind.card_accepted:
             payload = {**base, "seat": ev.seat, "card": ev.card,
@@ -284,8 +328,9 @@ class TableService:
                 # Demo mode only: default bets on every seat that was dealt a hand.
                 seats = [s for s, c in hands.items() if s != "banker" and len(c) == 5]
                 self._round_bets = dict(self.auto_bets(seats))
-                entries.append(Entry(AuditType.BETS_PLACED, "demo", {"bets": bets_json(self._round_bets),
-                                                                     "auto_bets": True, "for_round": rn}, rn, ev.ts))
+                entries.append(Entry(AuditType.BETS_PLACED, "demo", {
+                    **self._bets_record(self._round_bets, self._round_bid), "auto_bets": True, "for_round": rn},
+                    rn, ev.ts))
             return entries
         if kind == EventKind.round_settled:
             hands = {seat: [c.code for c in hand.cards] for seat, hand in self.machine.hands.items()}
@@ -293,23 +338,34 @@ class TableService:
             bets = dict(self._round_bets)
             entries = [Entry(AuditType.ROUND_SETTLED, actor,
                              {**base, **data, "hands": hands, "results": self._results_json(hands),
-                              "bets": bets_json(bets)}, rn, ev.ts)]
+                              **self._bets_record(bets, settlement.banker_bid)}, rn, ev.ts)]
             for line in settlement.lines:
                 entries.append(Entry(AuditType.SETTLEMENT_LINE, actor,
-                                     line_view(line, bets.get(line.seat)), rn, ev.ts))
+                                     self._line_view(line, bets.get(line.seat), settlement.banker_bid), rn, ev.ts))
             return entries
         if kind == EventKind.card_corrected:
             payload = {**base, "seat": ev.seat, **data, "approved_by": self._round_extra.get("approver")}
             return [Entry(AuditType.CARD_CORRECTED, actor, payload, rn, ev.ts)]
         if kind == EventKind.round_void:
             payload = {**base, **data, "approved_by": self._round_extra.get("approver"),
-                       "bets": bets_json(self._round_bets)}
+                       **self._bets_record(self._round_bets, self._round_bid)}
             return [Entry(AuditType.ROUND_VOID, actor, payload, rn, ev.ts)]
         if kind == EventKind.round_cleared:
             return [Entry(AuditType.ROUND_CLEARED, actor, {**base, **data}, rn, ev.ts)]
         if kind == EventKind.alert:
             return [Entry(AuditType.ALERT, actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
         return [Entry(str(kind), actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
+
+    def _bets_record(self, bets: Mapping[str, Bet], bid: int) -> dict:
+        """The bets part of a log record; a grab table's bank bid goes with them, since the
+        bid multiplies every one of them."""
+        record: dict[str, Any] = {"bets": bets_json(bets, self.grab)}
+        if self.grab:
+            record["banker_bid"] = bid
+        return record
+
+    def _line_view(self, line: Any, bet: Bet | None, bid: int) -> dict:
+        return line_view(line, bet, bid if self.grab else None)
 
     def _results_json(self, hands: Mapping[str, list[str]]) -> dict:
         out = {}
@@ -335,11 +391,66 @@ class TableService:
     def can_take_bets(self) -> bool:
         return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.void)
 
-    def set_bet(self, seat: str, amount: str | Decimal | None, kind: str | None, actor: str) -> dict[str, Bet]:
+    @property
+    def default_bid(self) -> int:
+        """Until the dealer enters a bid the bank plays at the preset's lowest, as
+        :func:`scoring.banker.grab_banker` does when nobody grabs (1 at every other table)."""
+        return self.preset.banker.bids[0]
+
+    @property
+    def default_multiple(self) -> int:
+        allowed = self.preset.banker.bet_multiples
+        return 1 if 1 in allowed else allowed[0]
+
+    def _parse_multiple(self, raw: Any, seat: str) -> int:
+        """The seat's bet multiple, checked before anything changes so a wrong tap costs
+        nothing but the error (the stakes already entered stay as they were)."""
+        if raw is None or not str(raw).strip():
+            return self.default_multiple
+        value = parse_whole(raw)
+        if not self.grab:
+            if value == 1:
+                return 1
+            raise TableError(f"seat {seat}: preset {self.preset.name} has no bet multiples (one stake per "
+                             f"player); leave the multiple out")
+        allowed = self.preset.banker.bet_multiples
+        if value not in allowed:
+            raise TableError(f"seat {seat}: bet multiple {str(raw).strip()!r} is not allowed at "
+                             f"{self.preset.name}; choose {choices(allowed)}")
+        return value
+
+    def set_bid(self, bid: Any, actor: str) -> int:
+        """Enter the bank bid for the next round at a grab-the-banker table.
+
+        It closes with the stakes, for the same reason: it multiplies every seat's win or
+        loss, so choosing it after the cards are seen would be past-posting.
+        """
+        with self._lock:
+            if not self.grab:
+                raise TableError(f"preset {self.preset.name} takes no bank bids: its banker is chosen by "
+                                 f"{self.preset.banker.selection.value}")
+            if not self.can_take_bets():
+                raise TableError(f"bids are closed: round {self.machine.round_no} is {self.machine.state}; "
+                                 "the bank bid for the next round opens when this one is cleared")
+            value = parse_whole(bid) if bid is not None else None
+            allowed = self.preset.banker.bids
+            if value not in allowed:
+                raise TableError(f"bank bid {str(bid if bid is not None else '').strip()!r} is not allowed at "
+                                 f"{self.preset.name}; choose {choices(allowed)}")
+            self._pending_bid = value
+            self.audit.append(AuditType.BETS_PLACED, actor, {
+                "change": {"banker_bid": value}, **self._bets_record(self._pending, value),
+                "for_round": self.machine.round_no + 1})
+            self._publish()
+            return value
+
+    def set_bet(self, seat: str, amount: str | Decimal | None, kind: str | None, actor: str,
+                multiple: Any = None) -> dict[str, Bet]:
         """Place, change or (amount empty or 0) remove one seat's bet for the next round.
 
         Bets close when the first card of the round is accepted: a bet placed after
-        the cards are seen would be past-posting.
+        the cards are seen would be past-posting.  ``multiple`` is the player's bet
+        multiple at a grab-the-banker table (empty: the lowest); other tables refuse one.
         """
         with self._lock:
             if seat not in self.config.player_seats:
@@ -349,6 +460,7 @@ class TableService:
                 raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
                                  "bets for the next round open when this one is cleared")
             value = parse_amount(amount, seat)
+            times = self._parse_multiple(multiple, seat) if value is not None else 1
             if value is None:
                 removed = self._pending.pop(seat, None)
                 if removed is None:
@@ -359,11 +471,12 @@ class TableService:
                 if kind not in self.preset.bet_kinds:
                     raise TableError(f"bet kind {kind!r} is not offered by {self.preset.name}; "
                                      f"use {' or '.join(self.preset.bet_kinds)}")
-                self._pending[seat] = Bet(seat, value, kind)
-                change = {"seat": seat, "amount": money(value), "kind": kind}
+                self._pending[seat] = Bet(seat, value, kind, times)
+                change = {"seat": seat, **bet_json(self._pending[seat], self.grab)}
             self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
-            self.audit.append(AuditType.BETS_PLACED, actor, {"change": change, "bets": bets_json(self._pending),
-                                                             "for_round": self.machine.round_no + 1})
+            self.audit.append(AuditType.BETS_PLACED, actor, {
+                "change": change, **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+                "for_round": self.machine.round_no + 1})
             self._publish()
             return dict(self._pending)
 
@@ -373,7 +486,8 @@ class TableService:
                 raise TableError("no bets were placed for this round; there is nothing to settle "
                                  "(void the round, or clear the table)")
             try:
-                _events, settlement = self.machine.settle(self._round_bets, self.clock(), actor=actor)
+                _events, settlement = self.machine.settle(self._round_bets, self.clock(), actor=actor,
+                                                          banker_bid=self._round_bid)
             except RoundError as exc:
                 raise TableError(str(exc)) from None
             return settlement
@@ -451,13 +565,15 @@ class TableService:
         cards[cards.index(old_c)] = new_c
         bets = bets_from_json(summary["bets"])
         settled_bets = {s: b for s, b in bets.items() if s in hands and len(hands[s]) == 5}
+        bid = int((summary["settlement"] or {}).get("banker_bid", 1))  # resettled at the bid it was played at
         try:
             settlement = settle_round(self.preset, parse_cards(hands["banker"]),
-                                      {s: (parse_cards(hands[s]), b) for s, b in settled_bets.items()})
+                                      {s: (parse_cards(hands[s]), b) for s, b in settled_bets.items()},
+                                      banker_bid=bid)
         except NiuniuError as exc:
             raise TableError(f"round {round_no} cannot be resettled with {new_c}: {exc}") from None
         old_lines = {s: Decimal(line["net"]) for s, line in summary["lines"].items()}
-        new_lines = [line_view(line, settled_bets.get(line.seat)) for line in settlement.lines]
+        new_lines = [self._line_view(line, settled_bets.get(line.seat), bid) for line in settlement.lines]
         difference = {line["seat"]: money(Decimal(line["net"]) - old_lines.get(line["seat"], Decimal(0)))
                       for line in new_lines}
         ts = self.clock()
@@ -555,7 +671,8 @@ class TableService:
         settled = state == RoundState.settled
         settlement_lines: dict[str, dict] = {}
         if settled and m.settlement is not None:
-            settlement_lines = {line.seat: line_view(line, self._round_bets.get(line.seat))
+            settlement_lines = {line.seat: self._line_view(line, self._round_bets.get(line.seat),
+                                                           m.settlement.banker_bid)
                                 for line in m.settlement.lines}
         if not between:
             settlement_lines.update(self._round_extra.get("lines", {}))
@@ -583,7 +700,7 @@ class TableService:
             seats.append({
                 "name": name, "cards": cards, "result": result_view(result) if result else None,
                 "outcome": outcome, "line": line, "line_final": name in settlement_lines,
-                "bet": {"amount": money(bet.amount), "kind": bet.kind} if bet else None,
+                "bet": bet_json(bet, self.grab) if bet else None,
                 "bet_pending": bet is not None and not bets,
             })
         blocker = self.settle_blocker() if state in (RoundState.dealing, RoundState.complete) else None
@@ -599,12 +716,19 @@ class TableService:
                           "corrected": True}
         elif preview:
             totals = preview.get("_totals")
+        table = {"id": self.config.table_id, "rules": self.preset.name, "title": self.preset.title,
+                 "currency": self.config.currency, "bet_kinds": list(self.preset.bet_kinds),
+                 "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
+                 "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking)}
+        grab: dict[str, Any] = {}
+        if self.grab:
+            table.update(bids=list(self.preset.banker.bids), bet_multiples=list(self.preset.banker.bet_multiples))
+            # While bets are open the screen shows the next round's bid, as it shows the next stakes.
+            grab["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
+                else self._round_bid
         return {
-            "table": {"id": self.config.table_id, "rules": self.preset.name, "title": self.preset.title,
-                      "currency": self.config.currency, "bet_kinds": list(self.preset.bet_kinds),
-                      "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
-                      "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking)},
-            "round": {"no": m.round_no, "state": str(state), "can_settle": blocker is None and
+            "table": table,
+            "round": {**grab,"no": m.round_no, "state": str(state), "can_settle": blocker is None and
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
@@ -625,10 +749,12 @@ class TableService:
             return {}
         try:
             settlement = settle_round(self.preset, parse_cards(banker),
-                                      {s: (parse_cards(codes[s]), b) for s, b in seats.items()})
+                                      {s: (parse_cards(codes[s]), b) for s, b in seats.items()},
+                                      banker_bid=self._round_bid)
         except NiuniuError:
             return {}
-        out: dict[str, Any] = {line.seat: line_view(line, seats.get(line.seat)) for line in settlement.lines}
+        out: dict[str, Any] = {line.seat: self._line_view(line, seats.get(line.seat), self._round_bid)
+                               for line in settlement.lines}
         out["_totals"] = {"banker_net": money(Decimal(settlement.banker_net)),
                           "commission": money(Decimal(settlement.total_commission)), "final": False}
         return out
@@ -685,7 +811,8 @@ def history_item(summary: dict) -> dict:
             "lines": lines, "players_net": summary["players_net"] or "0.00", "corrected": summary["corrected"]
             or bool(summary["settlement_corrections"]), "voided": summary["voided"],
             "alerts": [a.get("message") for a in summary["alerts"]], "bets": summary["bets"],
-            "void": summary["void"], "interrupted": summary["interrupted"]}
+            "void": summary["void"], "interrupted": summary["interrupted"],
+            "banker_bid": (summary.get("settlement") or {}).get("banker_bid")}
 
 
 def parse_amount(amount: str | Decimal | None, seat: str) -> Decimal | None:

@@ -24,6 +24,7 @@
   let addingSeat = null;
   let betSeat = null;
   let betKind = null;
+  let betMultiple = 1;
 
   // ------------------------------------------------------------------ helpers
 
@@ -37,6 +38,13 @@
   function seatTitle(name) { return name === "banker" ? "Banker" : "Seat " + name; }
 
   function money(text) { return text + " " + urls.currency; }
+
+  // Only a grab-the-banker table sends bids and multiples; every other table's screen is unchanged.
+  function grab() { return Boolean(state && state.table.bet_multiples); }
+
+  function betText(bet) {
+    return money(bet.amount) + " · " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "");
+  }
 
   async function post(url, body) {
     const response = await fetch(url, {
@@ -118,9 +126,15 @@
       const betBtn = el("button", "bet-chip" + (seat.bet ? "" : " empty"));
       betBtn.type = "button";
       betBtn.dataset.betSeat = seat.name;
-      betBtn.textContent = seat.bet ? money(seat.bet.amount) + " · " + seat.bet.kind : "No bet";
+      betBtn.textContent = seat.bet ? betText(seat.bet) : "No bet";
       betBtn.disabled = !state.round.bets_open;
       head.appendChild(betBtn);
+    } else if (grab()) {
+      const bidBtn = el("button", "bet-chip bid-chip", "Bid ×" + state.round.banker_bid);
+      bidBtn.type = "button";
+      bidBtn.dataset.bidChip = "1";
+      bidBtn.disabled = !state.round.bets_open;
+      head.appendChild(bidBtn);
     }
     box.appendChild(head);
     box.appendChild(handNode(seat));
@@ -134,6 +148,7 @@
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
       m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
+      if (line.banker_bid) m.appendChild(el("small", "factors", "×" + line.banker_bid + " bid · ×" + line.bet_multiple + " multiple"));
       const small = el("small", "commission", (Number(line.commission) > 0
         ? "commission " + line.commission + " (win " + line.gross + ")" : "no commission")
         + (seat.line_final ? "" : " · to settle"));
@@ -345,18 +360,31 @@
     $("bet-seat").textContent = seat;
     $("bet-amount").value = current ? current.amount : "";
     $("bet-error").textContent = "";
+    if (grab()) {
+      const allowed = state.table.bet_multiples;
+      betMultiple = current && current.multiple ? current.multiple : (allowed.includes(1) ? 1 : allowed[0]);
+    }
     markKind();
     $("bet-dialog").showModal();
   }
 
   function markKind() {
     $("bet-kinds").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", k.dataset.kind === betKind));
+    if ($("bet-multiples")) {
+      $("bet-multiples").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", Number(k.dataset.multiple) === betMultiple));
+    }
   }
 
   $("bet-kinds").addEventListener("click", (e) => {
     const k = e.target.closest(".kind");
     if (k) { betKind = k.dataset.kind; markKind(); }
   });
+  if ($("bet-multiples")) {
+    $("bet-multiples").addEventListener("click", (e) => {
+      const k = e.target.closest(".kind");
+      if (k) { betMultiple = Number(k.dataset.multiple); markKind(); }
+    });
+  }
   document.querySelectorAll("#bet-dialog .chip").forEach((chip) => chip.addEventListener("click", () => {
     const add = Number(chip.dataset.add);
     const input = $("bet-amount");
@@ -364,13 +392,33 @@
   }));
 
   async function sendBet(amount) {
+    const body = { seat: betSeat, amount: amount, kind: betKind };
+    if (grab()) body.multiple = betMultiple;
     try {
-      await post(urls.bet, { seat: betSeat, amount: amount, kind: betKind });
+      await post(urls.bet, body);
       $("bet-dialog").close();
     } catch (err) { $("bet-error").textContent = err.message; }
   }
   $("bet-submit").addEventListener("click", () => sendBet($("bet-amount").value));
   $("bet-remove").addEventListener("click", () => sendBet(""));
+
+  function openBid() {
+    $("bid-round").textContent = state.round.no + 1;
+    $("bid-error").textContent = "";
+    $("bid-values").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", Number(k.dataset.bid) === state.round.banker_bid));
+    $("bid-dialog").showModal();
+  }
+
+  if ($("bid-values")) {
+    $("bid-values").addEventListener("click", async (e) => {
+      const k = e.target.closest(".kind");
+      if (!k) return;
+      try {
+        await post(urls.bankBid, { bid: Number(k.dataset.bid) });
+        $("bid-dialog").close();
+      } catch (err) { $("bid-error").textContent = err.message; }
+    });
+  }
 
   $("void-btn").addEventListener("click", () => {
     $("void-round").textContent = state.round.no;
@@ -400,6 +448,8 @@
   area.addEventListener("click", (e) => {
     const bet = e.target.closest("[data-bet-seat]");
     if (bet) { if (!bet.disabled) openBet(bet.dataset.betSeat); return; }
+    const bid = e.target.closest("[data-bid-chip]");
+    if (bid) { if (!bid.disabled) openBid(); return; }
     const card = e.target.closest(".card");
     if (!card || !state) return;
     if (card.dataset.add) {
@@ -415,7 +465,7 @@
 
   function historyDetail(h) {
     const box = el("div");
-    box.appendChild(el("h2", null, "Round " + h.round + " · " + h.status.toUpperCase()));
+    box.appendChild(el("h2", null, "Round " + h.round + " · " + h.status.toUpperCase() + (grab() && h.banker_bid ? " · bid ×" + h.banker_bid : "")));
     if (h.void) box.appendChild(el("p", "alert", "Voided by " + (h.void.approved_by || h.void.actor) + ": " + (h.void.reason || "")));
     if (h.interrupted) box.appendChild(el("p", "alert", h.interrupted.reason));
     h.alerts.forEach((a) => box.appendChild(el("p", "alert", "⚠ " + a)));
@@ -441,7 +491,7 @@
       const res = h.results[seat];
       tr.appendChild(el("td", null, res ? res.label : ""));
       const bet = h.bets[seat];
-      tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind : ""));
+      tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "") : ""));
       const line = h.lines[seat];
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
       tr.appendChild(el("td", null, line ? line.net + (Number(line.commission) > 0 ? " (comm. " + line.commission + ")" : "") : ""));

@@ -75,12 +75,14 @@ def shots(tmp_path):
 @pytest.fixture
 def live_kiosk(tmp_path, request):
     """The kiosk app served on 127.0.0.1 by a real threaded server in this process
-    (parametrize indirectly with the seat names for another table)."""
+    (parametrize indirectly with the seat names, or make_table's keywords, for another table)."""
     from werkzeug.serving import make_server
 
     from kiosk.app import create_app
 
-    app = create_app({"DATA_DIR": str(tmp_path / "data"), "TABLE": make_table(getattr(request, "param", ("banker", "1", "2", "3"))), "PASSWORD_HASH_METHOD": FAST_HASH})
+    spec = getattr(request, "param", ("banker", "1", "2", "3"))
+    table = make_table(**spec) if isinstance(spec, dict) else make_table(spec)
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "TABLE": table, "PASSWORD_HASH_METHOD": FAST_HASH})
     create_accounts(app)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)

@@ -162,6 +162,49 @@ def test_seven_seats_fit_both_screens(browser, live_kiosk, shots, size):
     shots(driver, f"dealer-{size[0]}x{size[1]}-seven-seats")
 
 
+@pytest.mark.parametrize("live_kiosk", [{"seats": SEVEN, "rules": "grab-banker"}], indirect=True)
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_grab_banker_bid_and_multiples_fit_both_screens(browser, live_kiosk, shots, size):
+    """The bank bid on the banker's seat, a multiple beside each stake, both in the payout."""
+    driver, service = browser, live_kiosk.service
+    driver.viewport(*size)
+    for seat in SEVEN_HANDS:
+        if seat != "1":
+            service.set_bet(seat, "10", "standard", "dealer1", multiple=str(int(seat) % 5 + 1))
+    log_in(driver, live_kiosk.url, "dealer1")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "settle-btn")))
+    click(driver, '[data-bet-seat="1"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bet-amount")))
+    driver.find_element(By.ID, "bet-amount").send_keys("100")
+    driver.find_element(By.CSS_SELECTOR, '#bet-multiples [data-multiple="3"]').click()
+    shots(driver, f"dealer-{size[0]}x{size[1]}-grab-bet-dialog")
+    driver.find_element(By.ID, "bet-submit").click()
+    wait_text(driver, '[data-bet-seat="1"]', "100.00 USD · standard ×3")
+    click(driver, "[data-bid-chip]")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bid-values")))
+    shots(driver, f"dealer-{size[0]}x{size[1]}-grab-bid-dialog")
+    driver.find_element(By.CSS_SELECTOR, '#bid-values [data-bid="2"]').click()
+    wait_text(driver, "[data-bid-chip]", "Bid ×2")
+
+    service.observe([hand("banker", BANKER)] + [hand(s, t) for s, t in SEVEN_HANDS.items()], 1)
+    wait_text(driver, '.seat[data-seat="7"] .category', "Bull")
+    drawn(driver, service)
+    driver.find_element(By.ID, "settle-btn").click()
+    wait_text(driver, "#round-state", "SETTLED")
+    drawn(driver, service)
+    one = seat_box(driver, "1")   # Niu Niu x3, bid x2, multiple x3: 100 x 18 = 1800, less 5%
+    assert one.find_element(By.CSS_SELECTOR, ".money .amount").text == "PAY 1710.00 USD"
+    assert one.find_element(By.CSS_SELECTOR, ".money .factors").text == "×2 bid · ×3 multiple"
+    metrics = driver.execute_script("return [document.documentElement.scrollHeight, window.innerHeight,"
+                                    " document.documentElement.scrollWidth, window.innerWidth]")
+    assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3], metrics
+    strip = driver.find_element(By.ID, "history").rect
+    for seat in SEVEN_HANDS:
+        rect = seat_box(driver, seat).rect
+        assert rect["y"] + rect["height"] <= strip["y"], (seat, rect, strip)
+    shots(driver, f"dealer-{size[0]}x{size[1]}-grab-banker")
+
+
 def test_surveillance_sees_the_correction(browser, live_kiosk, shots):
     import re
     client = live_kiosk.app.test_client()
