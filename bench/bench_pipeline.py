@@ -3,10 +3,14 @@
     python3 bench/bench_pipeline.py                          # scripted detector, synthetic 1080p deal, 20 s
     python3 bench/bench_pipeline.py --source datasets/demo --model models/index-detector.pt
     python3 bench/bench_pipeline.py --source datasets/demo --model ... --duration 600   # the 10-minute RSS run
+    python3 bench/bench_pipeline.py --source datasets/demo --frames 60 --duration 0 --live-rounds 0  # gate on vs off
 
 Prints:
-  * throughput: frames per second of detect + track + round machine + recording, every
-    frame in order at the source's native resolution, looping for ``--duration`` s; target >= 5
+  * throughput: frames per second of detect + track + round machine + recording (the time
+    in ``TablePipeline.step``, not the decoding of the source), every frame in order at the
+    source's native resolution, looping for ``--duration`` s; target >= 5.  With the motion
+    gate on and off (``--motion-gate compare``, the default): ms per frame and how many
+    seat crops the detector read per frame.
   * latency from the frame where a round's last card first becomes visible to the
     ``round_complete`` event: in stream time (what k-of-n voting costs) and as a live
     camera would see it (frames paced at the source's fps through the newest-frame
@@ -21,6 +25,7 @@ synthetic scene's true cards, which measures everything except the model.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import resource
 import statistics
@@ -55,8 +60,9 @@ class SyntheticDeal:
     """Rounds dealt one card at a time (about 0.7 s per card), with the dealer's hand covering
     cards now and then and an occasional misread, then a hold and a sweep.
 
-    Frames are the table image with the index stamped in the top-left pixels, so the
-    scripted detector can answer for the frame it is given even after frames were dropped.
+    Frames are the table image with each visible card drawn as a white box (so the motion
+    gate sees the deal) and the index stamped in the top-left pixels, so the scripted
+    detector can answer for the frame it is given even after frames were dropped.
     """
 
     def __init__(self, config: TableConfig, size=(1920, 1080), rounds=3, fps=10.0, seed=7):
@@ -106,12 +112,17 @@ class SyntheticDeal:
 
     def image(self, index: int) -> np.ndarray:
         image = self.base.copy()
+        for det in self.script[index % len(self.script)]:
+            x1, y1, x2, y2 = (int(v) for v in det.box)
+            cv2.rectangle(image, (x1, y1), (x2, y2), (235, 235, 235), -1)
+            cv2.rectangle(image, (x1, y1), (x2, y2), (60, 60, 60), 2)
         image[0, 0] = ((index >> 16) & 255, (index >> 8) & 255, index & 255)
         return image
 
 
 class ScriptedDetector:
-    """Returns the synthetic scene's true detections for the frame index stamped in the image."""
+    """Returns the synthetic scene's true detections for the frame index stamped in the image,
+    those whose centre is in a crop it was asked to read (as the card model would)."""
 
     name = "scripted (synthetic truth, no model)"
 
@@ -120,38 +131,56 @@ class ScriptedDetector:
 
     def detect(self, image, regions=None):
         b0, b1, b2 = (int(v) for v in image[0, 0])
-        return self.scene.script[((b0 << 16) | (b1 << 8) | b2) % len(self.scene)]
+        found = self.scene.script[((b0 << 16) | (b1 << 8) | b2) % len(self.scene)]
+        if regions is None:
+            return found
+        centres = [((d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2) for d in found]
+        return [d for d, (x, y) in zip(found, centres)
+                if any(r[0] <= x <= r[2] and r[1] <= y <= r[3] for r in regions)]
 
 
 # ------------------------------------------------------------------ sources
 
 
 class Frames:
-    """Frames of the synthetic scene or of a video / frame folder (decoded once, kept in memory)."""
+    """Frames of the synthetic scene or of a video / frame folder, decoded when asked for.
 
-    def __init__(self, scene: SyntheticDeal | None = None, source: FrameSource | None = None, limit: int = 3000):
-        self.scene = scene
-        self.images: list[np.ndarray] = []
+    A source is read in order and opened again to go back, so one decoded frame is held
+    however long it is (the demo's 441 frames would be 1.2 GB decoded); the length is
+    counted once at the start, since a video's frame count is not reliable before reading.
+    """
+
+    def __init__(self, scene: SyntheticDeal | None = None, open_source=None, limit: int = 3000):
+        self.scene, self._open = scene, open_source
         self.fps = scene.fps if scene else 10.0
-        if source is not None:
-            for frame in source.frames():
-                self.images.append(frame.image)
-                if len(self.images) >= limit:
-                    break
-            self.fps = getattr(source, "fps", 10.0)
-            if not self.images:
-                raise NiuniuError(f"{source.description} has no frames")
+        self._frames, self._at, self._image = None, -1, None
+        self._count = len(scene) if scene else 0
+        if open_source is not None:
+            self._count = sum(1 for _ in itertools.islice(self._reopen(), limit))
+            self.fps = getattr(self._source, "fps", 10.0)
+            if not self._count:
+                raise NiuniuError(f"{self._source.description} has no frames")
+        self.size = tuple(reversed(self.image(0).shape[:2]))
+
+    def _reopen(self):
+        if self._frames is not None:
+            self._frames.close()
+        self._source = self._open()
+        self._frames, self._at = self._source.frames(), -1
+        return self._frames
 
     def __len__(self) -> int:
-        return len(self.scene) if self.scene else len(self.images)
+        return self._count
 
     def image(self, index: int) -> np.ndarray:
-        return self.scene.image(index) if self.scene else self.images[index % len(self.images)]
-
-    @property
-    def size(self) -> tuple[int, int]:
-        h, w = self.image(0).shape[:2]
-        return w, h
+        if self.scene:
+            return self.scene.image(index)
+        index %= self._count
+        if index < self._at:
+            self._reopen()
+        while self._at < index:
+            self._image, self._at = next(self._frames).image, self._at + 1
+        return self._image
 
 
 class PacedCamera(FrameSource):
@@ -172,13 +201,14 @@ class PacedCamera(FrameSource):
     def read(self):
         if self._next >= self.count:
             return None
+        image = self.frames.image(self._next)  # decoded before it is due: a camera delivers it ready
         due = self._t0 + self._next / self.frames.fps
         delay = due - time.monotonic()
         if delay > 0:
             time.sleep(delay)
         self.captured[self._next] = time.monotonic()
         self._next += 1
-        return self.frames.image(self._next - 1)
+        return image
 
     def timestamp(self) -> float:
         return (self._next - 1) / self.frames.fps
@@ -218,17 +248,25 @@ def last_card_frames(raw: dict[int, list[Detection]], events, config: TableConfi
 
 
 def throughput(frames: Frames, config, detector, duration: float, samples: list[tuple[float, float]]):
-    """Every frame in order, looping, for ``duration`` seconds, recording into a temp folder."""
+    """Every frame in order, looping, for ``duration`` seconds, recording into a temp folder.
+
+    The detector's answers in the first pass are kept by frame for the latency analysis;
+    with the motion gate some frames have none, but a card first appears in a read.
+    """
     raw: dict[int, list[Detection]] = {}
     events = []
+    counts = {"regions": 0, "detect_s": 0.0, "step_s": 0.0, "frame": 0}
 
     class Keep:
         name = getattr(detector, "name", "detector")
 
         def detect(self, image, regions=None):
+            started = time.perf_counter()
             found = detector.detect(image, regions)
-            if len(raw) < len(frames):
-                raw[len(raw)] = found
+            counts["detect_s"] += time.perf_counter() - started
+            counts["regions"] += len(regions or ())
+            if counts["frame"] < len(frames):
+                raw[counts["frame"]] = found
             return found
 
     def keep_first_loop(event):  # only the first pass is analysed; keeping all would be a leak of our own
@@ -247,7 +285,10 @@ def throughput(frames: Frames, config, detector, duration: float, samples: list[
             if now >= next_sample:
                 samples.append((now - start, rss_mb()))
                 next_sample = now + max(1.0, duration / 20)
-            pipeline.step(Frame(frames.image(n), n / frames.fps, n))
+            image, counts["frame"] = frames.image(n), n
+            started = time.perf_counter()
+            pipeline.step(Frame(image, n / frames.fps, n))
+            counts["step_s"] += time.perf_counter() - started
             if pipeline.machine.state == RoundState.complete:
                 from decimal import Decimal
                 from scoring.settle import Bet
@@ -258,8 +299,8 @@ def throughput(frames: Frames, config, detector, duration: float, samples: list[
             n += 1
         elapsed = time.perf_counter() - start
         samples.append((elapsed, rss_mb()))
-        status = pipeline.status()
-    return n / elapsed, n, elapsed, status, raw, events
+    return {"fps": n / counts["step_s"], "ms": 1000 * counts["step_s"] / n, "detect_ms": 1000 * counts["detect_s"] / n,
+            "regions": counts["regions"] / n, "frames": n, "elapsed": elapsed}, raw, events
 
 
 def config_bet_kind(pipeline) -> str:
@@ -304,7 +345,10 @@ def main(argv=None) -> int:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of the looping throughput run")
     parser.add_argument("--live-rounds", type=int, default=1,
                         help="rounds to pace in real time for the live latency (0: skip; each takes its real length)")
-    parser.add_argument("--frames", type=int, default=3000, help="most frames of --source to load")
+    parser.add_argument("--frames", type=int, default=3000, help="most frames of --source to use")
+    parser.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
+    parser.add_argument("--motion-gate", choices=("compare", "on", "off"), default="compare",
+                        help="throughput with the motion gate on, off, or both (default); the rest runs with the first")
     args = parser.parse_args(argv)
 
     try:
@@ -317,7 +361,7 @@ def main(argv=None) -> int:
     detector, scene, note = None, None, ""
     try:
         from vision.detector import CardDetector
-        detector = CardDetector(args.model)
+        detector = CardDetector(args.model, tta=not args.no_tta)
         kind = f"card model {detector.name}"
     except (NiuniuError, ImportError) as exc:
         if args.model or args.source:
@@ -331,7 +375,7 @@ def main(argv=None) -> int:
         frames = Frames(scene=scene)
     else:
         if args.source:
-            frames = Frames(source=media_source(args.source, config.camera.fps), limit=args.frames)
+            frames = Frames(open_source=lambda: media_source(args.source, config.camera.fps), limit=args.frames)
         else:
             scene = SyntheticDeal(config)
             frames = Frames(scene=scene)  # a blank table: the model finds nothing; timing only
@@ -343,9 +387,21 @@ def main(argv=None) -> int:
           f"{frames.fps:g} fps; table {config.table_id} ({len(config.seats)} seats, rules {config.rules})")
 
     samples: list[tuple[float, float]] = []
-    fps, n, elapsed, status, raw, events = throughput(frames, config, detector, args.duration, samples)
-    print(f"throughput: {fps:.1f} frames/s over {n} frames in {elapsed:.1f} s "
-          f"(detector {status['detect_ms']} ms/frame)   target >= 5")
+    runs = {}
+    for gate in {"compare": (True, False), "on": (True,), "off": (False,)}[args.motion_gate]:
+        gated = config.with_thresholds(motion_gate=gate)
+        result, raw_g, events_g = throughput(frames, gated, detector, args.duration, samples)
+        runs[gate] = (result, raw_g, events_g)
+        print(f"throughput: motion gate {'on ' if gate else 'off'}: {result['fps']:.1f} frames/s, "
+              f"{result['ms']:.1f} ms/frame (detector {result['detect_ms']:.1f}), "
+              f"{result['regions']:.2f} of {len(config.seats)} seat crops read per frame, "
+              f"over {result['frames']} frames   target >= 5")
+    if len(runs) == 2:
+        on, off = runs[True][0], runs[False][0]
+        print(f"            gate on / off: {on['regions'] / off['regions']:.2f} of the crop reads, "
+              f"{on['ms'] / off['ms']:.2f} of the time per frame")
+    gate, (result, raw, events) = next(iter(runs.items()))
+    config, elapsed = config.with_thresholds(motion_gate=gate), sum(r[0]["elapsed"] for r in runs.values())
 
     complete = [e for e in events if e.kind == EventKind.round_complete]
     rounds = sum(1 for e in events if e.kind == EventKind.round_start)

@@ -114,6 +114,18 @@ class Thresholds(StrictModel):
     crop_padding: float = Field(
         0.08, ge=0.0, le=1.0, description="each seat's crop grows by this fraction of its size on every side"
     )
+    motion_gate: bool = Field(
+        True, description="read a seat's crop when it changed, until k reads in a row agree; else reuse its last read"
+    )
+    motion_pixel_threshold: int = Field(
+        25, ge=1, le=254, description="grey levels a pixel (at 1/4 size, blurred) must change by to count as motion"
+    )
+    motion_min_area: float = Field(
+        0.005, gt=0.0, le=1.0, description="fraction of a crop's pixels that must change for it to be read again"
+    )
+    refresh_frames: int = Field(
+        30, ge=1, le=10_000, description="a crop unchanged for this many frames is read anyway (one crop per frame)"
+    )
 
     @model_validator(mode="after")
     def _k_within_n(self) -> "Thresholds":
@@ -171,6 +183,11 @@ class TableConfig(StrictModel):
     @property
     def player_seats(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.seats if s.name != "banker")
+
+    def with_thresholds(self, **changes: Any) -> "TableConfig":
+        """A validated copy with some thresholds changed: to compare settings on one table."""
+        thresholds = {**self.thresholds.model_dump(), **changes}
+        return table_config_from_dict({**self.model_dump(), "thresholds": thresholds})
 
     def zone(self, name: str) -> SeatZone:
         for seat in self.seats:

@@ -21,7 +21,7 @@ import pytest
 
 from scoring.cards import CARD_CODES
 from vision.detector import Detection
-from vision.replay import replay
+from vision.replay import find_config, replay
 from vision.synth.decks import deck_names, load_manifest
 from vision.synth.demo import (CARD_H, DEAL_ORDER, LABELS, MAX_BYTES, TRANSIT, DemoError, DemoTiming,
                                choose_decks, demo_camera, demo_table_config, plan_round, table_layout,
@@ -49,7 +49,11 @@ def small_demo(tmp_path_factory, deck) -> Path:
 
 
 class PerfectReader:
-    """Stands in for the card model: reports each frame's labelled cards, in frame order."""
+    """Stands in for the card model: reports each frame's labelled cards, in frame order.
+
+    It knows the frame only by counting calls, so it is replayed with the motion gate off
+    (``every_frame``): a gated pipeline skips the detector on unchanged frames.
+    """
 
     name = "perfect-reader"
 
@@ -63,6 +67,11 @@ class PerfectReader:
         assert line["frame_no"] == self.calls
         self.calls += 1
         return [Detection.from_json(d) for d in line["detections"]]
+
+
+def every_frame(folder: Path):
+    """The folder's table read with the motion gate off: every frame goes to the reader."""
+    return find_config(folder).with_thresholds(motion_gate=False)
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -92,7 +101,7 @@ def test_truth_is_thirty_distinct_cards_in_rows_of_five(small_demo):
 def test_a_perfect_reader_replays_the_demo_to_its_truth(small_demo):
     """Zones, timing and card order all at once: what is seen is what truth.json says."""
     reader = PerfectReader(small_demo)
-    rounds = replay(small_demo, detector=reader)
+    rounds = replay(small_demo, every_frame(small_demo), detector=reader)
     truth = json.loads((small_demo / "truth.json").read_text())
     assert reader.calls == len(list((small_demo / "frames").glob("*.jpg")))
     assert [r["seats"] for r in rounds] == [t["seats"] for t in truth]
@@ -179,6 +188,6 @@ def test_bundled_demo_fits_its_budget_and_describes_itself():
 @bundled
 def test_bundled_demo_replays_to_its_truth_with_a_perfect_reader():
     reader = PerfectReader(DEMO)
-    rounds = replay(DEMO, detector=reader)
+    rounds = replay(DEMO, every_frame(DEMO), detector=reader)
     truth = json.loads((DEMO / "truth.json").read_text())
     assert [r["seats"] for r in rounds] == [t["seats"] for t in truth]

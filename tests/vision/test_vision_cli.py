@@ -120,7 +120,7 @@ class Scripted:
 def recording(tmp_path):
     config_path = tmp_path / "table.yaml"
     assert main(["calibrate", "--players", "1", "--grid", "2x1", "--out", str(config_path)]) == 0
-    config = load_table_config(config_path)
+    config = load_table_config(config_path).with_thresholds(motion_gate=False)  # scripted, blank frames
     detector = Scripted()
     pipeline = TablePipeline(config, None, detector, data_dir=tmp_path / "data")
     image = np.zeros((300, 400, 3), np.uint8)
