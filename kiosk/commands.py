@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--model", help="card detector model file (default: models/)")
     demo.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
                       help="which exported model to load from models/ (default pt)")
+    demo.add_argument("--no-tta", action="store_true",
+                      help="read each corner index once, not at 4 rotations (faster; the Pi's default)")
     demo.add_argument("--pause", type=float, default=4.0, help="seconds a complete round stays on screen before "
                                                                "the demo dealer settles it (default 4)")
     demo.set_defaults(func=run_demo_command)
@@ -45,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     kiosk.add_argument("--model", help="card detector model file (default: models/)")
     kiosk.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
                        help="which exported model to load from models/ (default pt; ncnn on a Raspberry Pi)")
+    kiosk.add_argument("--no-tta", action="store_true",
+                       help="read each corner index once, not at 4 rotations (faster; the Pi's default)")
     kiosk.set_defaults(func=run_kiosk_command)
 
     audit = sub.add_parser("audit", help="check or export the tamper-evident audit log")
@@ -188,7 +192,7 @@ def _last_table_id(data_dir: Path) -> str:
 def _detector(args):
     from vision.detector import CardDetector
 
-    return CardDetector(args.model, fmt=args.model_format)
+    return CardDetector(args.model, fmt=args.model_format, tta=not getattr(args, "no_tta", False))
 
 
 def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False, app_config: dict | None = None,

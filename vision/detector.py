@@ -31,6 +31,7 @@ DEFAULT_DETECTOR = "index-detector"
 DEFAULT_CLASSIFIER = "card-classifier"
 INDEX_CLASS, CARD_CLASS = 0, 1
 CROP_SIZE = 64  # classifier input: an index crop is resized to this square
+OPPOSITE_SHARE = 0.5  # see _opposite_corners
 
 
 class ModelError(NiuniuError):
@@ -163,8 +164,18 @@ class CardDetector:
         indices, cards = self._run_detector(image, windows)
         if not indices:
             return []
-        labels, probs = self._classify(image, [b for b, _ in indices])
+        labels, probs = self.classify_indices(image, [b for b, _ in indices])
         return _merge_corners(indices, labels, probs, cards, self._cards)
+
+    def find_indices(self, image: np.ndarray) -> tuple[list, list]:
+        """The raw first stage on a whole image: ``(indices, cards)``, each a list of
+        ``(box, conf)`` after per-class NMS, before any corner is read or merged."""
+        return self._run_detector(image, self._windows(image.shape, (0, 0, image.shape[1], image.shape[0])))
+
+    @property
+    def card_of_class(self) -> list[Card]:
+        """The classifier's class ids as cards (its ``names`` order)."""
+        return list(self._cards)
 
     # -- internals -----------------------------------------------------------------------
     def _windows(self, shape, region) -> list[tuple[int, int, int, int]]:
@@ -204,7 +215,7 @@ class CardDetector:
                 bucket.append((tuple(float(v) for v in boxes[sel][k]), float(scores[sel][k])))
         return indices, cards
 
-    def _classify(self, image, boxes):
+    def classify_indices(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray]:
         """Read each index crop; with ``tta`` also turned by 90, 180 and 270 degrees.
 
         Indices lie at any angle on the table, and averaging the four readings
@@ -297,8 +308,9 @@ def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detecti
             for b in groups[i + 1:]:
                 joint = a["logp"] + b["logp"]
                 best = int(joint.argmax())
-                shared_box = any(all(_contains(cb, c, 2) for c in (a["centre"], b["centre"])) for cb, _ in cards)
-                if shared_box and joint[best] > math.log(0.05) * (len(a["boxes"]) + len(b["boxes"])) / 2:
+                shared = [cb for cb, _ in cards if all(_contains(cb, c, 2) for c in (a["centre"], b["centre"]))]
+                agree = joint[best] > math.log(0.05) * (len(a["boxes"]) + len(b["boxes"])) / 2
+                if shared and (agree or _opposite_corners(a, b, shared)):
                     for box in b["boxes"]:
                         a["boxes"].append(box)
                     a["logp"], a["det"], a["label"] = joint, max(a["det"], b["det"]), best
@@ -321,6 +333,18 @@ def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detecti
         out.append(Detection(card_of_class[g["label"]], round(g["det"] * cls_conf, 4), tuple(float(v) for v in box)))
     out.sort(key=lambda d: (d.box[1], d.box[0]))
     return out
+
+
+def _opposite_corners(a: dict, b: dict, card_boxes) -> bool:
+    """Two single indices at opposite ends of one detected card are that card's two
+    corners, however differently they were read: a card carries one index per corner,
+    while the indices of neighbours in a fanned hand sit side by side, a fraction of a
+    card apart.  Half the box diagonal separates the two cases even for a card turned
+    45 degrees (its corners are then ~0.57 of its upright box's diagonal apart)."""
+    if len(a["boxes"]) != 1 or len(b["boxes"]) != 1:
+        return False
+    gap = math.dist(a["centre"], b["centre"])
+    return any(gap >= OPPOSITE_SHARE * math.hypot(cb[2] - cb[0], cb[3] - cb[1]) for cb in card_boxes)
 
 
 def _absorb(group: dict, box, det_conf: float, logp: np.ndarray) -> None:

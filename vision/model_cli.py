@@ -32,6 +32,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
+    real = ds_sub.add_parser("real-crops", help="classifier crops from a labelled REAL photo set (YOLO whole-card boxes)")
+    real.add_argument("root", type=Path, help="a YOLO set root with data.yaml naming cards ('10 of clubs', ...)")
+    real.add_argument("--out", type=Path, required=True, help="output folder: OUT/<split>/<CARD>/*.jpg")
+    real.add_argument("--split", action="append", default=None, metavar="SRC[:DEST]",
+                      help="split to read and the split to write it as (default: train:train, valid:val)")
+    real.add_argument("--copies", type=int, default=2, help="jittered crops per index, besides the plain one")
+    _model_args(real)
+    real.add_argument("--json", action="store_true")
+    real.set_defaults(func=_cmd_real_crops)
     demo = ds_sub.add_parser("demo", help="render the bundled demo recording (held-out decks, banker + 5 players)")
     demo.add_argument("--out", type=Path, required=True)
     demo.add_argument("--seed", type=int, default=0)
@@ -46,7 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--epochs", type=int, default=10)
     tr.add_argument("--imgsz", type=int, default=None)
     tr.add_argument("--batch", type=int, default=None)
-    tr.add_argument("--model", default=None, help="model .yaml (default yolo11n[-cls].yaml)")
+    tr.add_argument("--model", default=None,
+                    help="model .yaml (default yolo11n[-cls].yaml), or trained weights .pt to fine-tune from")
+    tr.add_argument("--lr0", type=float, default=None, help="initial learning rate (fine-tuning: lower)")
+    tr.add_argument("--warmup-epochs", type=float, default=None, help="learning-rate warm-up (fine-tuning: 0)")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
     tr.add_argument("--name", default=None, help="run name (default: the task)")
     tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
@@ -169,6 +181,22 @@ def _cmd_synth(args) -> int:
     return 0
 
 
+def _cmd_real_crops(args) -> int:
+    from vision.real_crops import harvest_set
+
+    if not (args.root / "data.yaml").is_file():
+        raise NiuniuError(f"{args.root} has no data.yaml: give the root of a YOLO-format set with card class names")
+    splits = dict(s.split(":", 1) if ":" in s else (s, s) for s in (args.split or ["train:train", "valid:val"]))
+    summary = harvest_set(_detector(args), args.root, args.out, splits, copies=args.copies)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for name, st in summary["splits"].items():
+            print(f"{name}: {st['crops']} crops from {st['indices']} indices in {st['photos_used']} of {st['photos']} "
+                  f"photos ({st['unmirrored']} un-mirrored); classifier top-1 before: {st['top1_before']}")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from vision.synth.demo import write_demo
 
@@ -196,7 +224,8 @@ def _cmd_train(args) -> int:
 
     name = args.name or args.task
     best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
-                 resume=args.resume, imgsz=args.imgsz, batch=args.batch)
+                 resume=args.resume, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
+                 warmup_epochs=args.warmup_epochs)
     print(f"best weights: {best}")
     if args.publish:
         print(f"published: {publish(best, args.publish)}")

@@ -52,7 +52,10 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
             shutil.copyfile(committed, last)
         if not last.exists():
             raise NiuniuError(f"--resume: no checkpoint at {last}; start without --resume first")
-        YOLO(str(last)).train(resume=True, workers=workers)
+        # resume=<path>, not resume=True: ultralytics' boolean form refuses a checkpoint
+        # without optimizer state (our slim committed one), while its trainer resumes
+        # from the path fine and simply starts the optimizer moments afresh.
+        YOLO(str(last)).train(resume=str(last), data=str(data), workers=workers)
     else:
         if not Path(data).exists():
             raise NiuniuError(f"training data {data} does not exist; make it with `niuniu datasets synth`")
@@ -79,8 +82,8 @@ def slim_checkpoint(last: Path, dest: Path) -> Path:
 
     The optimizer's moment buffers are 4x the model's size and would push the
     committed checkpoint past the ~20 MB a file may take in the repository;
-    ultralytics resumes without them (the moments restart, the epoch, EMA weights
-    and learning-rate schedule carry on).
+    ultralytics' trainer resumes without them when given the checkpoint's path (the
+    moments restart; the epoch, EMA weights and learning-rate schedule carry on).
     """
     import torch
 

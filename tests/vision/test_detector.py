@@ -107,3 +107,35 @@ def test_missing_image_is_one_clear_error(tmp_path, capsys):
     code = main(["detect", str(tmp_path / "gone.jpg")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "gone.jpg" in err[0]
+
+
+def _probs(winner: str, p: float = 0.9) -> np.ndarray:
+    from scoring.cards import CARD_CODES
+
+    codes = sorted(CARD_CODES)
+    out = np.full(52, (1 - p) / 51)
+    out[codes.index(winner)] = p
+    return out
+
+
+def _read(corners: list[tuple[tuple, str]], card_boxes: list[tuple]) -> list[str]:
+    from scoring.cards import CARD_CODES, Card
+    from vision.detector import _merge_corners
+
+    codes = sorted(CARD_CODES)
+    probs = np.stack([_probs(code) for _, code in corners])
+    return sorted(d.card.code for d in _merge_corners(
+        [(box, 0.9) for box, _ in corners], probs.argmax(axis=1), probs,
+        [(cb, 0.9) for cb in card_boxes], [Card.parse(c) for c in codes]))
+
+
+def test_two_corners_of_one_card_read_differently_count_once():
+    card = (100.0, 100.0, 300.0, 380.0)
+    corners = [((105.0, 105.0, 135.0, 155.0), "QH"), ((265.0, 325.0, 295.0, 375.0), "QD")]
+    assert len(_read(corners, [card])) == 1
+
+
+def test_neighbours_in_a_fanned_hand_inside_one_box_stay_two_cards():
+    box = (100.0, 100.0, 360.0, 380.0)   # a loose box over two overlapped cards
+    corners = [((105.0, 105.0, 135.0, 155.0), "QH"), ((150.0, 105.0, 180.0, 155.0), "7S")]
+    assert _read(corners, [box]) == ["7S", "QH"]
