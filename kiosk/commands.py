@@ -280,7 +280,7 @@ def run_demo_command(args) -> int:
 def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8000,
              pause: float = 4.0, app_config: dict | None = None, out=None) -> int:
     """The demo with any detector (tests pass a scripted one)."""
-    from kiosk.demo import DemoDealer, create_demo_accounts, demo_frames
+    from kiosk.demo import DemoDealer, create_demo_accounts, demo_frames, load_truth
     from vision.sources import open_source
     from vision.table import load_table_config
 
@@ -292,7 +292,7 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     source = open_source(str(frames), fps=config.camera.fps, loop=True)
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config)
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
-    dealer = DemoDealer(service, pause=pause)
+    dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
 
     def ready(url: str) -> None:
         print(f"Niu Niu demo: table {config.table_id}, rules {config.rules}, camera = {frames}", file=out)

@@ -6,6 +6,14 @@ frame rate (looping), recognises the cards with the real detector, and a *demo d
 places default bets when a round is complete, waits a few seconds so the newcomer can
 read the screen, then settles and clears.  Everything goes through the same service,
 audit log and screens as production; only the accounts are made up, and printed.
+
+The demo dealer also has eyes: the recording's ``truth.json`` is what lies on the table.
+When dealing has stopped and the camera's reading differs from it (a card misread or
+never read), the demo dealer corrects the screen through the same "Correct card" path a
+real dealer uses, so the round settles; every such fix is an audit-log correction by
+``demo-dealer``, marked on the screen, so the model's errors stay visible to anyone
+counting them (``niuniu audit export``).  Without a truth file it only settles what the
+camera completed.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Iterable
@@ -85,34 +94,98 @@ def create_demo_accounts(data_dir: Path, audit, *, method: str | None = None) ->
     return accounts
 
 
-class DemoDealer(threading.Thread):
-    """Settles each complete round after ``pause`` seconds, and clears it after another pause."""
+def load_truth(demo_dir: Path) -> list[dict[str, list[str]]]:
+    """Each recorded round's cards per seat (``truth.json``), or [] when the demo has none."""
+    path = demo_dir / "truth.json"
+    if not path.is_file():
+        return []
+    try:
+        rounds = json.loads(path.read_text())
+        return [{str(seat): [str(c) for c in cards] for seat, cards in r["seats"].items()} for r in rounds]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DemoError(f"{path} is not a demo truth file ([{{'round': 1, 'seats': {{...}}}}, ...]): {exc}") from None
 
-    def __init__(self, service: TableService, pause: float = 4.0, poll: float = 0.2) -> None:
+
+def table_fixes(read: dict[str, list[str]], truth: dict[str, list[str]]) -> list[tuple[str, str | None, str | None]]:
+    """The corrections ``(seat, old, new)``, in the order to apply them, that turn what was
+    read into what is dealt.
+
+    In a single deck a card can be on one seat only, so a misread card may be another
+    seat's: a wrong card is replaced by a card its seat is missing when that card is free,
+    else removed; cards still missing are added last, when every wrong card has gone.
+    """
+    missing = {seat: [c for c in cards if c not in read.get(seat, [])] for seat, cards in truth.items()}
+    on_table = {card for cards in read.values() for card in cards}
+    fixes: list[tuple[str, str | None, str | None]] = []
+    for seat, cards in read.items():
+        for card in cards:
+            if card in truth.get(seat, []):
+                continue
+            new = next((c for c in missing.get(seat, []) if c not in on_table), None)
+            if new is not None:
+                missing[seat].remove(new)
+                on_table.add(new)
+            on_table.discard(card)
+            fixes.append((seat, card, new))
+    return fixes + [(seat, None, card) for seat, cards in missing.items() for card in cards]
+
+
+class DemoDealer(threading.Thread):
+    """Settles each complete round after ``pause`` seconds, and clears it after another pause.
+
+    With ``truth`` (the recording's rounds), a round still dealing when no card has been
+    accepted for ``stall`` seconds is checked against the table and corrected.
+    """
+
+    def __init__(self, service: TableService, pause: float = 4.0, poll: float = 0.2,
+                 truth: list[dict[str, list[str]]] | None = None, stall: float = 2.0) -> None:
         super().__init__(name="demo-dealer", daemon=True)
         self.service = service
         self.pause = pause
         self.poll = poll
+        self.truth = truth or []
+        self.stall = stall
         self.stop_event = threading.Event()
         self.settled = 0
+        self.corrections = 0
         self.errors: list[str] = []
+        self._checked_round: int | None = None
 
     def run(self) -> None:
-        seen: tuple[int, str] | None = None
+        seen: tuple | None = None
         since = time.monotonic()
         while not self.stop_event.wait(self.poll):
             machine = self.service.machine
-            key = (machine.round_no, str(machine.state))
+            key = (machine.round_no, str(machine.state), sum(len(h.cards) for h in machine.hands.values()))
             if key != seen:
                 seen, since = key, time.monotonic()
                 continue
             waited = time.monotonic() - since
             try:
-                if machine.state == RoundState.complete and waited >= self.pause:
+                if (machine.state == RoundState.dealing and self.truth and waited >= self.stall
+                        and self._checked_round != machine.round_no):
+                    self._checked_round = machine.round_no
+                    self._correct_from_truth()
+                elif machine.state == RoundState.complete and waited >= self.pause:
                     self._settle_or_void()
                     since = time.monotonic()
                 elif machine.state in (RoundState.settled, RoundState.void) and waited >= 2 * self.pause:
                     self.service.clear("demo-dealer")
+            except NiuniuError as exc:
+                self.errors.append(str(exc))
+
+    def _correct_from_truth(self) -> None:
+        """Look at the table (the truth round that shares most cards with the screen) and fix the screen."""
+        read = {seat: [c.code for c in hand.cards] for seat, hand in self.service.machine.hands.items()}
+        shown = {c for cards in read.values() for c in cards}
+        if not shown:
+            return
+        table = max(self.truth, key=lambda r: len(shown & {c for cards in r.values() for c in cards}))
+        for seat, old, new in table_fixes(read, table):
+            what = f"{old} is {new}" if old and new else (f"{old} is not on seat {seat}" if old else f"{new} was not read")
+            try:
+                self.service.correct(seat, old, new, "demo-dealer", f"demo dealer looked at the table: {what}")
+                self.corrections += 1
             except NiuniuError as exc:
                 self.errors.append(str(exc))
 

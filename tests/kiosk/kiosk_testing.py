@@ -104,9 +104,15 @@ class ScriptedDetector:
         self.calls = 0
 
     def detect(self, image, regions=None):
+        """The frame's scripted cards; like the real detector, only those inside ``regions``
+        (the crops the motion gate asked for), if given."""
         self.calls += 1
         index = int(image[0, 0, 0]) + 256 * int(image[0, 0, 1])
-        return [Detection.from_json(d) for d in self.script.get(index, [])]
+        found = [Detection.from_json(d) for d in self.script.get(index, [])]
+        if regions is None:
+            return found
+        return [d for d in found if any(r[0] <= (d.box[0] + d.box[2]) / 2 <= r[2] and r[1] <= (d.box[1] + d.box[3]) / 2 <= r[3]
+                                        for r in regions)]
 
 
 def card_boxes(seat: str, codes: list[str], width: int = 320, height: int = 240) -> list[dict]:

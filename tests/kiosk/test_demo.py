@@ -66,3 +66,36 @@ def test_missing_demo_directory_is_a_clear_error(tmp_path, runner):
         find_demo_dir(tmp_path)
     (tmp_path / "table.yaml").write_text("x: 1")
     assert find_demo_dir(tmp_path) == tmp_path
+
+
+def test_fixes_turn_what_was_read_into_what_is_dealt():
+    from kiosk.demo import table_fixes
+
+    truth = {"banker": ["4S", "6H"], "1": ["KS", "10H"], "2": ["AS", "2S"]}
+    read = {"banker": ["4S"], "1": ["KS", "10D"], "2": ["AS", "2S"]}
+    assert table_fixes(read, truth) == [("1", "10D", "10H"), ("banker", None, "6H")]
+    # two seats' cards read the other way round: one must leave before the other can come
+    swapped = table_fixes({"1": ["KS", "2S"], "2": ["AS", "10H"]}, truth | {"banker": []})
+    assert swapped == [("1", "2S", None), ("2", "10H", "2S"), ("1", None, "10H")]
+    assert table_fixes(truth, truth) == []
+
+
+def test_demo_dealer_corrects_what_the_camera_misread_and_settles(tmp_path):
+    """The camera misses the banker's 9H and reads seat 1's 10H as 10D; the demo dealer,
+    looking at the table (truth.json), fixes both through the audited correction path."""
+    demo = tmp_path / "demo"
+    write_demo(demo, [{"banker": "4S 6H QD 9C", "1": "KS QS JS 10S 10D", "2": "AS 2S 3D 4D 5C"}], dealt=140)
+    truth = {"banker": BANKER.split(), "1": "KS QS JS 10S 10H".split(), "2": "AS 2S 3D 4D 5C".split()}
+    (demo / "truth.json").write_text(json.dumps([{"round": 1, "seats": truth}]))
+    kiosk = KioskProcess(demo, tmp_path / "data", pause=0.3)
+    try:
+        kiosk.wait_for(lambda: kiosk.records("round_settled"), 40, "the round settled")
+        session = HttpSession(kiosk.url)
+        session.login("demo-dealer", kiosk.accounts["demo-dealer"]["password"])
+        first = {h["round"]: h for h in json.loads(session.get("/dealer/api/state")[2])["state"]["history"]}[1]
+        assert first["results"]["banker"]["label"] == "Bull 8" and first["results"]["1"]["label"] == "Niu Niu"
+    finally:
+        assert kiosk.terminate() == 0
+    fixes = [r["payload"] for r in kiosk.records("card_corrected")]
+    assert {(f["seat"], f.get("old"), f.get("new")) for f in fixes} >= {("banker", None, "9H"), ("1", "10D", "10H")}
+    assert all(r["actor"] == "demo-dealer" for r in kiosk.records("card_corrected"))
