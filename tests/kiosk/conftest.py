@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kiosk.app import create_app
-from kiosk_testing import FAST_HASH, create_accounts, make_table
+from kiosk_testing import FAST_HASH, create_accounts, login, make_table
 
 
 @pytest.fixture
@@ -61,3 +61,23 @@ def service(app):
 @pytest.fixture
 def audit(service):
     return service.audit
+
+
+@pytest.fixture
+def dealer(client):
+    """A logged-in dealer with the CSRF token: post JSON, read the screen's state and page."""
+    token = login(client, "dealer1")
+
+    class Dealer:
+        def post(self, url, body=None, status=200):
+            r = client.post(url, json=body or {}, headers={"X-CSRF-Token": token})
+            assert r.status_code == status, r.get_json()
+            return r.get_json()
+
+        def state(self):
+            return client.get("/dealer/api/state").get_json()["state"]
+
+        def page(self):
+            return client.get("/dealer/").get_data(as_text=True)
+
+    return Dealer()

@@ -8,27 +8,11 @@ from decimal import Decimal
 import pytest
 
 from kiosk.audit import AuditType
-from kiosk_testing import hand, login
+from kiosk_testing import hand
 
 BANKER_BULL_8 = "4S 6H QD 9C 9H"       # bull Q-6-4, points 9+9 -> 8
 NIU_NIU = "KS QS JS 10S 10H"
 BULL_5 = "AS 2S 3D 4D 5C"              # bull A-4-5, points 2+3 -> 5
-
-
-@pytest.fixture
-def dealer(client):
-    token = login(client, "dealer1")
-
-    class Dealer:
-        def post(self, url, body=None, status=200):
-            r = client.post(url, json=body or {}, headers={"X-CSRF-Token": token})
-            assert r.status_code == status, r.get_json()
-            return r.get_json()
-
-        def state(self):
-            return client.get("/dealer/api/state").get_json()["state"]
-
-    return Dealer()
 
 
 def seat(state, name):

@@ -26,25 +26,6 @@ def table(request):
     return make_table(rules=getattr(request, "param", "grab-banker"))
 
 
-@pytest.fixture
-def dealer(client):
-    token = login(client, "dealer1")
-
-    class Dealer:
-        def post(self, url, body=None, status=200):
-            r = client.post(url, json=body or {}, headers={"X-CSRF-Token": token})
-            assert r.status_code == status, r.get_json()
-            return r.get_json()
-
-        def state(self):
-            return client.get("/dealer/api/state").get_json()["state"]
-
-        def page(self):
-            return client.get("/dealer/").get_data(as_text=True)
-
-    return Dealer()
-
-
 def seat(state, name):
     return next(s for s in state["seats"] if s["name"] == name)
 
