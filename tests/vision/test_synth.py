@@ -7,7 +7,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import pytest
 
 from scoring.cards import CARD_CODES
 from vision.synth.dataset import SynthConfig, index_crop, write_dataset
