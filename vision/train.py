@@ -55,7 +55,8 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
         # resume=<path>, not resume=True: ultralytics' boolean form refuses a checkpoint
         # without optimizer state (our slim committed one), while its trainer resumes
         # from the path fine and simply starts the optimizer moments afresh.
-        YOLO(str(last)).train(resume=str(last), data=str(data), workers=workers)
+        # save_dir: the checkpoint remembers the absolute folder of the machine it came from.
+        YOLO(str(last)).train(resume=str(last), data=str(data), workers=workers, save_dir=str(run_dir))
     else:
         if not Path(data).exists():
             raise NiuniuError(f"training data {data} does not exist; make it with `niuniu datasets synth`")

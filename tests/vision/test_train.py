@@ -36,3 +36,33 @@ def test_resume_without_a_checkpoint_says_how_to_start(tmp_path):
 def test_training_without_data_names_the_command(tmp_path):
     with pytest.raises(NiuniuError, match="niuniu datasets synth"):
         train("detect", tmp_path / "missing.yaml", project=tmp_path, name="x", epochs=1)
+
+
+@pytest.mark.slow
+def test_a_slim_checkpoint_really_resumes(tmp_path):
+    """What the next session does: an interrupted run's last.pt, slimmed as committed,
+    goes on from the next epoch (ultralytics' resume=True form would refuse it)."""
+    import shutil
+
+    from ultralytics import YOLO
+
+    from vision.synth.dataset import SynthConfig, write_dataset
+
+    write_dataset(SynthConfig(out=tmp_path / "data", images=4, val_images=2, seed=3, procedural_share=1.0),
+                  workers=1, progress=False)
+    data = tmp_path / "data" / "detect" / "data.yaml"
+    snapshot = tmp_path / "epoch-1.pt"
+
+    def keep_first_epoch(trainer):
+        if trainer.epoch == 0:
+            shutil.copyfile(trainer.last, snapshot)
+
+    model = YOLO("yolo11n.yaml")
+    model.add_callback("on_model_save", keep_first_epoch)
+    model.train(data=str(data), epochs=2, imgsz=64, batch=2, workers=0, device="cpu", plots=False,
+                project=str(tmp_path / "runs"), name="first", exist_ok=True, val=False)
+    committed = tmp_path / "runs" / "again" / "weights" / "last.pt"
+    slim_checkpoint(snapshot, committed)
+    train("detect", data, project=tmp_path / "runs", name="again", epochs=2, resume=True)
+    resumed = torch.load(committed, map_location="cpu", weights_only=False)
+    assert resumed["train_args"]["epochs"] == 2 and resumed["epoch"] == -1, "the run finished its second epoch"
