@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
                       help="which exported model to load from models/ (default pt)")
     demo.add_argument("--no-tta", action="store_true",
-                      help="read each corner index once, not at 4 rotations (faster; the Pi's default)")
+                      help="read each corner index once, not at 4 rotations "
+                           "(faster, slightly less accurate; deploy/PERFORMANCE.md)")
     demo.add_argument("--pause", type=float, default=4.0, help="seconds a complete round stays on screen before "
                                                                "the demo dealer settles it (default 4)")
     demo.set_defaults(func=run_demo_command)
@@ -48,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     kiosk.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
                        help="which exported model to load from models/ (default pt; ncnn on a Raspberry Pi)")
     kiosk.add_argument("--no-tta", action="store_true",
-                       help="read each corner index once, not at 4 rotations (faster; the Pi's default)")
+                       help="read each corner index once, not at 4 rotations "
+                           "(faster, slightly less accurate; deploy/PERFORMANCE.md)")
     kiosk.set_defaults(func=run_kiosk_command)
 
     audit = sub.add_parser("audit", help="check or export the tamper-evident audit log")
