@@ -159,6 +159,12 @@ def test_seven_seats_fit_both_screens(browser, live_kiosk, shots, size):
         assert rect["y"] + rect["height"] <= strip["y"], (seat, rect, strip)
     card = seat_box(driver, "1").find_element(By.CSS_SELECTOR, ".card").rect
     assert card["width"] >= 44, card   # large enough to read and to tap
+    # the longest status line (NCNN model names, clock alarm) still leaves "Log out" on screen
+    driver.execute_script("document.getElementById('model-pill').textContent ="
+                          " 'MODEL index-detector_ncnn_model+card-classifier_ncnn_model';"
+                          " document.getElementById('clock-pill').hidden = false;")
+    logout = driver.find_element(By.CSS_SELECTOR, ".statusbar form button").rect
+    assert logout["x"] + logout["width"] <= size[0], logout
     shots(driver, f"dealer-{size[0]}x{size[1]}-seven-seats")
 
 
