@@ -57,11 +57,9 @@ def assign_cards(index_boxes, truth) -> list[str | None]:
     out = []
     for box in index_boxes:
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        holders = [code for code, cb in truth if cb[0] <= cx <= cb[2] and cb[1] <= cy <= cb[3]]
-        if len(holders) == 1:
-            code = holders[0]
-            card_box = next(cb for c, cb in truth if c == code)
-            out.append(code if _inside_share(box, card_box) >= MIN_INSIDE_SHARE else None)
+        holders = [(code, cb) for code, cb in truth if cb[0] <= cx <= cb[2] and cb[1] <= cy <= cb[3]]
+        if len(holders) == 1 and _inside_share(box, holders[0][1]) >= MIN_INSIDE_SHARE:
+            out.append(holders[0][0])
         else:
             out.append(None)
     return out
@@ -72,8 +70,9 @@ def _mirror_box(box, width: int):
 
 
 def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, seed: int = 0,
-            check_mirror: bool = True) -> dict:
-    """Write the index crops of one split of a YOLO-labelled real set; return counts."""
+            check_mirror: bool = True, out_split: str | None = None) -> dict:
+    """Write the index crops of one split of a YOLO-labelled real set (to ``OUT/<out_split>``,
+    by default the split's own name); return counts."""
     images, _ = load_yolo_set(root, split)
     class_of = {c.code: i for i, c in enumerate(detector.card_of_class)}
     rng = np.random.default_rng(seed)
@@ -110,7 +109,7 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         stats["indices"] += len(kept)
         stats["read_right_before"] += int((probs.argmax(axis=1) == truth_ids).sum())
         for k, (box, (_, code)) in enumerate(zip(boxes, kept)):
-            folder = out / split / code
+            folder = out / (out_split or split) / code
             folder.mkdir(parents=True, exist_ok=True)
             for j in range(copies + 1):
                 crop = index_crop(image, box, rng if j else None)
@@ -125,17 +124,7 @@ def harvest_set(detector, root: Path, out: Path, splits: dict[str, str], *, copi
     """``splits`` maps a set's split name to the output split (e.g. train->train, valid->val)."""
     summary = {"source": str(root), "detector": getattr(detector, "name", ""), "splits": {}}
     for source_split, out_split in splits.items():
-        stats = harvest(detector, root, source_split, out, copies=copies, seed=seed)
-        summary["splits"][f"{source_split}->{out_split}"] = stats
-        # harvest writes under the source split's name; move to the requested one
-        if source_split != out_split and (out / source_split).exists():
-            (out / out_split).mkdir(parents=True, exist_ok=True)
-            for folder in (out / source_split).iterdir():
-                dest = out / out_split / folder.name
-                dest.mkdir(exist_ok=True)
-                for f in folder.iterdir():
-                    f.rename(dest / f.name)
-                folder.rmdir()
-            (out / source_split).rmdir()
+        summary["splits"][f"{source_split}->{out_split}"] = harvest(
+            detector, root, source_split, out, copies=copies, seed=seed, out_split=out_split)
     (out / "real-crops.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
