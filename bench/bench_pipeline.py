@@ -158,6 +158,7 @@ class Frames:
         if open_source is not None:
             self._count = sum(1 for _ in itertools.islice(self._reopen(), limit))
             self.fps = getattr(self._source, "fps", 10.0)
+            self._reopen()  # counting consumed the reader: start again at frame 0
             if not self._count:
                 raise NiuniuError(f"{self._source.description} has no frames")
         self.size = tuple(reversed(self.image(0).shape[:2]))

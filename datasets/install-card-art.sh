@@ -2,7 +2,10 @@
 # Install the Debian card artwork the synthetic scene generator renders
 # (vision/synth/decks.py, deck list in datasets/decks.toml), plus the two
 # SVG tools it uses: rsvg-convert draws each sheet, inkscape reports where
-# each card lies on it. Safe to run again: apt-get skips what is installed.
+# each card lies on it; and the typefaces the procedural "casino" faces print
+# their indices and pips in (vision/synth/faces.py lists them: a classifier that
+# saw four fonts reads a fifth poorly). Safe to run again: apt-get skips what
+# is installed.
 set -eu
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -10,7 +13,10 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
-packages="gnome-cards-data kdegames-card-data-kf5 librsvg2-bin inkscape"
+packages="gnome-cards-data kdegames-card-data-kf5 librsvg2-bin inkscape
+fonts-dejavu-core fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-texgyre
+fonts-crosextra-carlito fonts-crosextra-caladea fonts-linuxlibertine fonts-open-sans
+fonts-roboto-unhinted fonts-lato fonts-ebgaramond fonts-noto-core fonts-noto-mono"
 missing=""
 for pkg in $packages; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

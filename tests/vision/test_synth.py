@@ -7,8 +7,9 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
-from scoring.cards import CARD_CODES
+from scoring.cards import CARD_CODES, Card
 from vision.synth.dataset import SynthConfig, index_crop, write_dataset
 from vision.synth.faces import procedural_deck
 from vision.synth.scene import CARD_CLASS, INDEX_CLASS, render_scene
@@ -89,3 +90,47 @@ def test_index_crop_centres_the_box():
     assert crop.shape == (64, 64, 3)
     ys, xs = np.nonzero(crop[..., 0] > 128)
     assert abs(xs.mean() - 32) < 3 and abs(ys.mean() - 32) < 3
+
+
+def test_procedural_designs_vary_and_keep_held_out_art_held_out():
+    """The classifier must meet many typefaces and pip shapes to read decks it never saw,
+    and a held-out design must never show court art from a training deck (else the
+    validation score would flatter the model)."""
+    from vision.synth.decks import deck_names
+    from vision.synth.faces import (
+        PROCEDURAL_HOLDOUT_SEEDS,
+        PROCEDURAL_TRAIN_SEEDS,
+        available_fonts,
+        available_pip_fonts,
+        procedural_style,
+    )
+
+    train = [procedural_style(np.random.default_rng(s), s) for s in PROCEDURAL_TRAIN_SEEDS[:60]]
+    held = [procedural_style(np.random.default_rng(s), s) for s in PROCEDURAL_HOLDOUT_SEEDS]
+    assert len({st.font for st in train}) >= min(len(available_fonts()), 8)
+    if available_pip_fonts():
+        assert any(st.pip_font for st in train) and any(st.pip_font is None for st in train)
+    train_art = {st.court_art for st in train} - {None}
+    held_art = {st.court_art for st in held} - {None}
+    assert train_art <= set(deck_names("train"))
+    assert held_art <= set(deck_names("holdout"))
+
+
+def test_a_glyph_pip_face_labels_its_index_ink():
+    """A design that draws pips from a font still puts its index label box on the ink."""
+    from vision.synth.faces import FaceStyle, available_pip_fonts, draw_face
+
+    if not available_pip_fonts():
+        pytest.skip("no font with suit symbols installed: run `sudo datasets/install-card-art.sh`")
+    rng = np.random.default_rng(5)
+    style = FaceStyle.random(rng)
+    style = type(style)(**{**style.__dict__, "pip_font": available_pip_fonts()[0], "court_art": None,
+                                    "pip_beside": False, "border": False})
+    for code in ("QH", "10C", "AS"):
+        rgba, boxes = draw_face(Card.parse(code), style, 300, rng)
+        h, w = rgba.shape[:2]
+        x0, y0, x1, y1 = (int(round(f * s)) for f, s in zip(boxes[0], (w, h, w, h)))
+        patch = rgba[y0:y1 + 1, x0:x1 + 1, :3].astype(int)
+        assert patch.min() < 120, f"{code}: no ink in its index box"
+        below = rgba[y1 + 3:y1 + 8, x0:x1 + 1, :3]
+        assert below.size and below.min() > 150, f"{code}: the pip spills below the index box"

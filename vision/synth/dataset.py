@@ -31,13 +31,17 @@ import numpy as np
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
 from vision.detector import CROP_SIZE, index_crop  # noqa: F401 - one framing for training and reading
+from vision.synth.faces import (  # noqa: F401 - the seed ranges are read by vision.evaluate
+    PROCEDURAL_HOLDOUT_SEEDS,
+    PROCEDURAL_TRAIN_SEEDS,
+    available_fonts,
+    available_pip_fonts,
+)
 from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, render_scene
 
-GENERATOR_VERSION = "1"
+# 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
+GENERATOR_VERSION = "2"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
-# Procedural designs: train and validation draw from disjoint seed ranges.
-PROCEDURAL_TRAIN_SEEDS = range(0, 400)
-PROCEDURAL_HOLDOUT_SEEDS = range(100_000, 100_040)
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
 # full resolution, where an index is typically 15-60 px tall.
@@ -155,7 +159,10 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
             (out / "classify" / split / code).mkdir(parents=True, exist_ok=True)
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
-                     "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {}}
+                     "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
+                     # the same seed gives the same bytes only with the same fonts installed
+                     "fonts": [Path(f).name for f in available_fonts()],
+                     "pip_fonts": [Path(f).name for f in available_pip_fonts()]}
     ctx = get_context("fork")
     for split, n in (("train", cfg.images), ("val", cfg.val_images)):
         if n == 0:

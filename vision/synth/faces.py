@@ -37,7 +37,49 @@ _FONT_PATTERNS = (
     "/usr/share/fonts/opentype/urw-base35/URWGothic-Demi.otf",
     "/usr/share/fonts/opentype/urw-base35/URWBookman-Demi.otf",
     "/usr/share/fonts/truetype/noto/NotoSansMono-Bold.ttf",
+    # Generator 2: many more index typefaces (datasets/install-card-art.sh installs them).
+    # Real decks print their indices in every kind of face, and a classifier that saw four
+    # fonts reads a fifth poorly.
+    "/usr/share/fonts/truetype/freefont/FreeSansBold.ttf",
+    "/usr/share/fonts/truetype/freefont/FreeSerifBold.ttf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyreheros-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyreheroscn-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyretermes-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyrepagella-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyreschola-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyrebonum-bold.otf",
+    "/usr/share/texmf/fonts/opentype/public/tex-gyre/texgyreadventor-bold.otf",
+    "/usr/share/fonts/truetype/crosextra/Carlito-Bold.ttf",
+    "/usr/share/fonts/truetype/crosextra/Caladea-Bold.ttf",
+    "/usr/share/fonts/opentype/linux-libertine/LinLibertine_RB.otf",
+    "/usr/share/fonts/opentype/linux-libertine/LinBiolinum_RB.otf",
+    "/usr/share/fonts/truetype/open-sans/OpenSans-Bold.ttf",
+    "/usr/share/fonts/truetype/open-sans/OpenSans-CondBold.ttf",
+    "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/Roboto-Bold.ttf",
+    "/usr/share/fonts/truetype/roboto/unhinted/RobotoCondensed-Bold.ttf",
+    "/usr/share/fonts/truetype/lato/Lato-Black.ttf",
+    "/usr/share/fonts/truetype/lato/Lato-Bold.ttf",
+    "/usr/share/fonts/opentype/ebgaramond/EBGaramond12-Bold.otf",
+    "/usr/share/fonts/truetype/liberation/LiberationMono-Bold.ttf",
 )
+
+# Fonts whose suit symbols (U+2660 ...) differ from the drawn ones: fat hearts, thin
+# spades, trefoil or three-ball clubs.  Real decks differ in their pips as much as in
+# their rank glyphs.
+_PIP_FONT_PATTERNS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+    "/usr/share/fonts/truetype/freefont/FreeSansBold.ttf",
+    "/usr/share/fonts/truetype/freefont/FreeSerifBold.ttf",
+    "/usr/share/fonts/opentype/linux-libertine/LinLibertine_RB.otf",
+    "/usr/share/fonts/truetype/noto/NotoSansSymbols2-Regular.ttf",
+)
+_SUIT_GLYPH = {Suit.SPADES: "\u2660", Suit.CLUBS: "\u2663", Suit.HEARTS: "\u2665", Suit.DIAMONDS: "\u2666"}
+
+# Procedural designs 0..399 train; 100000..100039 are held out (validation, hands).
+# Held-out designs borrow court art only from held-out Debian decks, so validation
+# never shows artwork the model trained beside.
+PROCEDURAL_TRAIN_SEEDS = range(0, 400)
+PROCEDURAL_HOLDOUT_SEEDS = range(100_000, 100_040)
 
 
 @lru_cache(maxsize=1)
@@ -47,6 +89,12 @@ def available_fonts() -> tuple[str, ...]:
     if not found:
         found = tuple(sorted(glob.glob("/usr/share/fonts/**/*.ttf", recursive=True)))[:4]
     return found
+
+
+@lru_cache(maxsize=1)
+def available_pip_fonts() -> tuple[str, ...]:
+    """Fonts here whose suit glyphs can be drawn as pips, in a fixed order."""
+    return tuple(p for p in _PIP_FONT_PATTERNS if glob.glob(p))
 
 
 @dataclass(frozen=True)
@@ -67,9 +115,11 @@ class FaceStyle:
     court_colours: tuple[tuple[int, int, int], ...]
     border: bool
     ten_as_t: bool = False     # a few real decks print the ten as "T"
+    pip_font: str | None = None  # suit symbols from this font instead of the drawn shapes
+    court_art: str | None = None  # Debian deck whose court artwork fills the court cards
 
     @classmethod
-    def random(cls, rng: np.random.Generator) -> "FaceStyle":
+    def random(cls, rng: np.random.Generator, art_decks: tuple[str, ...] = ()) -> "FaceStyle":
         fonts = available_fonts()
         paper = tuple(int(v) for v in rng.integers(228, 256, size=3))
         warm = rng.random() < 0.4
@@ -90,6 +140,8 @@ class FaceStyle:
             court_colours=tuple(tuple(int(v) for v in rng.integers(0, 230, size=3)) for _ in range(3)),
             border=bool(rng.random() < 0.35),
             ten_as_t=bool(rng.random() < 0.05),
+            pip_font=_pick(rng, available_pip_fonts(), 0.5),
+            court_art=_pick(rng, art_decks, 0.6),
         )
 
     def ink(self, suit: Suit) -> tuple[int, int, int]:
@@ -98,6 +150,31 @@ class FaceStyle:
         if self.four_colour and suit is Suit.DIAMONDS:
             return (20, 70, 190)
         return self.red if suit.is_red else self.black
+
+
+def _pick(rng: np.random.Generator, options: tuple[str, ...], share: float) -> str | None:
+    """One of ``options`` with probability ``share`` (always drawing, so a seed stays a seed)."""
+    use, k = rng.random() < share, int(rng.integers(max(1, len(options))))
+    return options[k] if use and options else None
+
+
+def _pip(img: Image.Image, style: FaceStyle, suit: Suit, cx: float, cy: float, size: float,
+         fill: tuple[int, int, int], flip: bool = False) -> tuple[float, float, float, float]:
+    """One suit pip of height ``size`` centred at (cx, cy), in the style's own shapes."""
+    if style.pip_font is None:
+        return draw_suit(ImageDraw.Draw(img), suit, cx, cy, size, fill, flip)
+    glyph = _SUIT_GLYPH[suit]
+    probe = ImageFont.truetype(style.pip_font, size=100)
+    l, t, r, b = probe.getbbox(glyph)
+    font = ImageFont.truetype(style.pip_font, size=max(6, int(round(100 * size / max(1, b - t)))))
+    l, t, r, b = font.getbbox(glyph)
+    mask = Image.new("L", (r - l + 2, b - t + 2), 0)
+    ImageDraw.Draw(mask).text((1 - l, 1 - t), glyph, font=font, fill=255)
+    if flip:
+        mask = mask.rotate(180)
+    x0, y0 = int(round(cx - mask.width / 2)), int(round(cy - mask.height / 2))
+    img.paste(Image.new("RGB", mask.size, fill), (x0, y0), mask)
+    return (x0 + 1, y0 + 1, x0 + mask.width - 1, y0 + mask.height - 1)
 
 
 def draw_suit(draw: ImageDraw.ImageDraw, suit: Suit, cx: float, cy: float, size: float,
@@ -182,7 +259,7 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     else:
         cx = (rank_box[0] + rank_box[2]) / 2
         cy = rank_box[3] + pip_size * 0.12 + pip_size * 0.5
-    pip_box = draw_suit(draw, card.suit, cx, cy, pip_size, ink)
+    pip_box = _pip(img, style, card.suit, cx, cy, pip_size, ink)
     return (min(rank_box[0], pip_box[0]), min(rank_box[1], pip_box[1]),
             max(rank_box[2], pip_box[2]), max(rank_box[3], pip_box[3]))
 
@@ -195,13 +272,15 @@ def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tupl
     area = (left, 0.1 * h, w - left, 0.9 * h)
     aw, ah = area[2] - area[0], area[3] - area[1]
     if card.rank == 1:
-        draw_suit(draw, card.suit, w / 2, h / 2, min(aw, ah) * 0.55, ink)
+        _pip(img, style, card.suit, w / 2, h / 2, min(aw, ah) * 0.55, ink)
     elif card.rank <= 10:
         pip = min(aw / 2.3, ah / 5.2)
         for px, py in _PIPS[card.rank]:
             cx = area[0] + pip * 0.5 + px * (aw - pip)
             cy = area[1] + pip * 0.5 + py * (ah - pip)
-            draw_suit(draw, card.suit, cx, cy, pip, ink, flip=py > 0.5)
+            _pip(img, style, card.suit, cx, cy, pip, ink, flip=py > 0.5)
+    elif style.court_art is not None:
+        _paste_court_art(img, card, style, area)
     else:
         # Court: a framed panel with a big letter and coloured bands: real court art
         # varies too much to imitate; what matters is that the corner index is what
@@ -219,6 +298,22 @@ def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tupl
         l, t, r, b = draw.textbbox((0, 0), letter, font=font)
         draw.text((w / 2 - (l + r) / 2, h / 2 - (t + b) / 2), letter, font=font, fill=ink,
                   stroke_width=max(1, int(w * 0.01)), stroke_fill=style.paper)
+
+
+def _paste_court_art(img: Image.Image, card: Card, style: FaceStyle, area: tuple) -> None:
+    """Fill a court card's middle with a real deck's court artwork.
+
+    Busy, colourful art right beside the index is what real court cards look like and
+    what drawn bands do not teach; the Debian face's own corner indices are cut away
+    (only its middle is used) so the procedural index stays the only one."""
+    from vision.synth.decks import load_deck
+
+    face = load_deck(style.court_art).faces[card.code].image
+    fh, fw = face.shape[:2]
+    middle = Image.fromarray(face[int(fh * 0.16):int(fh * 0.84), int(fw * 0.24):int(fw * 0.76), :3])
+    box = tuple(int(round(v)) for v in area)
+    img.paste(middle.resize((max(1, box[2] - box[0]), max(1, box[3] - box[1]))), box[:2])
+    ImageDraw.Draw(img).rectangle(box, outline=style.ink(card.suit), width=max(1, int(img.width * 0.01)))
 
 
 def draw_face(card: Card, style: FaceStyle, height: int, rng: np.random.Generator):
@@ -284,6 +379,14 @@ def draw_back(style: FaceStyle, height: int, rng: np.random.Generator) -> np.nda
     return rgba
 
 
+def procedural_style(rng: np.random.Generator, seed: int) -> FaceStyle:
+    """The style of design ``seed``; held-out designs take court art only from held-out decks."""
+    from vision.synth.decks import deck_names
+
+    split = "holdout" if seed in PROCEDURAL_HOLDOUT_SEEDS else "train"
+    return FaceStyle.random(rng, art_decks=tuple(deck_names(split)))
+
+
 def procedural_deck(seed: int, height: int = 400):
     """One whole procedural design: 52 faces sharing a style, plus a back.
 
@@ -292,7 +395,7 @@ def procedural_deck(seed: int, height: int = 400):
     from vision.synth.decks import CardFace, Deck  # same records as the SVG decks
 
     rng = np.random.default_rng(seed)
-    style = FaceStyle.random(rng)
+    style = procedural_style(rng, seed)
     faces = {}
     for code in CARD_CODES:
         image, boxes = draw_face(Card.parse(code), style, height, rng)
