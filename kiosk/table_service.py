@@ -198,6 +198,7 @@ class TableService:
             self._log_config()
             if self.detector_info:
                 self.audit.append(AuditType.MODEL_LOADED, "system", dict(self.detector_info))
+            self._restore_pending()
             self._reload_history()
             self._publish()
 
@@ -232,6 +233,53 @@ class TableService:
             "alerts": len(summary["alerts"]),
         }, round_no=numbers[0])
         return previous
+
+    def _restore_pending(self) -> None:
+        """Take back the stakes (and bank bid) the dealer entered for the next round.
+
+        Every bet change writes the whole set to the log, so a restart need not lose a
+        player's bet or make the dealer type them again.  They come back only if they
+        are still for the next round and still valid under the table's current rules
+        (the config may have changed); otherwise the log says why they were dropped.
+        """
+        last = self.audit.records(types=[AuditType.BETS_PLACED], table_id=self.config.table_id,
+                                  newest_first=True, limit=1)
+        if not last or last[0].data.get("auto_bets") or last[0].data.get("for_round") != self.machine.round_no + 1:
+            return
+        data = last[0].data
+        try:
+            bets = bets_from_json(data.get("bets") or {})
+        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
+            bets, problem = {}, f"the logged bets cannot be read ({exc})"
+        else:
+            problem = "; ".join(f"seat {b.seat}: {why}" for b in bets.values() for why in self._bet_problems(b)) or None
+        bid = data.get("banker_bid") if self.grab else None
+        if problem is None and bid is not None and bid not in self.preset.banker.bids:
+            problem = f"bank bid {bid} is not allowed at {self.preset.name}"
+        if problem is not None:
+            self.audit.append(AuditType.BETS_PLACED, "system", {
+                "change": {"restored": False, "reason": f"{problem}; enter the bets again"},
+                **self._bets_record({}, self.default_bid), "for_round": self.machine.round_no + 1})
+            return
+        self._pending = bets
+        if bid is not None and bid != self.default_bid:
+            self._pending_bid = int(bid)
+        if bets:
+            self.machine.set_active_seats(sorted(bets))
+        self.audit.append(AuditType.BETS_PLACED, "system", {
+            "change": {"restored": True, "from_seq": last[0].seq},
+            **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+            "for_round": self.machine.round_no + 1})
+
+    def _bet_problems(self, bet: Bet) -> list[str]:
+        problems = []
+        if bet.seat not in self.config.player_seats:
+            problems.append("is not a player seat at this table any more")
+        if bet.kind not in self.preset.bet_kinds:
+            problems.append(f"bet kind {bet.kind!r} is not offered by {self.preset.name}")
+        if bet.multiple not in self.preset.banker.bet_multiples:
+            problems.append(f"bet multiple {bet.multiple} is not allowed at {self.preset.name}")
+        return problems
 
     def _log_config(self) -> None:
         digest = config_digest(self.config)

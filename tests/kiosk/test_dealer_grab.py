@@ -188,3 +188,60 @@ def test_other_presets_take_no_bids_or_multiples(dealer, service, audit):
     line = seat(dealer.post("/dealer/api/settle")["state"], "1")["line"]
     assert line["net"] == "285.00" and "banker_bid" not in line and line["bet"] == {"amount": "100.00",
                                                                                   "kind": "double"}
+
+
+def _restart(app_config, table):
+    """The same data directory opened by a new kiosk process (what a restart is)."""
+    from kiosk.app import create_app
+
+    app = create_app({**app_config, "TABLE": table})
+    client = app.test_client()
+    login(client, "dealer1")
+    return app, client
+
+
+def _last_bets_record(app):
+    audit = app.extensions["niuniu"].service.audit
+    return audit.records(types=[AuditType.BETS_PLACED], newest_first=True, limit=1)[0]
+
+
+def _stop(app):
+    service = app.extensions["niuniu"].service
+    service.stop()
+    service.audit.close()
+
+
+def test_stakes_and_bid_for_the_next_round_survive_a_restart(app_config, table, dealer, service):
+    bet(dealer, "1", "100", 3)
+    bet(dealer, "2", "50")
+    bid(dealer, 2)
+    service.stop("restart")
+    again, client = _restart(app_config, table)
+    try:
+        state = client.get("/dealer/api/state").get_json()["state"]
+        assert seat(state, "1")["bet"] == {"amount": "100.00", "kind": "standard", "multiple": 3}
+        assert seat(state, "2")["bet"] == {"amount": "50.00", "kind": "standard", "multiple": 1}
+        assert state["round"]["banker_bid"] == 2
+        restored = _last_bets_record(again)
+        assert restored.actor == "system" and restored.data["change"]["restored"] is True
+        # and they are really the round's stakes: the restored table settles with them
+        svc = again.extensions["niuniu"].service
+        deal(svc, s1=NIU_NIU, s2=BULL_5)
+        lines = {line.seat: line for line in svc.settle("dealer1").lines}
+        assert lines["1"].multiplier == 3 * 2 * 3  # hand x3 (Niu Niu), bid x2, seat multiple x3
+    finally:
+        _stop(again)
+
+
+def test_stakes_the_new_rules_do_not_allow_are_dropped_with_a_reason(app_config, dealer, service):
+    bet(dealer, "1", "100", 4)
+    service.stop("rules change")
+    again, client = _restart(app_config, make_table(rules="cambodia"))
+    try:
+        state = client.get("/dealer/api/state").get_json()["state"]
+        assert seat(state, "1")["bet"] is None
+        dropped = _last_bets_record(again).data["change"]
+        assert dropped["restored"] is False and "seat 1" in dropped["reason"]
+        assert "bet multiple 4 is not allowed at cambodia" in dropped["reason"]
+    finally:
+        _stop(again)
