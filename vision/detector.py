@@ -32,6 +32,12 @@ DEFAULT_CLASSIFIER = "card-classifier"
 INDEX_CLASS, CARD_CLASS = 0, 1
 CROP_SIZE = 64  # classifier input: an index crop is resized to this square
 OPPOSITE_SHARE = 0.5  # see _opposite_corners
+# What `niuniu detect` and `niuniu evaluate` report: a card read below this confidence
+# (detector x classifier) is mostly a carpet, wood grain or table print taken for an
+# index.  Chosen on real photos not trained on (poker4 `valid`: F1 0.962 -> 0.970 with
+# classifier v4; models/README.md).  The table pipeline keeps every reading, because its
+# tracker votes over frames with its own threshold (thresholds.conf).
+REPORT_CONF = 0.1
 
 
 class ModelError(NiuniuError):
@@ -124,7 +130,7 @@ class CardDetector:
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
                  fmt: str = "pt", imgsz: int = 384, conf: float = 0.25, cls_imgsz: int = CROP_SIZE,
-                 tile: int | None = None, tta: bool = True):
+                 tile: int | None = None, tta: bool = True, min_card_conf: float = 0.0):
         det_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
         cls_path = Path(classifier_path) if classifier_path else (
             _companion(det_path) if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
@@ -134,6 +140,7 @@ class CardDetector:
         self.detector = _load_yolo(det_path, "detect", "index detector")
         self.classifier = _load_yolo(cls_path, "classify", "card classifier")
         self.imgsz, self.conf, self.cls_imgsz, self.tta = imgsz, conf, cls_imgsz, tta
+        self.min_card_conf = min_card_conf
         self.tile = tile or imgsz * 2
         names = self.classifier.names
         try:
@@ -165,7 +172,8 @@ class CardDetector:
         if not indices:
             return []
         labels, probs = self.classify_indices(image, [b for b, _ in indices])
-        return _merge_corners(indices, labels, probs, cards, self._cards)
+        found = _merge_corners(indices, labels, probs, cards, self._cards)
+        return [d for d in found if d.conf >= self.min_card_conf]
 
     def find_indices(self, image: np.ndarray) -> tuple[list, list]:
         """The raw first stage on a whole image: ``(indices, cards)``, each a list of

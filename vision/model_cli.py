@@ -104,13 +104,19 @@ def _model_args(p: argparse.ArgumentParser) -> None:
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
     p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
     p.add_argument("--imgsz", type=int, default=384)
-    p.add_argument("--conf", type=float, default=0.25)
+    p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
+    p.add_argument("--min-card-conf", type=float, default=None,
+                   help="leave out cards read below this confidence (detector x classifier); "
+                        "default 0.1, chosen on real photos: see models/README.md")
 
 
 def _detector(args):
-    from vision.detector import CardDetector
+    from vision.detector import REPORT_CONF, CardDetector
 
-    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf)
+    min_card = REPORT_CONF if args.min_card_conf is None else args.min_card_conf
+    if not 0.0 <= min_card <= 1.0:
+        raise NiuniuError(f"--min-card-conf {min_card} must lie between 0 and 1")
+    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf, min_card_conf=min_card)
 
 
 def _cmd_detect(args) -> int:

@@ -66,6 +66,22 @@ def test_detect_prints_one_json_object_per_image(capsys):
             assert x1 < x2 and y1 < y2
 
 
+def test_detect_leaves_out_cards_read_below_the_reporting_confidence(capsys):
+    """``niuniu detect`` reports confident cards only (what carpet and table print yield
+    is mostly below 0.1); ``--min-card-conf 0`` shows every reading."""
+    from vision.detector import REPORT_CONF
+
+    images = [str(p) for p in sorted(HELD_OUT.glob("*.jpg"))]
+    assert main(["detect", "--min-card-conf", "0", *images]) == 0
+    everything = [json.loads(line)["cards"] for line in capsys.readouterr().out.splitlines()]
+    assert main(["detect", *images]) == 0
+    reported = [json.loads(line)["cards"] for line in capsys.readouterr().out.splitlines()]
+    assert reported == [[c for c in cards if c["conf"] >= REPORT_CONF] for cards in everything]
+    assert sum(map(len, reported)) < sum(map(len, everything)), "nothing was below the threshold to leave out"
+    assert main(["detect", "--min-card-conf", "1.5", images[0]]) == 2
+    assert "--min-card-conf 1.5 must lie between 0 and 1" in capsys.readouterr().err
+
+
 def test_detect_any_image_size(detector):
     """A 4K frame and a tiny crop both work (tiling / no crash on small input)."""
     image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
