@@ -111,6 +111,7 @@ def _load_yolo(path: Path, task: str, what: str):
         from ultralytics import YOLO
     except ImportError as exc:  # pragma: no cover - install dependent
         raise ModelError("reading cards needs the ml extra: pip install -e '.[ml]'") from exc
+    _ultralytics_logs_to_stderr()
     try:
         model = YOLO(str(path), task=task)
         model.names  # noqa: B018 - forces the backend to load now, not mid-round
@@ -118,6 +119,18 @@ def _load_yolo(path: Path, task: str, what: str):
         raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {exc}); "
                          "the file is corrupt or not an ultralytics model — restore it from models/") from exc
     return model
+
+
+def _ultralytics_logs_to_stderr() -> None:
+    """ultralytics logs to stdout ("Loading x.onnx for ONNX Runtime inference..."), which
+    would mix with what `niuniu detect` and `niuniu replay --json` print there for other
+    programs to read; its messages belong on stderr with ours."""
+    import logging
+    import sys
+
+    for handler in logging.getLogger("ultralytics").handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+            handler.setStream(sys.stderr)
 
 
 class CardDetector:

@@ -82,6 +82,22 @@ def test_detect_leaves_out_cards_read_below_the_reporting_confidence(capsys):
     assert "--min-card-conf 1.5 must lie between 0 and 1" in capsys.readouterr().err
 
 
+def test_detect_stdout_holds_only_json_whatever_the_format():
+    """Another program reads `niuniu detect` line by line: the ONNX and NCNN backends'
+    loading messages must go to stderr, not between the JSON objects."""
+    import subprocess
+    import sys
+
+    image = str(sorted(HELD_OUT.glob("*.jpg"))[0])
+    for model in ("index-detector.onnx", "index-detector_ncnn_model"):
+        run = subprocess.run([sys.executable, "-c", "import sys; from kiosk.cli import main; sys.exit(main(sys.argv[1:]))",
+                              "detect", "--model", str(MODELS_DIR / model), image],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        lines = run.stdout.strip().splitlines()
+        assert len(lines) == 1 and json.loads(lines[0])["image"] == image, run.stdout[:300]
+
+
 def test_detect_any_image_size(detector):
     """A 4K frame and a tiny crop both work (tiling / no crash on small input)."""
     image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
