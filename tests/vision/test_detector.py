@@ -44,11 +44,11 @@ def test_shipped_model_reads_held_out_decks(detector):
 
 
 # Measured for the shipped model (models/README.md); a retrained model must not do worse.
-# v3 (detector epoch 19, classifier v4): 32/48 read, 13 extra (v2: 28/48, 11; v1: 31/48, 17).
-# Six scenes are a smoke test, not a measure: on 100 held-out hands v3 reads 43% of hands
-# fully right (every reading) against v2's 33%.
-MIN_HELD_OUT_RECALL = 0.6   # measured 32/48 = 0.667
-MAX_HELD_OUT_FALSE = 14     # measured 13
+# v3 (detector epoch 21, classifier v4): 36/48 read, 9 extra (v2: 28/48, 11; v1: 31/48, 17).
+# Six scenes are a smoke test, not a measure: on 100 held-out hands v3 reads 45% of hands
+# fully right against v2's 31% (at the reporting threshold).
+MIN_HELD_OUT_RECALL = 0.7   # measured 36/48 = 0.75
+MAX_HELD_OUT_FALSE = 11     # measured 9
 
 
 def test_detect_prints_one_json_object_per_image(capsys):
