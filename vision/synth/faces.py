@@ -158,15 +158,21 @@ def _pick(rng: np.random.Generator, options: tuple[str, ...], share: float) -> s
     return options[k] if use and options else None
 
 
+@lru_cache(maxsize=512)
+def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
+    """A font file at one size, read from disk once: a deck draws ~600 pips and indices
+    in a handful of sizes."""
+    return ImageFont.truetype(path, size=size)
+
+
 def _pip(img: Image.Image, style: FaceStyle, suit: Suit, cx: float, cy: float, size: float,
          fill: tuple[int, int, int], flip: bool = False) -> tuple[float, float, float, float]:
     """One suit pip of height ``size`` centred at (cx, cy), in the style's own shapes."""
     if style.pip_font is None:
         return draw_suit(ImageDraw.Draw(img), suit, cx, cy, size, fill, flip)
     glyph = _SUIT_GLYPH[suit]
-    probe = ImageFont.truetype(style.pip_font, size=100)
-    l, t, r, b = probe.getbbox(glyph)
-    font = ImageFont.truetype(style.pip_font, size=max(6, int(round(100 * size / max(1, b - t)))))
+    l, t, r, b = _font(style.pip_font, 100).getbbox(glyph)
+    font = _font(style.pip_font, max(6, int(round(100 * size / max(1, b - t)))))
     l, t, r, b = font.getbbox(glyph)
     mask = Image.new("L", (r - l + 2, b - t + 2), 0)
     ImageDraw.Draw(mask).text((1 - l, 1 - t), glyph, font=font, fill=255)
@@ -242,13 +248,13 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     width = img.width
     glyph_h = style.index_height * height
     text = _rank_text(card, style)
-    font = ImageFont.truetype(style.font, size=max(8, int(round(glyph_h * 1.35))))
+    font = _font(style.font, max(8, int(round(glyph_h * 1.35))))
     x0 = style.margin * width
     y0 = style.margin * width * 0.9
     # Measure the ink of the text, then shift so its top-left sits at (x0, y0).
     l, t, r, b = draw.textbbox((0, 0), text, font=font)
     if text == "10" and (r - l) > 0.32 * width:  # narrow the 10 so it fits the margin column
-        font = ImageFont.truetype(style.font, size=max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
+        font = _font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
         l, t, r, b = draw.textbbox((0, 0), text, font=font)
     draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
     rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
@@ -293,7 +299,7 @@ def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tupl
             colour = (c1, c2, c3)[i % 3]
             draw.rectangle((area[0] + aw * 0.08, y - ah / bands * 0.3, area[2] - aw * 0.08, y + ah / bands * 0.3),
                            fill=colour)
-        font = ImageFont.truetype(style.font, size=max(8, int(ah * 0.35)))
+        font = _font(style.font, max(8, int(ah * 0.35)))
         letter = {11: "J", 12: "Q", 13: "K"}[card.rank]
         l, t, r, b = draw.textbbox((0, 0), letter, font=font)
         draw.text((w / 2 - (l + r) / 2, h / 2 - (t + b) / 2), letter, font=font, fill=ink,
@@ -306,14 +312,26 @@ def _paste_court_art(img: Image.Image, card: Card, style: FaceStyle, area: tuple
     Busy, colourful art right beside the index is what real court cards look like and
     what drawn bands do not teach; the Debian face's own corner indices are cut away
     (only its middle is used) so the procedural index stays the only one."""
-    from vision.synth.decks import load_deck
-
-    face = load_deck(style.court_art).faces[card.code].image
-    fh, fw = face.shape[:2]
-    middle = Image.fromarray(face[int(fh * 0.16):int(fh * 0.84), int(fw * 0.24):int(fw * 0.76), :3])
     box = tuple(int(round(v)) for v in area)
+    middle = _court_middles(style.court_art)[card.code]
     img.paste(middle.resize((max(1, box[2] - box[0]), max(1, box[3] - box[1]))), box[:2])
     ImageDraw.Draw(img).rectangle(box, outline=style.ink(card.suit), width=max(1, int(img.width * 0.01)))
+
+
+@lru_cache(maxsize=8)
+def _court_middles(deck: str) -> dict[str, Image.Image]:
+    """The middles of one Debian deck's twelve court faces, loaded once per process
+    (every procedural design that borrows the deck's art draws all twelve)."""
+    from vision.synth.decks import load_deck
+
+    faces = load_deck(deck).faces
+    out = {}
+    for code in CARD_CODES:
+        if Card.parse(code).rank > 10:
+            face = faces[code].image
+            fh, fw = face.shape[:2]
+            out[code] = Image.fromarray(face[int(fh * 0.16):int(fh * 0.84), int(fw * 0.24):int(fw * 0.76), :3])
+    return out
 
 
 def draw_face(card: Card, style: FaceStyle, height: int, rng: np.random.Generator):
