@@ -153,9 +153,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
     a hand is right when the five cards read are exactly the five dealt."""
     import numpy as np
 
-    from vision.synth.dataset import PROCEDURAL_HOLDOUT_SEEDS
     from vision.synth.decks import deck_names, load_deck
-    from vision.synth.faces import procedural_deck
+    from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, procedural_deck
     from vision.synth.scene import render_scene
 
     names = deck_names("holdout")

@@ -31,7 +31,7 @@ import numpy as np
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
 from vision.detector import CROP_SIZE, index_crop  # noqa: F401 - one framing for training and reading
-from vision.synth.faces import (  # noqa: F401 - the seed ranges are read by vision.evaluate
+from vision.synth.faces import (
     PROCEDURAL_HOLDOUT_SEEDS,
     PROCEDURAL_TRAIN_SEEDS,
     available_fonts,
