@@ -239,47 +239,47 @@ class TableService:
 
         Every bet change writes the whole set to the log, so a restart need not lose a
         player's bet or make the dealer type them again.  They come back only if they
-        are still for the next round and still valid under the table's current rules
-        (the config may have changed); otherwise the log says why they were dropped.
+        are still for the next round and pass the checks a dealer's entry passes under
+        the table's current rules (the config may have changed); otherwise the log says
+        why they were dropped.
         """
         last = self.audit.records(types=[AuditType.BETS_PLACED], table_id=self.config.table_id,
                                   newest_first=True, limit=1)
         if not last or last[0].data.get("auto_bets") or last[0].data.get("for_round") != self.machine.round_no + 1:
             return
         data = last[0].data
-        try:
-            bets = bets_from_json(data.get("bets") or {})
-        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
-            bets, problem = {}, f"the logged bets cannot be read ({exc})"
-        else:
-            problem = "; ".join(f"seat {b.seat}: {why}" for b in bets.values() for why in self._bet_problems(b)) or None
-        bid = data.get("banker_bid") if self.grab else None
-        if problem is None and bid is not None and bid not in self.preset.banker.bids:
-            problem = f"bank bid {bid} is not allowed at {self.preset.name}"
-        if problem is not None:
+        bets, problems = {}, []
+        for seat, logged in (data.get("bets") or {}).items():
+            try:
+                self._check_seat(seat)
+                bet = self._new_bet(seat, logged["amount"], logged["kind"], logged.get("multiple"))
+            except TableError as exc:
+                problems.append(str(exc))
+            except (KeyError, TypeError, AttributeError) as exc:
+                problems.append(f"seat {seat}: the logged bet cannot be read ({exc!r})")
+            else:
+                if bet is not None:
+                    bets[seat] = bet
+        bid = None
+        if self.grab and data.get("banker_bid") is not None:
+            try:
+                bid = self._check_bid(data["banker_bid"])
+            except TableError as exc:
+                problems.append(str(exc))
+        if problems:
             self.audit.append(AuditType.BETS_PLACED, "system", {
-                "change": {"restored": False, "reason": f"{problem}; enter the bets again"},
+                "change": {"restored": False, "reason": f"{'; '.join(problems)}; enter the bets again"},
                 **self._bets_record({}, self.default_bid), "for_round": self.machine.round_no + 1})
             return
         self._pending = bets
         if bid is not None and bid != self.default_bid:
-            self._pending_bid = int(bid)
+            self._pending_bid = bid
         if bets:
             self.machine.set_active_seats(sorted(bets))
         self.audit.append(AuditType.BETS_PLACED, "system", {
             "change": {"restored": True, "from_seq": last[0].seq},
             **self._bets_record(self._pending, self._pending_bid or self.default_bid),
             "for_round": self.machine.round_no + 1})
-
-    def _bet_problems(self, bet: Bet) -> list[str]:
-        problems = []
-        if bet.seat not in self.config.player_seats:
-            problems.append("is not a player seat at this table any more")
-        if bet.kind not in self.preset.bet_kinds:
-            problems.append(f"bet kind {bet.kind!r} is not offered by {self.preset.name}")
-        if bet.multiple not in self.preset.banker.bet_multiples:
-            problems.append(f"bet multiple {bet.multiple} is not allowed at {self.preset.name}")
-        return problems
 
     def _log_config(self) -> None:
         digest = config_digest(self.config)
@@ -459,13 +459,39 @@ class TableService:
         if not self.grab:
             if value == 1:
                 return 1
-            raise TableError(f"seat {seat}: preset {self.preset.name} has no bet multiples (one stake per "
-                             f"player); leave the multiple out")
+            raise TableError(f"seat {seat}: bet multiple {str(raw).strip()} is not allowed at {self.preset.name}: "
+                             "the preset has no bet multiples (one stake per player); leave the multiple out")
         allowed = self.preset.banker.bet_multiples
         if value not in allowed:
             raise TableError(f"seat {seat}: bet multiple {str(raw).strip()!r} is not allowed at "
                              f"{self.preset.name}; choose {choices(allowed)}")
         return value
+
+    def _check_bid(self, bid: Any) -> int:
+        value = parse_whole(bid) if bid is not None else None
+        allowed = self.preset.banker.bids
+        if value not in allowed:
+            raise TableError(f"bank bid {str(bid if bid is not None else '').strip()!r} is not allowed at "
+                             f"{self.preset.name}; choose {choices(allowed)}")
+        return value
+
+    def _check_seat(self, seat: str) -> None:
+        if seat not in self.config.player_seats:
+            raise TableError(f"seat {seat!r} is not a player seat at this table "
+                             f"({', '.join(self.config.player_seats)})")
+
+    def _new_bet(self, seat: str, amount: Any, kind: str | None, multiple: Any) -> Bet | None:
+        """The bet a dealer's entry stands for (None: no stake), checked against the
+        table's rules before anything changes."""
+        value = parse_amount(amount, seat)
+        if value is None:
+            return None
+        times = self._parse_multiple(multiple, seat)
+        kind = kind or self.preset.bet_kinds[0]
+        if kind not in self.preset.bet_kinds:
+            raise TableError(f"bet kind {kind!r} is not offered by {self.preset.name}; "
+                             f"use {' or '.join(self.preset.bet_kinds)}")
+        return Bet(seat, value, kind, times)
 
     def set_bid(self, bid: Any, actor: str) -> int:
         """Enter the bank bid for the next round at a grab-the-banker table.
@@ -480,11 +506,7 @@ class TableService:
             if not self.can_take_bets():
                 raise TableError(f"bids are closed: round {self.machine.round_no} is {self.machine.state}; "
                                  "the bank bid for the next round opens when this one is cleared")
-            value = parse_whole(bid) if bid is not None else None
-            allowed = self.preset.banker.bids
-            if value not in allowed:
-                raise TableError(f"bank bid {str(bid if bid is not None else '').strip()!r} is not allowed at "
-                                 f"{self.preset.name}; choose {choices(allowed)}")
+            value = self._check_bid(bid)
             self._pending_bid = value
             self.audit.append(AuditType.BETS_PLACED, actor, {
                 "change": {"banker_bid": value}, **self._bets_record(self._pending, value),
@@ -501,26 +523,19 @@ class TableService:
         multiple at a grab-the-banker table (empty: the lowest); other tables refuse one.
         """
         with self._lock:
-            if seat not in self.config.player_seats:
-                raise TableError(f"seat {seat!r} is not a player seat at this table "
-                                 f"({', '.join(self.config.player_seats)})")
+            self._check_seat(seat)
             if not self.can_take_bets():
                 raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
                                  "bets for the next round open when this one is cleared")
-            value = parse_amount(amount, seat)
-            times = self._parse_multiple(multiple, seat) if value is not None else 1
-            if value is None:
+            bet = self._new_bet(seat, amount, kind, multiple)
+            if bet is None:
                 removed = self._pending.pop(seat, None)
                 if removed is None:
                     return dict(self._pending)
                 change = {"seat": seat, "removed": True}
             else:
-                kind = kind or self.preset.bet_kinds[0]
-                if kind not in self.preset.bet_kinds:
-                    raise TableError(f"bet kind {kind!r} is not offered by {self.preset.name}; "
-                                     f"use {' or '.join(self.preset.bet_kinds)}")
-                self._pending[seat] = Bet(seat, value, kind, times)
-                change = {"seat": seat, **bet_json(self._pending[seat], self.grab)}
+                self._pending[seat] = bet
+                change = {"seat": seat, **bet_json(bet, self.grab)}
             self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
             self.audit.append(AuditType.BETS_PLACED, actor, {
                 "change": change, **self._bets_record(self._pending, self._pending_bid or self.default_bid),
