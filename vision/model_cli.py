@@ -32,6 +32,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
+    hard = ds_sub.add_parser("hard-negatives", help="add 'not an index' crops where the detector errs in a synth set's scenes")
+    hard.add_argument("--out", type=Path, required=True, help="the data set folder, made by `datasets synth`")
+    hard.add_argument("--images", type=int, required=True, help="as given to `datasets synth` for this folder")
+    hard.add_argument("--seed", type=int, required=True, help="as given to `datasets synth` for this folder")
+    hard.add_argument("--procedural-share", type=float, default=0.4, help="as given to `datasets synth`")
+    hard.add_argument("--crops-only", action="store_true", help="as given to `datasets synth`")
+    hard.add_argument("--per-scene", type=int, default=4)
+    _model_args(hard)
+    hard.set_defaults(func=_cmd_hard_negatives)
+
     real = ds_sub.add_parser("real-crops", help="classifier crops from a labelled REAL photo set (YOLO whole-card boxes)")
     real.add_argument("root", type=Path, help="a YOLO set root with data.yaml naming cards ('10 of clubs', ...)")
     real.add_argument("--out", type=Path, required=True, help="output folder: OUT/<split>/<CARD>/*.jpg")
@@ -182,8 +192,22 @@ def _cmd_synth(args) -> int:
     else:
         for split, info in summary["splits"].items():
             print(f"{split}: {info['scenes']} scenes, {info['labels']} boxes, {info['crops']} index crops, "
+                  f"{info['not_index_crops']} not-an-index crops, "
                   f"{len(info['decks'])} deck designs, {info['seconds']} s")
         print(f"wrote {args.out}")
+    return 0
+
+
+def _cmd_hard_negatives(args) -> int:
+    from vision.synth.dataset import SynthConfig, mine_not_index
+
+    if not (args.out / "classify" / "train").is_dir():
+        raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
+    cfg = SynthConfig(out=args.out, images=args.images, val_images=0, seed=args.seed,
+                      procedural_share=args.procedural_share, crops_only=args.crops_only)
+    stats = mine_not_index(cfg, _detector(args), per_scene=args.per_scene)
+    print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices "
+          f"in {stats['scenes']} scenes, {stats['seconds']} s")
     return 0
 
 

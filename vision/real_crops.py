@@ -8,8 +8,11 @@ into classifier crops without drawing a single index box by hand:
 
 * the shipped index detector finds the corner indices;
 * an index takes the card of the *one* labelled card box that holds it; an index in
-  no box (a table mark) or in several (overlapping cards) is skipped, because a wrong
-  label teaches more harm than a missing one teaches good.
+  several boxes (overlapping cards) is skipped, because a wrong label teaches more harm
+  than a missing one teaches good;
+* a detection that touches no labelled card at all is the background (printed fabric,
+  wood grain) taken for an index: it becomes a crop of the classifier's reject class
+  (``OUT/<split>/none``), the real false positives the synthetic scenes cannot foresee.
 
 **Mirrored copies.**  Augmented sets (poker4's ``train``) flip photos left-right or
 top-bottom at random, and a mirrored index is not a card.  Flipping both ways is only a
@@ -34,7 +37,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import index_crop
+from vision.detector import NOT_INDEX, index_crop
 from vision.evaluate import load_yolo_set
 
 MIN_INDEX_CONF = 0.35       # below this the "index" is as often a pip or a mark
@@ -65,24 +68,48 @@ def assign_cards(index_boxes, truth) -> list[str | None]:
     return out
 
 
+def off_every_card(index_boxes, truth, margin: float = 0.05) -> list[bool]:
+    """Which detections touch no labelled card box (each grown by ``margin`` of its size)."""
+    grown = [(cb[0] - margin * (cb[2] - cb[0]), cb[1] - margin * (cb[3] - cb[1]),
+              cb[2] + margin * (cb[2] - cb[0]), cb[3] + margin * (cb[3] - cb[1])) for _, cb in truth]
+    return [not any(b[0] < g[2] and g[0] < b[2] and b[1] < g[3] and g[1] < b[3] for g in grown)
+            for b in index_boxes]
+
+
+def _write_crops(image, box, folder: Path, stem: str, copies: int, rng) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    for j in range(copies + 1):
+        crop = index_crop(image, box, rng if j else None)
+        ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        (folder / f"{stem}_{j}.jpg").write_bytes(buf.tobytes())
+    return copies + 1
+
+
 def _mirror_box(box, width: int):
     return (width - box[2], box[1], width - box[0], box[3])
 
 
 def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, seed: int = 0,
-            check_mirror: bool = True, out_split: str | None = None) -> dict:
+            check_mirror: bool = True, out_split: str | None = None, negatives: bool = True) -> dict:
     """Write the index crops of one split of a YOLO-labelled real set (to ``OUT/<out_split>``,
     by default the split's own name); return counts."""
     images, _ = load_yolo_set(root, split)
     class_of = {c.code: i for i, c in enumerate(detector.card_of_class)}
     rng = np.random.default_rng(seed)
     stats = {"photos": len(images), "photos_used": 0, "unmirrored": 0, "crops": 0, "indices": 0,
-             "skipped_ambiguous": 0, "skipped_orientation": 0, "read_right_before": 0}
+             "skipped_ambiguous": 0, "skipped_orientation": 0, "read_right_before": 0,
+             "not_index": 0, "not_index_crops": 0}
     for item in images:
         image = cv2.imread(str(item.path))
         if image is None:
             continue
         indices, _ = detector.find_indices(image)
+        if negatives:
+            strays = [b for (b, _), off in zip(indices, off_every_card([b for b, _ in indices], item.truth)) if off]
+            for k, box in enumerate(strays):
+                stats["not_index_crops"] += _write_crops(image, box, out / (out_split or split) / NOT_INDEX,
+                                                         f"{item.path.stem[:40]}_n{k:02d}", copies, rng)
+            stats["not_index"] += len(strays)
         indices = [(b, c) for b, c in indices if c >= MIN_INDEX_CONF]
         codes = assign_cards([b for b, _ in indices], item.truth)
         stats["skipped_ambiguous"] += sum(code is None for code in codes)
@@ -91,12 +118,12 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
             continue
         boxes = [b for b, _ in kept]
         truth_ids = np.array([class_of[code] for _, code in kept])
-        _, probs = detector.classify_indices(image, boxes)
+        _, probs, _ = detector.classify_indices(image, boxes)
         if check_mirror:
             width = image.shape[1]
             mirrored = np.ascontiguousarray(image[:, ::-1])
             mboxes = [_mirror_box(b, width) for b in boxes]
-            _, mprobs = detector.classify_indices(mirrored, mboxes)
+            _, mprobs, _ = detector.classify_indices(mirrored, mboxes)
             rows = np.arange(len(kept))
             gap = float(np.mean(np.log(mprobs[rows, truth_ids] + 1e-6) - np.log(probs[rows, truth_ids] + 1e-6)))
             if abs(gap) < MIRROR_MARGIN:
@@ -109,13 +136,8 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         stats["indices"] += len(kept)
         stats["read_right_before"] += int((probs.argmax(axis=1) == truth_ids).sum())
         for k, (box, (_, code)) in enumerate(zip(boxes, kept)):
-            folder = out / (out_split or split) / code
-            folder.mkdir(parents=True, exist_ok=True)
-            for j in range(copies + 1):
-                crop = index_crop(image, box, rng if j else None)
-                ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
-                (folder / f"{item.path.stem[:40]}_{k:02d}_{j}.jpg").write_bytes(buf.tobytes())
-                stats["crops"] += 1
+            stats["crops"] += _write_crops(image, box, out / (out_split or split) / code,
+                                           f"{item.path.stem[:40]}_{k:02d}", copies, rng)
     stats["top1_before"] = round(stats["read_right_before"] / stats["indices"], 4) if stats["indices"] else None
     return stats
 

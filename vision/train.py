@@ -63,6 +63,8 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
         args = dict(DETECT_DEFAULTS if task == "detect" else CLASSIFY_DEFAULTS)
         args.update({k: v for k, v in overrides.items() if v is not None})
         model = model or ("yolo11n.yaml" if task == "detect" else "yolo11n-cls.yaml")
+        if task == "classify" and str(model).endswith(".pt"):
+            model = _with_the_data_reject_class(Path(model), Path(data), run_dir)
         YOLO(model).train(data=str(data), epochs=epochs, project=str(project), name=name, exist_ok=True,
                           device="cpu", workers=workers, seed=0, deterministic=False, **args)
     best = run_dir / "weights" / "best.pt"
@@ -90,6 +92,59 @@ def slim_checkpoint(last: Path, dest: Path) -> Path:
 
     ckpt = torch.load(last, map_location="cpu", weights_only=False)
     ckpt["optimizer"] = None
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(ckpt, dest)
+    return dest
+
+
+def _with_the_data_reject_class(weights: Path, data: Path, run_dir: Path) -> str:
+    """Fine-tuning a classifier without the reject class on data that has one starts
+    from a copy that has it (``with_reject_class``), written beside the run."""
+    from vision.detector import NOT_INDEX
+
+    if not (data / "train" / NOT_INDEX).is_dir() or not weights.exists():
+        return str(weights)
+    import torch
+
+    ckpt = torch.load(weights, map_location="cpu", weights_only=False)
+    names = (ckpt.get("ema") or ckpt.get("model")).names
+    if NOT_INDEX in dict(names).values():
+        return str(weights)
+    start = with_reject_class(weights, run_dir.parent / f"{run_dir.name}-start.pt", NOT_INDEX)
+    print(f"{weights} has no '{NOT_INDEX}' class and the data has: starting from {start}")
+    return str(start)
+
+
+def with_reject_class(weights: Path, dest: Path, label: str) -> Path:
+    """A copy of a card classifier with one more class, ``label`` (the reject class), last.
+
+    Fine-tuning a 52-class classifier on a data folder with 53 classes would make
+    ultralytics drop the whole output layer (its shape changed) and learn all 53 rows
+    from nothing.  Here the 52 trained rows are kept and the new one starts silent (zero
+    weights, a bias far below the others), so the fine-tune only has to learn the new class.
+    """
+    import torch
+
+    if not weights.exists():
+        raise NiuniuError(f"no classifier weights at {weights}")
+    ckpt = torch.load(weights, map_location="cpu", weights_only=False)
+    model = ckpt.get("ema") or ckpt.get("model")
+    names = dict(model.names)
+    if label in names.values():
+        raise NiuniuError(f"{weights} already has a '{label}' class")
+    old = model.model[-1].linear
+    new = torch.nn.Linear(old.in_features, old.out_features + 1).to(old.weight.dtype)
+    with torch.no_grad():
+        new.weight[:-1] = old.weight
+        new.weight[-1] = 0
+        new.bias[:-1] = old.bias
+        new.bias[-1] = old.bias.min() - 4
+    model.model[-1].linear = new
+    model.names = {**names, len(names): label}
+    model.nc = len(model.names)
+    if isinstance(getattr(model, "yaml", None), dict):
+        model.yaml["nc"] = model.nc
+    ckpt = {"model": model, "ema": None, "optimizer": None, "epoch": -1, "train_args": ckpt.get("train_args", {})}
     dest.parent.mkdir(parents=True, exist_ok=True)
     torch.save(ckpt, dest)
     return dest

@@ -174,3 +174,42 @@ def test_neighbours_in_a_fanned_hand_inside_one_box_stay_two_cards():
     box = (100.0, 100.0, 360.0, 380.0)   # a loose box over two overlapped cards
     corners = [((105.0, 105.0, 135.0, 155.0), "QH"), ((150.0, 105.0, 180.0, 155.0), "7S")]
     assert _read(corners, [box]) == ["7S", "QH"]
+
+
+class _ProbsResult:
+    def __init__(self, p):
+        import torch
+
+        self.probs = type("Probs", (), {"data": torch.tensor(p)})()
+
+
+def test_a_crop_the_classifier_calls_no_index_is_not_reported_as_a_card():
+    """A classifier with the reject class ("none", last) drops detector false positives
+    (felt, table print) instead of naming a card for them."""
+    from scoring.cards import CARD_CODES, Card
+    from vision.detector import NOT_INDEX
+
+    codes = sorted(CARD_CODES)
+    card_box, felt_box = (10.0, 10.0, 40.0, 60.0), (200.0, 150.0, 230.0, 200.0)
+
+    class Classifier:
+        names = {**dict(enumerate(codes)), 52: NOT_INDEX}
+
+        def predict(self, batch, **_):
+            out = []
+            for crop in batch:   # dark crop: the felt; light crop: a printed index, read as 7S
+                p = np.full(53, 0.002)
+                p[52 if crop.mean() < 100 else codes.index("7S")] = 0.9
+                out.append(_ProbsResult(p / p.sum()))
+            return out
+
+    det = CardDetector.__new__(CardDetector)
+    det.classifier, det.tta, det.cls_imgsz, det.min_card_conf = Classifier(), True, 64, 0.0
+    det._reject, det._cards = 52, [Card.parse(c) for c in codes]
+    det._windows = lambda shape, region: [region]
+    det._run_detector = lambda image, windows: ([(card_box, 0.9), (felt_box, 0.8)], [])
+    image = np.full((300, 400, 3), 40, np.uint8)
+    image[0:80, 0:60] = 240
+    found = det.detect(image)
+    assert [d.card.code for d in found] == ["7S"]
+    assert found[0].box == card_box

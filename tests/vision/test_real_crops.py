@@ -45,7 +45,7 @@ class MirrorAwareFake:
         left_ink = patch[:, : patch.shape[1] // 2].mean() < patch[:, patch.shape[1] // 2:].mean()
         probs = np.full((1, 52), 0.5 / 51)
         probs[0, self.card_of_class.index(Card.parse("QH")) if left_ink else 0] = 0.5
-        return probs.argmax(axis=1), probs
+        return probs.argmax(axis=1), probs, np.zeros(1)
 
 
 def _photo(mirrored: bool) -> np.ndarray:
@@ -94,7 +94,7 @@ def test_a_photo_too_close_to_call_is_skipped(tmp_path):
     class Undecided(MirrorAwareFake):
         def classify_indices(self, image, boxes):
             probs = np.full((1, 52), 1 / 52)
-            return probs.argmax(axis=1), probs
+            return probs.argmax(axis=1), probs, np.zeros(1)
 
     _write_set(tmp_path / "set", {"plain": _photo(False)})
     stats = harvest(Undecided(), tmp_path / "set", "train", tmp_path / "out")
@@ -107,3 +107,24 @@ def test_cli_without_a_yolo_set_says_what_is_missing(argv, capsys):
 
     assert main(argv) == 2
     assert "data.yaml" in capsys.readouterr().err
+
+
+def test_a_detection_on_no_card_becomes_a_not_an_index_crop(tmp_path):
+    """Printed fabric taken for an index is the real false positive the synthetic scenes
+    cannot foresee: it is kept as a crop of the classifier's reject class."""
+    from vision.detector import NOT_INDEX
+
+    stray = (500.0, 380.0, 540.0, 440.0)   # far from the only card
+
+    class WithStray(MirrorAwareFake):
+        def find_indices(self, image):
+            return [(INDEX_BOX, 0.9), (stray, 0.4)], []
+
+    photo = _photo(False)
+    photo[380:440, 500:540] = 90
+    _write_set(tmp_path / "set", {"plain": photo})
+    stats = harvest(WithStray(), tmp_path / "set", "train", tmp_path / "out", copies=0)
+    assert stats["not_index"] == 1 and stats["indices"] == 1
+    rejects = list((tmp_path / "out" / "train" / NOT_INDEX).glob("*.jpg"))
+    assert len(rejects) == 1 and cv2.imread(str(rejects[0])).mean() < 200  # the dark patch, not white card
+    assert len(list((tmp_path / "out" / "train" / "QH").glob("*.jpg"))) == 1

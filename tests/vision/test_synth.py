@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from scoring.cards import CARD_CODES, Card
-from vision.synth.dataset import SynthConfig, index_crop, write_dataset
+from vision.detector import NOT_INDEX
+from vision.synth.dataset import SynthConfig, index_crop, not_index_boxes, write_dataset
 from vision.synth.faces import procedural_deck
 from vision.synth.scene import CARD_CLASS, INDEX_CLASS, render_scene
 
@@ -54,7 +55,45 @@ def test_label_files_are_yolo_format(tmp_path):
         assert cls in ("0", "1")
         assert all(0.0 <= float(v) <= 1.0 for v in vals)
     crops = list((tmp_path / "classify/train").rglob("*.jpg"))
-    assert crops and {c.parent.name for c in crops} <= set(CARD_CODES)
+    assert crops and {c.parent.name for c in crops} <= {*CARD_CODES, NOT_INDEX}
+    assert any(c.parent.name == NOT_INDEX for c in crops)
+
+
+def test_not_an_index_crops_leave_every_other_byte_as_it_was(tmp_path):
+    """The reject class was added to a generator whose data sets were already in use:
+    the same seed must still give the same scenes, labels and index crops."""
+    for out, n in ((tmp_path / "with", 3), (tmp_path / "without", 0)):
+        write_dataset(SynthConfig(out=out, images=3, val_images=1, seed=9, procedural_share=1.0,
+                                  negatives_per_scene=n), workers=1, progress=False)
+    with_ = {k: v for k, v in _tree_digest(tmp_path / "with").items() if f"/{NOT_INDEX}/" not in k}
+    without = _tree_digest(tmp_path / "without")
+    with_.pop("detect/data.yaml"), without.pop("detect/data.yaml")
+    assert with_ == without
+    assert list((tmp_path / "with/classify/train" / NOT_INDEX).glob("*.jpg"))
+    assert not list((tmp_path / "without/classify/train" / NOT_INDEX).glob("*.jpg"))
+
+
+def test_not_an_index_boxes_keep_clear_of_every_index_even_hidden_ones():
+    found = inside_cards = 0
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        deck = procedural_deck(7, 300)
+        scene = render_scene(rng, deck, size=(640, 480), kind="hands")
+        hidden = len(scene.index_quads) - sum(lab.cls == INDEX_CLASS for lab in scene.labels)
+        assert hidden >= 0
+        for box in not_index_boxes(scene, np.random.default_rng(seed), 6):
+            found += 1
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            # the widest crop index_crop may cut around the box touches no index quad
+            half = 0.75 * 1.15 * 1.3 * max(box[2] - box[0], box[3] - box[1])
+            for q in scene.index_quads:
+                x0, y0 = q.min(axis=0)
+                x1, y1 = q.max(axis=0)
+                assert not (cx - half < x1 and x0 < cx + half and cy - half < y1 and y0 < cy + half)
+            inside_cards += any(cv2.pointPolygonTest(q.astype(np.float32), (cx, cy), False) > 0
+                                for q in scene.card_quads)
+    assert found >= 20, "too few places without an index were found"
+    assert inside_cards >= found // 4, "the hard negatives (pips, court art) were never sampled"
 
 
 def _only_card_deck(code: str):

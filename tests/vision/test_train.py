@@ -66,3 +66,27 @@ def test_a_slim_checkpoint_really_resumes(tmp_path):
     train("detect", data, project=tmp_path / "runs", name="again", epochs=2, resume=True)
     resumed = torch.load(committed, map_location="cpu", weights_only=False)
     assert resumed["train_args"]["epochs"] == 2 and resumed["epoch"] == -1, "the run finished its second epoch"
+
+
+def test_a_reject_class_is_added_without_forgetting_the_cards(tmp_path):
+    """Fine-tuning toward the "not an index" class starts from the 52 trained rows, so
+    the classifier reads cards as before from its first step (ultralytics alone would
+    drop the whole output layer when the class count changes)."""
+    import numpy as np
+    from ultralytics import YOLO
+
+    from vision.detector import NOT_INDEX
+    from vision.train import with_reject_class
+
+    src = MODELS_DIR / "card-classifier.pt"
+    before = YOLO(str(src), task="classify")
+    if NOT_INDEX in before.names.values():
+        pytest.skip("the shipped classifier already has the reject class")
+    after = YOLO(str(with_reject_class(src, tmp_path / "53.pt", NOT_INDEX)), task="classify")
+    assert after.names[len(after.names) - 1] == NOT_INDEX and len(after.names) == len(before.names) + 1
+    crops = [np.random.default_rng(i).integers(0, 255, (64, 64, 3), dtype=np.uint8) for i in range(4)]
+    for a, b in zip(before.predict(crops, imgsz=64, verbose=False), after.predict(crops, imgsz=64, verbose=False)):
+        p_before, p_after = a.probs.data.float().numpy(), b.probs.data.float().numpy()
+        assert p_after.argmax() == p_before.argmax() and p_after[-1] < 0.01
+    with pytest.raises(NiuniuError, match="already has"):
+        with_reject_class(tmp_path / "53.pt", tmp_path / "54.pt", NOT_INDEX)

@@ -30,7 +30,7 @@ import numpy as np
 
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
-from vision.detector import CROP_SIZE, index_crop  # noqa: F401 - one framing for training and reading
+from vision.detector import CROP_SIZE, NOT_INDEX, index_crop  # noqa: F401 - one framing for training and reading
 from vision.synth.faces import (
     PROCEDURAL_HOLDOUT_SEEDS,
     PROCEDURAL_TRAIN_SEEDS,
@@ -40,7 +40,8 @@ from vision.synth.faces import (
 from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, render_scene
 
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
-GENERATOR_VERSION = "2"
+# 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
+GENERATOR_VERSION = "3"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -58,6 +59,7 @@ class SynthConfig:
     crops_per_scene: int = 12
     deck_height: int = 400
     crops_only: bool = False   # classifier top-up: larger, closer scenes, no detector images
+    negatives_per_scene: int = 3   # "not an index" crops (pips, court art, felt, chips, table print)
 
 
 class _DeckPool:
@@ -93,8 +95,10 @@ class _DeckPool:
 _POOLS: dict[str, _DeckPool] = {}
 
 
-def _make_one(args) -> dict:
-    cfg, split, i = args
+def render_one(cfg: SynthConfig, split: str, i: int):
+    """Scene ``i`` of a data set, as written: ``(stem, scene, jpeg bytes, decoded image, rng, deck name)``.
+
+    The rng is returned where the scene left it, for the crops cut after it."""
     pool = _POOLS.get(split)
     if pool is None:
         pool = _POOLS[split] = _DeckPool(split, cfg.deck_height)
@@ -111,11 +115,16 @@ def _make_one(args) -> dict:
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
+    # Crops come from the decoded JPEG: the classifier sees what the camera delivers.
+    return stem, scene, buf, cv2.imdecode(buf, cv2.IMREAD_COLOR), rng, deck.name
+
+
+def _make_one(args) -> dict:
+    cfg, split, i = args
+    stem, scene, buf, image, rng, deck_name = render_one(cfg, split, i)
     det = cfg.out / "detect"
     if not cfg.crops_only:
         (det / "images" / split / f"{stem}.jpg").write_bytes(buf.tobytes())
-    # Crops come from the decoded JPEG: the classifier sees what the camera delivers.
-    image = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     h, w = image.shape[:2]
     lines = []
     for lab in scene.labels:
@@ -133,7 +142,91 @@ def _make_one(args) -> dict:
         ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
         (cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg").write_bytes(cbuf.tobytes())
         crops += 1
-    return {"deck": deck.name, "labels": len(lines), "crops": crops}
+    # Own random stream: adding negatives leaves every other byte of the data set as it was.
+    neg_rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i, 7] + ([1] if cfg.crops_only else []))
+    negatives = 0
+    for k, box in enumerate(not_index_boxes(scene, neg_rng, cfg.negatives_per_scene)):
+        crop = index_crop(image, box, neg_rng)
+        ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        (cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg").write_bytes(cbuf.tobytes())
+        negatives += 1
+    return {"deck": deck_name, "labels": len(lines), "crops": crops, "negatives": negatives}
+
+
+def clear_of_indices(scene, box) -> bool:
+    """Whether the widest crop ``index_crop`` may cut around ``box`` touches no index
+    quad of the scene, visible or hidden (an index half under a card is still an index)."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    half = 0.75 * 1.15 * 1.3 * max(box[2] - box[0], box[3] - box[1])
+    for q in scene.index_quads:
+        x0, y0 = q.min(axis=0)
+        x1, y1 = q.max(axis=0)
+        if cx - half < x1 and x0 < cx + half and cy - half < y1 and y0 < cy + half:
+            return False
+    return True
+
+
+def mine_not_index(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
+                   progress: bool = True) -> dict:
+    """Hard "not an index" crops: what ``detector`` finds in the data set's own scenes
+    where no index is.  Scenes are rendered again from their seed (the data set on disk
+    has no record of hidden indices), so ``cfg`` must be the config that made the set.
+    Random negatives are mostly plain felt; these are the pips, court art, chips and
+    table print the detector really takes for indices."""
+    folder = cfg.out / "classify" / split / NOT_INDEX
+    folder.mkdir(parents=True, exist_ok=True)
+    n = cfg.images if split == "train" else cfg.val_images
+    started, found, crops = time.monotonic(), 0, 0
+    for i in range(n):
+        stem, scene, _, image, _, _ = render_one(cfg, split, i)
+        indices, _ = detector.find_indices(image)
+        strays = [b for b, _ in indices if clear_of_indices(scene, b)]
+        found += len(strays)
+        rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i, 11])
+        for k in rng.permutation(len(strays))[:per_scene]:
+            crop = index_crop(image, strays[int(k)], rng)
+            ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
+            (folder / f"{stem}_h{int(k):02d}.jpg").write_bytes(cbuf.tobytes())
+            crops += 1
+        if progress:
+            _progress(i + 1, n, started, split)
+    return {"scenes": n, "false_indices": found, "crops": crops, "seconds": round(time.monotonic() - started, 1)}
+
+
+def not_index_boxes(scene, rng: np.random.Generator, n: int, tries: int = 40) -> list[tuple]:
+    """Index-sized boxes where no corner index is, visible or hidden: what the detector
+    mistakes for an index (pips and court art inside cards, chips, felt, table print),
+    so the classifier learns to say "not an index" instead of naming a card.
+
+    Boxes are the size of this scene's indices and fall inside a card 60% of the time.
+    A box whose crop would touch any index quad is dropped: an index half under another
+    card is still an index, and the fanned hands need it read, not rejected."""
+    h, w = scene.image.shape[:2]
+    sizes = [max(np.ptp(q[:, 0]), np.ptp(q[:, 1])) for q in scene.index_quads]
+    if n <= 0 or not sizes:
+        return []
+    size = float(np.median(sizes))
+    if size < MIN_CROP_INDEX_PX:
+        return []
+    out: list[tuple] = []
+    for _ in range(tries):
+        if len(out) == n:
+            break
+        s = size * rng.uniform(0.7, 1.4)
+        bw = s * rng.uniform(0.45, 1.0)
+        if scene.card_quads and rng.random() < 0.6:
+            quad = scene.card_quads[int(rng.integers(len(scene.card_quads)))]
+            a, b = rng.uniform(0.15, 0.85, size=2)   # bilinear point inside the card
+            top = quad[0] + (quad[1] - quad[0]) * a
+            bottom = quad[3] + (quad[2] - quad[3]) * a
+            cx, cy = top + (bottom - top) * b
+        else:
+            cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        box = (cx - bw / 2, cy - s / 2, cx + bw / 2, cy + s / 2)
+        if box[0] < 0 or box[1] < 0 or box[2] > w or box[3] > h or not clear_of_indices(scene, box):
+            continue
+        out.append(tuple(float(v) for v in box))
+    return out
 
 
 def _progress(done: int, total: int, started: float, label: str) -> None:
@@ -155,7 +248,7 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
     for split in ("train", "val"):
         (out / "detect" / "images" / split).mkdir(parents=True, exist_ok=True)
         (out / "detect" / "labels" / split).mkdir(parents=True, exist_ok=True)
-        for code in CARD_CODES:
+        for code in (*CARD_CODES, NOT_INDEX):
             (out / "classify" / split / code).mkdir(parents=True, exist_ok=True)
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
@@ -169,16 +262,17 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
             continue
         started = time.monotonic()
         decks: dict[str, int] = {}
-        labels = crops = 0
+        labels = crops = negatives = 0
         jobs = [(cfg, split, i) for i in range(n)]
         with ctx.Pool(workers) as pool:
             for done, res in enumerate(pool.imap(_make_one, jobs, chunksize=4), 1):
                 decks[res["deck"]] = decks.get(res["deck"], 0) + 1
                 labels += res["labels"]
                 crops += res["crops"]
+                negatives += res["negatives"]
                 if progress:
                     _progress(done, n, started, split)
-        summary["splits"][split] = {"scenes": n, "labels": labels, "crops": crops,
+        summary["splits"][split] = {"scenes": n, "labels": labels, "crops": crops, "not_index_crops": negatives,
                                     "decks": dict(sorted(decks.items())),
                                     "seconds": round(time.monotonic() - started, 1)}
     if cfg.crops_only:

@@ -49,6 +49,10 @@ class Scene:
     image: np.ndarray                       # BGR uint8, after all effects
     labels: list[SceneLabel] = field(default_factory=list)
     jpeg_quality: int = 90
+    # Every printed index of every face-up card (4x2 quads in image pixels), hidden or not:
+    # where an index may show at all, so no "not an index" crop is cut there.
+    index_quads: list[np.ndarray] = field(default_factory=list)
+    card_quads: list[np.ndarray] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------------------
@@ -439,7 +443,9 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     labels = _labels(owner, placed, w, h)
     img = _optics(_lighting(out, rng), rng)
-    return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)))
+    index_quads, card_quads = _quads(placed)
+    return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)),
+                 index_quads=index_quads, card_quads=card_quads)
 
 
 def _shade_card(face_rgba: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -476,6 +482,17 @@ def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int) -> list[Sc
             if box is not None:
                 labels.append(SceneLabel(CARD_CLASS, p.code, box, share, card_quad))
     return labels
+
+
+def _quads(placed: list[_Placed]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    indices, cards = [], []
+    for p in placed:
+        fw, fh = p.size
+        cards.append(_project(p.hmat, np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float64)))
+        for bx0, by0, bx1, by1 in p.index_boxes:
+            indices.append(_project(p.hmat, np.array([[bx0 * fw, by0 * fh], [bx1 * fw, by0 * fh],
+                                                      [bx1 * fw, by1 * fh], [bx0 * fw, by1 * fh]])))
+    return indices, cards
 
 
 def _clip_box(quad: np.ndarray, w: int, h: int):
