@@ -245,6 +245,14 @@
     const fpsPill = $("fps-pill");
     fpsPill.textContent = fps + " FPS";
     fpsPill.className = "pill " + (camera === "online" && Number(fps) < 2 ? "warn" : "neutral");
+    // What the supervisor asks when the frame rate drops: is the model slow, or is every
+    // seat zone being read because the motion gate sees movement everywhere?
+    const zones = s.regions_read === undefined ? null : s.regions_read + (s.regions_reused || 0);
+    fpsPill.title = [
+      s.detect_ms === undefined ? "" : "card model " + s.detect_ms + " ms a frame",
+      zones === null ? "" : s.regions_read + " of " + Math.round(zones) + " seat zones read a frame" +
+        (s.motion_gate ? " (the others unchanged)" : ""),
+    ].filter(Boolean).join("; ");
   }
 
   // ------------------------------------------------------------------ the live feed

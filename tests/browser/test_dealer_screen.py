@@ -123,6 +123,13 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     assert "47.5" in driver.find_element(By.ID, "history-detail").text
     driver.find_element(By.CSS_SELECTOR, "#history-dialog [data-close]").click()
 
+    # a slow frame rate explains itself: model time and how many seat zones are read
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "detect_ms": 61.5,
+                              "motion_gate": True, "regions_read": 1.4, "regions_reused": 4.6}
+    WebDriverWait(driver, 5).until(
+        lambda d: "1.4 of 6 seat zones read" in (d.find_element(By.ID, "fps-pill").get_attribute("title") or ""))
+    assert "61.5 ms" in driver.find_element(By.ID, "fps-pill").get_attribute("title")
+
     # the camera alarm cannot be missed
     from vision.round import EventKind, RoundEvent
     service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 1, 0.0, None, data={"reason": "unplugged"}))
