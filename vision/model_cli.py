@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="model .yaml (default yolo11n[-cls].yaml), or trained weights .pt to fine-tune from")
     tr.add_argument("--lr0", type=float, default=None, help="initial learning rate (fine-tuning: lower)")
     tr.add_argument("--warmup-epochs", type=float, default=None, help="learning-rate warm-up (fine-tuning: 0)")
+    tr.add_argument("--optimizer", default=None, choices=["SGD", "Adam", "AdamW", "auto"],
+                    help="the detector's default 'auto' picks its own rate and ignores --lr0: name one to fine-tune")
+    tr.add_argument("--cos-lr", action="store_true", default=None, help="cosine learning-rate decay")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
     tr.add_argument("--name", default=None, help="run name (default: the task)")
     tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
@@ -255,7 +258,7 @@ def _cmd_train(args) -> int:
     name = args.name or args.task
     best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
                  resume=args.resume, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
-                 warmup_epochs=args.warmup_epochs)
+                 warmup_epochs=args.warmup_epochs, optimizer=args.optimizer, cos_lr=args.cos_lr)
     print(f"best weights: {best}")
     if args.publish:
         print(f"published: {publish(best, args.publish)}")

@@ -90,3 +90,15 @@ def test_a_reject_class_is_added_without_forgetting_the_cards(tmp_path):
         assert p_after.argmax() == p_before.argmax() and p_after[-1] < 0.01
     with pytest.raises(NiuniuError, match="already has"):
         with_reject_class(tmp_path / "53.pt", tmp_path / "54.pt", NOT_INDEX)
+
+
+def test_a_detector_fine_tune_gets_the_rate_it_was_given(monkeypatch, tmp_path):
+    """ultralytics' 'auto' optimizer ignores lr0, so `niuniu train` passes --optimizer on."""
+    import vision.train
+    from kiosk.cli import main
+
+    seen = {}
+    monkeypatch.setattr(vision.train, "train", lambda task, data, **kw: seen.update(kw) or tmp_path / "best.pt")
+    assert main(["train", "detect", "--data", str(tmp_path / "d.yaml"), "--model", "last.pt", "--epochs", "8",
+                 "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr"]) == 0
+    assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"]) == ("AdamW", 0.0005, True, 8)
