@@ -4,8 +4,9 @@
 # SVG tools it uses: rsvg-convert draws each sheet, inkscape reports where
 # each card lies on it; and the typefaces the procedural "casino" faces print
 # their indices and pips in (vision/synth/faces.py lists them: a classifier that
-# saw four fonts reads a fifth poorly). Safe to run again: apt-get skips what
-# is installed.
+# saw four fonts reads a fifth poorly); and GIMP's pattern library (gimp-data:
+# photographed wood, fabric, leather, stone, paper) for table tops that are not
+# felt (vision/synth/scene.py). Safe to run again: apt-get skips what is installed.
 set -eu
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -16,7 +17,8 @@ fi
 packages="gnome-cards-data kdegames-card-data-kf5 librsvg2-bin inkscape
 fonts-dejavu-core fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-texgyre
 fonts-crosextra-carlito fonts-crosextra-caladea fonts-linuxlibertine fonts-open-sans
-fonts-roboto-unhinted fonts-lato fonts-ebgaramond fonts-noto-core fonts-noto-mono"
+fonts-roboto-unhinted fonts-lato fonts-ebgaramond fonts-noto-core fonts-noto-mono
+gimp-data"
 missing=""
 for pkg in $packages; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

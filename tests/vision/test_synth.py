@@ -173,3 +173,37 @@ def test_a_glyph_pip_face_labels_its_index_ink():
         assert patch.min() < 120, f"{code}: no ink in its index box"
         below = rgba[y1 + 3:y1 + 8, x0:x1 + 1, :3]
         assert below.size and below.min() > 150, f"{code}: the pip spills below the index box"
+
+
+def _write_pattern(path: Path, rgb: tuple[int, int, int], size: int = 8) -> None:
+    name = b"test\x00"
+    header = np.array([20 + 4 + len(name), 1, size, size, 3], ">u4").tobytes() + b"GPAT" + name
+    path.write_bytes(header + bytes(rgb) * size * size)
+
+
+def test_photographed_textures_become_table_tops(tmp_path, monkeypatch):
+    """Carpet and wood grain were where the model read indices that were not there: some
+    table tops are tiled from GIMP's photographed patterns when gimp-data is installed."""
+    from vision.synth import scene
+
+    _write_pattern(tmp_path / "magenta.pat", (250, 0, 250))
+    (tmp_path / "broken.pat").write_bytes(b"not a pattern at all, just bytes")
+    with pytest.raises(ValueError, match="not a GIMP pattern"):
+        scene.read_pattern(tmp_path / "broken.pat")
+    monkeypatch.setattr(scene, "available_textures", lambda: (tmp_path / "magenta.pat",))
+    tops = [scene._surface(np.random.default_rng(s), 64, 48) for s in range(30)]
+    magenta = [t for t in tops if t[..., 1].mean() < 40 and t[..., 0].mean() > 120 and t[..., 2].mean() > 120]
+    assert 3 <= len(magenta) <= 15, "textures should be some table tops, not none or all"
+    monkeypatch.setattr(scene, "available_textures", lambda: ())
+    assert all(scene._surface(np.random.default_rng(s), 64, 48).shape == (48, 64, 3) for s in range(30))
+
+
+def test_the_installed_gimp_patterns_all_read():
+    from vision.synth.scene import available_textures, read_pattern
+
+    paths = available_textures()
+    if not paths:
+        pytest.skip("gimp-data is not installed (datasets/install-card-art.sh installs it)")
+    for path in paths:
+        img = read_pattern(path)
+        assert img.ndim == 3 and img.shape[2] == 3 and min(img.shape[:2]) >= 8, path

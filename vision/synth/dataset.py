@@ -37,11 +37,12 @@ from vision.synth.faces import (
     available_fonts,
     available_pip_fonts,
 )
-from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, render_scene
+from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, available_textures, render_scene
 
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
-GENERATOR_VERSION = "3"
+# 4: photographed table textures (GIMP patterns) among the surfaces
+GENERATOR_VERSION = "4"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -255,7 +256,8 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
                      "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
                      # the same seed gives the same bytes only with the same fonts installed
                      "fonts": [Path(f).name for f in available_fonts()],
-                     "pip_fonts": [Path(f).name for f in available_pip_fonts()]}
+                     "pip_fonts": [Path(f).name for f in available_pip_fonts()],
+                     "textures": len(available_textures())}
     ctx = get_context("fork")
     for split, n in (("train", cfg.images), ("val", cfg.val_images)):
         if n == 0:

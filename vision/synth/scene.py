@@ -14,8 +14,10 @@ adds them.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -150,9 +152,59 @@ _FELTS = [(30, 110, 40), (20, 90, 60), (25, 60, 120), (110, 25, 30), (20, 20, 25
           (15, 75, 85), (120, 90, 40), (40, 40, 40)]  # RGB
 
 
+# Photographed textures (wood, fabric, leather, stone, paper) from GIMP's pattern library,
+# Debian package gimp-data (datasets/install-card-art.sh).  Real photos put cards on
+# carpet and wood grain, which the drawn surfaces below never showed the model: those
+# were where it read indices that were not there.
+TEXTURE_DIR = Path("/usr/share/gimp/2.0/patterns")
+
+
+@functools.lru_cache(maxsize=1)
+def available_textures() -> tuple[Path, ...]:
+    return tuple(sorted(TEXTURE_DIR.rglob("*.pat"))) if TEXTURE_DIR.is_dir() else ()
+
+
+@functools.lru_cache(maxsize=None)
+def read_pattern(path: Path) -> np.ndarray:
+    """A GIMP ``.pat`` file as a BGR image: a big-endian header (its size, version, width,
+    height, bytes per pixel, "GPAT", name) followed by the raw pixels."""
+    data = path.read_bytes()
+    header, _version, width, height, depth = np.frombuffer(data[:20], ">u4")
+    if data[20:24] != b"GPAT" or depth not in (1, 2, 3, 4) or len(data) < header + width * height * depth:
+        raise ValueError(f"{path} is not a GIMP pattern")
+    px = np.frombuffer(data[header:header + width * height * depth], np.uint8).reshape(height, width, depth)
+    rgb = np.repeat(px[..., :1], 3, axis=2) if depth in (1, 2) else px[..., :3]
+    return np.ascontiguousarray(rgb[..., ::-1])
+
+
+def _texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray | None:
+    paths = available_textures()
+    if not paths:
+        return None
+    try:
+        tile = read_pattern(paths[int(rng.integers(len(paths)))])
+    except (OSError, ValueError):
+        return None
+    scale = rng.uniform(0.4, 2.5)
+    tile = cv2.resize(tile, (max(4, int(tile.shape[1] * scale)), max(4, int(tile.shape[0] * scale))))
+    tile = np.rot90(tile, int(rng.integers(4)))
+    reps = (h // tile.shape[0] + 2, w // tile.shape[1] + 2, 1)
+    big = np.tile(tile, reps)
+    y0, x0 = int(rng.integers(tile.shape[0])), int(rng.integers(tile.shape[1]))
+    out = big[y0:y0 + h, x0:x0 + w].astype(np.float32)
+    return out * rng.uniform(0.6, 1.2, 3).astype(np.float32)  # tint and brightness
+
+
 def _surface(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
-    """A table top: casino felt most of the time, otherwise wood, a light table, glass or cloth."""
-    kind = rng.choice(["felt", "felt", "felt", "wood", "plain", "glass", "cloth"])
+    """A table top: casino felt most of the time, otherwise wood, a light table, glass,
+    cloth or a photographed texture (carpet-like fabric, wood, stone) where installed."""
+    kind = rng.choice(["felt", "felt", "felt", "wood", "plain", "glass", "cloth", "texture", "texture"])
+    if kind == "texture":
+        img = _texture(rng, w, h)
+        if img is not None:
+            grain = rng.normal(0, rng.uniform(1, 5), (h, w)).astype(np.float32)
+            return np.clip(img + grain[..., None], 0, 255).astype(np.uint8)
+        kind = "cloth"
     if kind == "felt":
         base = np.array(_FELTS[int(rng.integers(len(_FELTS)))], np.float32) * rng.uniform(0.7, 1.25)
     elif kind == "wood":
