@@ -33,6 +33,16 @@ def wait_text(driver, css, text, timeout=5):
     WebDriverWait(driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
 
 
+def exact_text(driver, css, text, timeout=5) -> bool:
+    """Wait until what ``css`` finds reads exactly ``text``, finding it again after a redraw
+    (a state push can replace the element between finding and reading it)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, css).text == text)
+    return True
+
+
 def click(driver, css, timeout=5):
     """Click what ``css`` finds, again if the screen was redrawn under the pointer."""
     def attempt(d):
@@ -205,9 +215,9 @@ def test_grab_banker_bid_and_multiples_fit_both_screens(browser, live_kiosk, sho
     driver.find_element(By.ID, "settle-btn").click()
     wait_text(driver, "#round-state", "SETTLED")
     drawn(driver, service)
-    one = seat_box(driver, "1")   # Niu Niu x3, bid x2, multiple x3: 100 x 18 = 1800, less 5%
-    assert one.find_element(By.CSS_SELECTOR, ".money .amount").text == "PAY 1710.00 USD"
-    assert one.find_element(By.CSS_SELECTOR, ".money .factors").text == "×2 bid · ×3 multiple"
+    # Niu Niu x3, bid x2, multiple x3: 100 x 18 = 1800, less 5%
+    assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1710.00 USD")
+    assert exact_text(driver, '.seat[data-seat="1"] .money .factors', "×2 bid · ×3 multiple")
     metrics = driver.execute_script("return [document.documentElement.scrollHeight, window.innerHeight,"
                                     " document.documentElement.scrollWidth, window.innerWidth]")
     assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3], metrics
