@@ -37,8 +37,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import NOT_INDEX, index_crop
+from vision.detector import NOT_INDEX
 from vision.evaluate import load_yolo_set
+from vision.synth.dataset import save_crop
 
 MIN_INDEX_CONF = 0.35       # below this the "index" is as often a pip or a mark
 MIN_INSIDE_SHARE = 0.7      # share of the index box that must lie in its card's box
@@ -77,11 +78,10 @@ def off_every_card(index_boxes, truth, margin: float = 0.05) -> list[bool]:
 
 
 def _write_crops(image, box, folder: Path, stem: str, copies: int, rng) -> int:
+    """The plain crop and ``copies`` jittered ones."""
     folder.mkdir(parents=True, exist_ok=True)
     for j in range(copies + 1):
-        crop = index_crop(image, box, rng if j else None)
-        ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        (folder / f"{stem}_{j}.jpg").write_bytes(buf.tobytes())
+        save_crop(folder / f"{stem}_{j}.jpg", image, box, rng if j else None)
     return copies + 1
 
 

@@ -96,6 +96,21 @@ class _DeckPool:
 _POOLS: dict[str, _DeckPool] = {}
 
 
+def _rng(cfg: SynthConfig, split: str, i: int, *stream: int) -> np.random.Generator:
+    """Scene ``i``'s random stream (``stream`` picks a side stream: what is drawn there
+    leaves the scene and its index crops as they were)."""
+    return np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i, *stream]
+                                 + ([1] if cfg.crops_only else []))
+
+
+def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | None) -> None:
+    """One classifier training crop, framed as the detector frames it at reading time."""
+    ok, buf = cv2.imencode(".jpg", index_crop(image, box, rng), [cv2.IMWRITE_JPEG_QUALITY, 92])
+    if not ok:
+        raise NiuniuError(f"could not encode the crop {path} as JPEG")
+    path.write_bytes(buf.tobytes())
+
+
 def render_one(cfg: SynthConfig, split: str, i: int):
     """Scene ``i`` of a data set, as written: ``(stem, scene, jpeg bytes, decoded image, rng, deck name)``.
 
@@ -103,7 +118,7 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     pool = _POOLS.get(split)
     if pool is None:
         pool = _POOLS[split] = _DeckPool(split, cfg.deck_height)
-    rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i] + ([1] if cfg.crops_only else []))
+    rng = _rng(cfg, split, i)
     deck = pool.get(rng, cfg.procedural_share)
     if cfg.crops_only:
         size = CROP_SIZES[int(rng.integers(len(CROP_SIZES)))]
@@ -139,19 +154,14 @@ def _make_one(args) -> dict:
     order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
     for k in order:
         lab = index_labels[int(k)]
-        crop = index_crop(image, lab.box, rng)
-        ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        (cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg").write_bytes(cbuf.tobytes())
+        save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng)
         crops += 1
     # Own random stream: adding negatives leaves every other byte of the data set as it was.
-    neg_rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i, 7] + ([1] if cfg.crops_only else []))
-    negatives = 0
-    for k, box in enumerate(not_index_boxes(scene, neg_rng, cfg.negatives_per_scene)):
-        crop = index_crop(image, box, neg_rng)
-        ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
-        (cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg").write_bytes(cbuf.tobytes())
-        negatives += 1
-    return {"deck": deck_name, "labels": len(lines), "crops": crops, "negatives": negatives}
+    neg_rng = _rng(cfg, split, i, 7)
+    boxes = not_index_boxes(scene, neg_rng, cfg.negatives_per_scene)
+    for k, box in enumerate(boxes):
+        save_crop(cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg", image, box, neg_rng)
+    return {"deck": deck_name, "labels": len(lines), "crops": crops, "negatives": len(boxes)}
 
 
 def clear_of_indices(scene, box) -> bool:
@@ -183,11 +193,9 @@ def mine_not_index(cfg: SynthConfig, detector, split: str = "train", per_scene: 
         indices, _ = detector.find_indices(image)
         strays = [b for b, _ in indices if clear_of_indices(scene, b)]
         found += len(strays)
-        rng = np.random.default_rng([cfg.seed, 0 if split == "train" else 1, i, 11])
+        rng = _rng(cfg, split, i, 11)
         for k in rng.permutation(len(strays))[:per_scene]:
-            crop = index_crop(image, strays[int(k)], rng)
-            ok, cbuf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
-            (folder / f"{stem}_h{int(k):02d}.jpg").write_bytes(cbuf.tobytes())
+            save_crop(folder / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng)
             crops += 1
         if progress:
             _progress(i + 1, n, started, split)
