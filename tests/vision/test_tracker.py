@@ -74,6 +74,21 @@ def test_class_flicker_is_resolved_by_vote():
     assert hand.needs_confirmation == (True,)  # 3 of 5 votes is a split decision
 
 
+def test_a_card_misread_once_the_next_card_half_covers_it_keeps_its_earlier_reading():
+    # The bundled demo's round 2: a QD read right (and weakly) for seconds, then read as 10D
+    # in the three frames after the next card landed on its corner.  The window alone
+    # (last 5 frames) holds two confident 10D and one confident QD.
+    tracker = make_tracker()
+    feed = Feed(tracker)
+    feed(det("QD", 100, 200, conf=0.9))
+    for _ in range(3):
+        feed(det("QD", 100, 200, conf=0.4))
+    feed(det("QD", 100, 200, conf=0.9))
+    assert feed(det("10D", 101, 201, conf=0.55)) == {}
+    assert feed(det("10D", 101, 201, conf=0.55)) == {"1": ("QD",)}
+    assert tracker.hands()["1"].needs_confirmation == (True,)  # 2 of 4 confident sightings disagree
+
+
 def test_low_mean_confidence_needs_confirmation():
     tracker = make_tracker()
     feed = Feed(tracker)
