@@ -96,6 +96,27 @@ def test_not_an_index_boxes_keep_clear_of_every_index_even_hidden_ones():
     assert inside_cards >= found // 8, "the hard negatives (pips, court art) were never sampled"
 
 
+def test_a_printed_page_lies_under_the_cards_and_is_never_labelled(monkeypatch):
+    """Newspaper print is what real photos put under cards; it must change only the
+    table, never a label, and give "not an index" crops."""
+    from vision.synth import scene as scene_module
+
+    deck = procedural_deck(7, 300)
+    on_print = 0
+    for seed in range(6):
+        monkeypatch.setattr(scene_module, "PRINTED_PAGE_SHARE", 0.0)
+        bare = render_scene(np.random.default_rng(seed), deck, size=(640, 480), kind="hands")
+        monkeypatch.setattr(scene_module, "PRINTED_PAGE_SHARE", 1.0)
+        paged = render_scene(np.random.default_rng(seed), deck, size=(640, 480), kind="hands")
+        assert [(lab.cls, lab.code, lab.box) for lab in paged.labels] == [
+            (lab.cls, lab.code, lab.box) for lab in bare.labels]
+        changed = np.abs(paged.image.astype(int) - bare.image.astype(int)).max(axis=2) > 40
+        assert changed.mean() > 0.02, f"seed {seed}: no page was drawn"
+        for x0, y0, x1, y1 in not_index_boxes(paged, np.random.default_rng(seed), 8):
+            on_print += changed[int(y0):int(y1) + 1, int(x0):int(x1) + 1].mean() > 0.05
+    assert on_print >= 3, "no 'not an index' crop fell on the print"
+
+
 def _only_card_deck(code: str):
     deck = procedural_deck(7, height=300)
     return type(deck)(name=deck.name, split=deck.split, faces={code: deck.faces[code]}, back=None)

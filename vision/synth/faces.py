@@ -159,7 +159,7 @@ def _pick(rng: np.random.Generator, options: tuple[str, ...], share: float) -> s
 
 
 @lru_cache(maxsize=512)
-def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
+def cached_font(path: str, size: int) -> ImageFont.FreeTypeFont:
     """A font file at one size, read from disk once: a deck draws ~600 pips and indices
     in a handful of sizes."""
     return ImageFont.truetype(path, size=size)
@@ -171,8 +171,8 @@ def _pip(img: Image.Image, style: FaceStyle, suit: Suit, cx: float, cy: float, s
     if style.pip_font is None:
         return draw_suit(ImageDraw.Draw(img), suit, cx, cy, size, fill, flip)
     glyph = _SUIT_GLYPH[suit]
-    l, t, r, b = _font(style.pip_font, 100).getbbox(glyph)
-    font = _font(style.pip_font, max(6, int(round(100 * size / max(1, b - t)))))
+    l, t, r, b = cached_font(style.pip_font, 100).getbbox(glyph)
+    font = cached_font(style.pip_font, max(6, int(round(100 * size / max(1, b - t)))))
     l, t, r, b = font.getbbox(glyph)
     mask = Image.new("L", (r - l + 2, b - t + 2), 0)
     ImageDraw.Draw(mask).text((1 - l, 1 - t), glyph, font=font, fill=255)
@@ -248,13 +248,13 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     width = img.width
     glyph_h = style.index_height * height
     text = _rank_text(card, style)
-    font = _font(style.font, max(8, int(round(glyph_h * 1.35))))
+    font = cached_font(style.font, max(8, int(round(glyph_h * 1.35))))
     x0 = style.margin * width
     y0 = style.margin * width * 0.9
     # Measure the ink of the text, then shift so its top-left sits at (x0, y0).
     l, t, r, b = draw.textbbox((0, 0), text, font=font)
     if text == "10" and (r - l) > 0.32 * width:  # narrow the 10 so it fits the margin column
-        font = _font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
+        font = cached_font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
         l, t, r, b = draw.textbbox((0, 0), text, font=font)
     draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
     rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
@@ -299,7 +299,7 @@ def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tupl
             colour = (c1, c2, c3)[i % 3]
             draw.rectangle((area[0] + aw * 0.08, y - ah / bands * 0.3, area[2] - aw * 0.08, y + ah / bands * 0.3),
                            fill=colour)
-        font = _font(style.font, max(8, int(ah * 0.35)))
+        font = cached_font(style.font, max(8, int(ah * 0.35)))
         letter = {11: "J", 12: "Q", 13: "K"}[card.rank]
         l, t, r, b = draw.textbbox((0, 0), letter, font=font)
         draw.text((w / 2 - (l + r) / 2, h / 2 - (t + b) / 2), letter, font=font, fill=ink,

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from vision.synth.faces import available_fonts
+from vision.synth.faces import available_fonts, cached_font
 
 INDEX_CLASS = 0
 CARD_CLASS = 1
@@ -33,6 +33,7 @@ CLASS_NAMES = ("index", "card")
 MIN_INDEX_VISIBLE = 0.6
 # A whole card gets a box when this share of its area is visible.
 MIN_CARD_VISIBLE = 0.55
+PRINTED_PAGE_SHARE = 0.15  # scenes with a newspaper or book page under the cards
 
 
 @dataclass
@@ -277,6 +278,57 @@ def _markings(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     return np.asarray(pil).copy()
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _pseudo_word(rng: np.random.Generator) -> str:
+    """A word-shaped string: mostly letters, sometimes a number or a price."""
+    roll = rng.random()
+    if roll < 0.12:
+        return str(int(rng.integers(1, 2100)))
+    if roll < 0.16:
+        return f"${int(rng.integers(1, 500))}.{int(rng.integers(0, 100)):02d}"
+    word = "".join(_LETTERS[int(i)] for i in rng.integers(0, 26, int(rng.integers(1, 11))))
+    return word.capitalize() if rng.random() < 0.25 else word.upper() if rng.random() < 0.08 else word
+
+
+def _printed_page(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """A sheet of print lying on the table (newspaper, magazine, menu, receipt), RGBA.
+
+    Real photos put cards on newspapers and books; their letters and digits are the
+    index-shaped false positives the model made most on the real `edje` photos
+    (dense print read as a 10 or a Q).  Seen here, they become "not an index" crops.
+    """
+    paper = np.array([rng.uniform(215, 252)] * 3) - np.array([0, rng.uniform(0, 12), rng.uniform(0, 30)])
+    if rng.random() < 0.15:  # a coloured advert or magazine page
+        paper = rng.uniform(60, 250, 3)
+    pil = Image.new("RGBA", (w, h), tuple(int(v) for v in paper) + (255,))
+    draw = ImageDraw.Draw(pil)
+    ink_level = int(rng.integers(10, 70))
+    ink = (ink_level, ink_level, ink_level, 255)
+    if rng.random() < 0.2:
+        ink = tuple(int(v) for v in rng.uniform(0, 200, 3)) + (255,)
+    fonts = available_fonts()
+    y = rng.uniform(0.02, 0.1) * h
+    columns = int(rng.integers(1, 4))
+    col_w = w / columns
+    while y < h * 0.97:
+        headline = rng.random() < 0.12
+        size = max(6, int(w * (rng.uniform(0.05, 0.12) if headline else rng.uniform(0.015, 0.04))))
+        font = cached_font(fonts[int(rng.integers(len(fonts)))], size)
+        span = w if headline else col_w
+        for col in range(1 if headline else columns):
+            x, line = col * col_w + 0.03 * span, _pseudo_word(rng)
+            while True:
+                longer = f"{line} {_pseudo_word(rng)}"
+                if font.getlength(longer) > span * 0.92:
+                    break
+                line = longer
+            draw.text((x, y), line, font=font, fill=ink)
+        y += size * rng.uniform(1.15, 1.6)
+    return np.asarray(pil).copy()
+
+
 def _chip(rng: np.random.Generator, diameter: int) -> np.ndarray:
     d = max(8, diameter)
     pil = Image.new("RGBA", (d, d), (0, 0, 0, 0))
@@ -414,6 +466,15 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     if rng.random() < 0.7:
         marks = _markings(rng, w, h)
         _paste(out, owner, marks[..., [2, 1, 0, 3]].copy(), cam, 0)
+        owner[:] = 0
+    # The page draws from its own stream: with or without it, the cards fall the same.
+    page_rng, page_roll = np.random.default_rng(int(rng.integers(2**63))), rng.random()
+    if page_roll < PRINTED_PAGE_SHARE:
+        pw = int(w * page_rng.uniform(0.3, 0.9))
+        page = _printed_page(page_rng, pw, int(pw * page_rng.uniform(0.6, 1.5)))
+        where = (page_rng.uniform(0, w), page_rng.uniform(0, h))
+        _paste(out, owner, page[..., [2, 1, 0, 3]].copy(),
+               cam @ _affine3(where, page_rng.uniform(0, 360), 1.0, (page.shape[1], page.shape[0])), 0)
         owner[:] = 0
 
     codes = list(deck.faces)
