@@ -122,7 +122,7 @@ class Track:
         self.votes.append((card, conf))
         self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
 
-    def verdict(self) -> tuple[Card, "Evidence"]:
+    def verdict(self) -> tuple[Card, Evidence]:
         """The card with the most weighed evidence; deterministic on ties."""
         return min(self.evidence.items(), key=lambda kv: (-kv[1].weight, kv[0].index))
 

@@ -42,6 +42,7 @@ from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, available_textures, ren
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
 # 4: photographed table textures (GIMP patterns) among the surfaces
+# 5: a printed page (newspaper, book) under the cards in 15% of scenes, on its own stream
 GENERATOR_VERSION = "5"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
