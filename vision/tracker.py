@@ -89,7 +89,7 @@ class Track:
     first_frame: int
     box: Box
     votes: deque = field(default_factory=deque)  # per frame: (Card, conf) or None
-    evidence: dict = field(default_factory=dict)  # Card -> Evidence, over the track's whole life
+    evidence: dict = field(default_factory=dict)  # Card -> Evidence, from first sighting to acceptance
     last_seen_frame: int = -1
     last_seen_ts: float = 0.0
     accepted: Card | None = None
@@ -118,9 +118,10 @@ class Track:
         return ranked
 
     def see(self, card: Card, conf: float, min_conf: float) -> None:
-        """One frame's reading: a vote in the window, and evidence for good."""
+        """One frame's reading: a vote in the window, and, until the card is decided, evidence."""
         self.votes.append((card, conf))
-        self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
+        if self.accepted is None:
+            self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
 
     def verdict(self) -> tuple[Card, Evidence]:
         """The card with the most weighed evidence; deterministic on ties."""
