@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from scoring.cards import DECK, Card  # noqa: E402
 from scoring.errors import NiuniuError  # noqa: E402
-from vision.detector import Detection  # noqa: E402
+from vision.detector import Detection, in_passing_thread  # noqa: E402
 from vision.pipeline import TablePipeline  # noqa: E402
 from vision.replay import find_config, media_source  # noqa: E402
 from vision.round import EventKind, RoundState  # noqa: E402
@@ -391,7 +391,9 @@ def main(argv=None) -> int:
     runs = {}
     for gate in {"compare": (True, False), "on": (True,), "off": (False,)}[args.motion_gate]:
         gated = config.with_thresholds(motion_gate=gate)
-        result, raw_g, events_g = throughput(frames, gated, detector, args.duration, samples)
+        # on a passing thread, so the live pass's pipeline thread is NCNN's only reader later
+        result, raw_g, events_g = in_passing_thread(
+            lambda gated=gated: throughput(frames, gated, detector, args.duration, samples))
         runs[gate] = (result, raw_g, events_g)
         print(f"throughput: motion gate {'on ' if gate else 'off'}: {result['fps']:.1f} frames/s, "
               f"{result['ms']:.1f} ms/frame (detector {result['detect_ms']:.1f}), "

@@ -116,13 +116,51 @@ def _load_yolo(path: Path, task: str, what: str):
     except ImportError as exc:  # pragma: no cover - install dependent
         raise ModelError("reading cards needs the ml extra: pip install -e '.[ml]'") from exc
     _ultralytics_logs_to_stderr()
-    try:
+
+    def load():
+        # One small reading loads the backend now, not mid-round, and keeps it: for an
+        # exported model ultralytics' `names` loads a throwaway copy on every access.
         model = YOLO(str(path), task=task)
-        model.names  # noqa: B018 - forces the backend to load now, not mid-round
+        model.predict(np.zeros((64, 64, 3), np.uint8), verbose=False, device="cpu")
+        return model
+
+    try:
+        return in_passing_thread(load) if _format_of(path) == "ncnn" else load()
     except Exception as exc:  # ultralytics raises many types for a bad file
         raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {exc}); "
                          "the file is corrupt or not an ultralytics model — restore it from models/") from exc
-    return model
+
+
+def in_passing_thread(work):
+    """Run ``work()`` on a thread that ends straight after, and return its result.
+
+    NCNN parallelises with OpenMP (its own bundled libgomp), and loading a net already
+    starts a team of worker threads for the loading thread, kept until that thread
+    ends.  Once two threads own teams, libgomp counts more threads than cores and stops
+    spinning between parallel regions: every layer then waits on a wake-up, and the
+    network runs 10-20x slower in the second thread (measured: the classifier 0.7 ->
+    7.8 ms a crop).  Loading on the main thread and reading cards on the pipeline
+    thread is exactly that case, so the load runs on a thread of its own whose team
+    goes with it; the first thread that reads cards then owns the only team.  A
+    program that reads cards on two threads in turn (a benchmark's timed pass, then a
+    live pass) runs the first on a passing thread too.
+    """
+    import threading
+
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except Exception as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="ncnn-load", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _ultralytics_logs_to_stderr() -> None:

@@ -102,6 +102,22 @@ def test_detect_stdout_holds_only_json_whatever_the_format():
         assert len(lines) == 1 and json.loads(lines[0])["image"] == image, run.stdout[:300]
 
 
+@pytest.mark.parametrize("fmt", ["pt", "onnx", "ncnn"])
+def test_a_loaded_model_reads_its_first_frame_without_loading_again(fmt, monkeypatch):
+    """The first card of the first round must not wait for a model to load (a second
+    or more on a Pi), and the NCNN nets must not be loaded on the thread that built
+    the detector: `vision.detector.in_passing_thread` says why."""
+    from ultralytics.nn.autobackend import AutoBackend
+
+    detector = CardDetector(fmt=fmt)
+    loads = []
+    load = AutoBackend.__init__
+    monkeypatch.setattr(AutoBackend, "__init__", lambda self, *a, **k: (loads.append(fmt), load(self, *a, **k))[1])
+    image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
+    assert detector.detect(image), "the held-out scene shows cards"
+    assert detector.classifier.names[0] and loads == []
+
+
 def test_detect_any_image_size(detector):
     """A 4K frame and a tiny crop both work (tiling / no crash on small input)."""
     image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
