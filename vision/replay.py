@@ -46,6 +46,7 @@ from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingEr
 from vision.round import CAMERA_KINDS, EventKind, RoundEvent, RoundMachine
 from vision.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, FrameSource, ImageFilesSource, VideoFileSource
 from vision.table import TableConfig, ZoneMap, load_table_config, table_config_from_dict
+from vision.tracker import TRACKER_VERSION
 
 CONFIG_NAMES = ("table.yaml", "table.yml", "table.toml", "table.json")
 _OUTCOME = {1: "win", -1: "lose", 0: "push"}
@@ -285,6 +286,7 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     summary["recording"] = str(folder)
     summary["matches_recording"] = not differences
     summary["differences"] = differences
+    summary["tracker"] = {"recorded": meta.get("tracker"), "replayed": TRACKER_VERSION}
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
@@ -385,6 +387,7 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
                          else f"  replay DIFFERS from the recording: {len(r['differences'])} difference(s)")
             for diff in r["differences"][:5]:
                 lines.append(f"    {json.dumps(diff, sort_keys=True)[:200]}")
+            lines += _tracker_note(r)
         if "redetect" in r:
             red = r["redetect"]
             lines.append(f"  re-detected {red['frames']} key frame(s) with {red['model']}: "
@@ -393,6 +396,17 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
                 lines.append(f"    frame {diff['frame_no']} seat {diff.get('seat', '?')}: "
                              f"recorded only {diff.get('recorded_only')}, now only {diff.get('redetected_only')}")
     return "\n".join(lines) if lines else "no rounds found"
+
+
+def _tracker_note(r: dict) -> list[str]:
+    """Why a replay may differ from an honest recording: the tracker's rules changed since."""
+    tracker = r.get("tracker") or {}
+    if r.get("matches_recording", True) or tracker.get("recorded") == tracker.get("replayed"):
+        return []
+    made = tracker.get("recorded") or "unknown (the recording predates tracker versions)"
+    return [f"  note: recorded with tracker rules {made}, replayed with {tracker.get('replayed')}: "
+            "differences in accepted cards may come from the changed rules, not from the recording; "
+            "replay it with the niuniu release that made it to check the recording itself"]
 
 
 def jsonable(rounds: list[dict]) -> Any:

@@ -40,6 +40,11 @@ from scoring.cards import Card
 from vision.detector import Detection
 from vision.table import Box, TableConfig, ZoneMap, box_centre
 
+# The rules above, numbered: a recording keeps the number it was made with, because a
+# replay under other rules may accept other cards from the same detections (1: the vote
+# over the last n frames alone, to session 5; 2: the life-long evidence vote).
+TRACKER_VERSION = 2
+
 
 @dataclass(frozen=True, slots=True)
 class SeatHand:

@@ -15,10 +15,11 @@ from scoring.settle import Bet
 from vision.detector import Detection
 from vision.pipeline import TablePipeline
 from vision.record import find_recordings, read_jsonl
-from vision.replay import ReplayError, replay
+from vision.replay import ReplayError, format_rounds, replay
 from vision.round import EventKind, RoundEvent, RoundState
 from vision.sources import Frame
 from vision.table import dump_table_config, table_config_from_dict
+from vision.tracker import TRACKER_VERSION
 
 WIDTH, HEIGHT = 400, 300
 CONFIG = table_config_from_dict({"table_id": "t1", "rules": "cambodia", "seats": [
@@ -145,6 +146,30 @@ def test_a_tampered_recording_does_not_match(tmp_path):
     assert first["recorded"]["card"] == "KH" and first["replayed"]["card"] == "KD"
 
 
+def test_a_replay_that_differs_says_when_the_tracker_rules_changed_since_recording(tmp_path):
+    """Surveillance must not take a rule change for tampering: the replay names the
+    tracker rules the round was recorded with when they are not today's."""
+    run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    [folder] = find_recordings(tmp_path)
+    [same] = replay(folder)
+    assert same["tracker"] == {"recorded": TRACKER_VERSION, "replayed": TRACKER_VERSION}
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["tracker"] = TRACKER_VERSION - 1
+    (folder / "meta.json").write_text(json.dumps(meta))
+    [still_same] = replay(folder)
+    assert still_same["matches_recording"] and "tracker rules" not in format_rounds([still_same])
+
+    lines = [json.loads(line) for line in (folder / "detections.jsonl").read_text().splitlines()]
+    for line in lines:
+        for d in line["detections"]:
+            d["card"] = "KD" if d["card"] == "KH" else d["card"]
+    (folder / "detections.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [differs] = replay(folder)
+    text = format_rounds([differs])
+    assert "replay DIFFERS" in text
+    assert f"recorded with tracker rules {TRACKER_VERSION - 1}, replayed with {TRACKER_VERSION}" in text
+
+
 def test_recording_layout_meta_and_key_frames(tmp_path):
     pipeline, events = run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
     [folder] = find_recordings(tmp_path)
@@ -153,6 +178,7 @@ def test_recording_layout_meta_and_key_frames(tmp_path):
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["format"] == "niuniu-round/1"
     assert meta["model"] == {"name": "scripted-v1", "sha256": "ab" * 32}
+    assert meta["tracker"] == TRACKER_VERSION
     assert meta["preset"] == "cambodia" and meta["table_id"] == "t1" and meta["round_no"] == 1
     assert meta["state"] == "cleared" and meta["outcome"] == "settled" and meta["interrupted"] is False
     assert meta["started"] == events[0].ts and meta["ended"] == events[-1].ts
