@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from scoring.errors import NiuniuError
+from vision.detector import LIVE_IMGSZ, PHOTO_IMGSZ
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     det = sub.add_parser("detect", help="read the cards in images; one JSON object per image")
     det.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
-    _model_args(det)
+    _model_args(det, imgsz=PHOTO_IMGSZ)
     det.add_argument("--json", action="store_true", help="JSON lines (the default output is JSON too)")
     det.set_defaults(func=_cmd_detect)
 
@@ -91,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="instead: N rendered five-card hands from held-out deck designs")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--limit", type=int, default=None)
-    _model_args(ev)
+    _model_args(ev, imgsz=PHOTO_IMGSZ)
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -112,11 +113,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.set_defaults(func=_cmd_bench)
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
+def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--model", type=Path, default=None,
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
     p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
-    p.add_argument("--imgsz", type=int, default=384)
+    p.add_argument("--imgsz", type=int, default=imgsz,
+                   help=f"detector input size (default {imgsz}; an .onnx or NCNN model runs at the size it was exported at)")
     p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
     p.add_argument("--min-card-conf", type=float, default=None,
                    help="leave out cards read below this confidence (detector x classifier); "

@@ -118,6 +118,19 @@ def test_a_loaded_model_reads_its_first_frame_without_loading_again(fmt, monkeyp
     assert detector.classifier.names[0] and loads == []
 
 
+def test_an_exported_model_reads_at_its_export_size_whatever_imgsz_asks(capsys):
+    """`niuniu detect` reads photos at 480 with the .pt model; the ONNX file only takes
+    the 384 it was exported at, and its tiles must be cut for that size, not for 480."""
+    photo = CardDetector(fmt="onnx", imgsz=480)
+    assert (photo.imgsz, photo.tile) == (384, 768)
+    image = str(sorted(HELD_OUT.glob("*.jpg"))[0])
+    read = []
+    for size in ("384", "480"):
+        assert main(["detect", "--model", str(MODELS_DIR / "index-detector.onnx"), "--imgsz", size, image]) == 0
+        read.append(json.loads(capsys.readouterr().out)["cards"])
+    assert read[0] == read[1] and read[0]
+
+
 def test_detect_any_image_size(detector):
     """A 4K frame and a tiny crop both work (tiling / no crash on small input)."""
     image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
