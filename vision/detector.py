@@ -41,9 +41,9 @@ OPPOSITE_SHARE = 0.5  # see _opposite_corners
 # The detector's input size.  The table pipeline reads seat crops, already close to the
 # cards, at LIVE_IMGSZ (what the ONNX and NCNN files are exported at: speed on the Pi).
 # A whole photo (`niuniu detect`, `niuniu evaluate`) is read at PHOTO_IMGSZ with the .pt
-# model: measured with model v5 on held-out synthetic five-card hands, 62% fully right
-# against 54% (seed 2026, 100 hands) and 62.7% against 60% (seed 7, 150 hands); the four
-# real photo sets read alike (425 against 424 of 451 photos fully right).
+# model: measured with model v6 on held-out synthetic five-card hands, 65% fully right
+# against 55% (seed 2026, 100 hands) and 65.3% against 61.3% (seed 7, 150 hands); the four
+# real photo sets read about alike (424 against 427 of 451 photos fully right; v5: 425, 424).
 LIVE_IMGSZ = 384
 PHOTO_IMGSZ = 480
 

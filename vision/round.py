@@ -322,8 +322,9 @@ class RoundMachine:
                     data["moved_from"] = moved_from
                 was_complete = self.state == RoundState.complete
                 new_seat = not record
-                record.append(_Entry(card, conf, nc))
-                used.add(len(record) - 1)
+                at = _dealt_position(record, card, [c for c, _, _ in cards])
+                record.insert(at, _Entry(card, conf, nc))
+                used = {i + (i >= at) for i in used} | {at}
                 data["count"] = len(record)
                 if was_complete and new_seat and self._active is None and seat != "banker":
                     self.state = RoundState.dealing  # a seat joined after "complete": not complete any more
@@ -625,3 +626,11 @@ def _card(value: str | Card) -> Card:
 
 def _seat_order(seat: str) -> tuple[int, str]:
     return (0, "") if seat == "banker" else (1, seat.zfill(3))
+
+
+def _dealt_position(record: list[_Entry], card: Card, shown: list[Card]) -> int:
+    """Where a newly accepted card goes in a seat's record: before the first recorded card
+    the tracker shows *after* it (it lists a seat's cards in the order first seen), so a
+    card read doubtfully until the next one landed still sits in its dealt place."""
+    later = set(shown[shown.index(card) + 1:]) if card in shown else set()
+    return next((i for i, entry in enumerate(record) if entry.card in later), len(record))

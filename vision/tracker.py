@@ -2,7 +2,7 @@
 
 One frame's detections are noisy: a card is missed while the dealer's hand covers it,
 an 8 is read as a 6 for a frame, a reflection scores 0.3.  The tracker turns that into
-a stable answer with three rules:
+a stable answer with four rules:
 
 * **Seat**: a detection belongs to the seat zone that holds its box centre.
 * **Tracks**: within a seat, a detection continues the track of the same card (any
@@ -20,6 +20,10 @@ a stable answer with three rules:
   A low mean confidence of the chosen card's confident sightings, or a split among all
   confident sightings, marks the card ``needs_confirmation``.  An accepted card stays through
   occlusion and is dropped only after ``remove_after_s`` seconds unseen.
+* **Order**: a seat's accepted cards are listed in the order their tracks were first seen,
+  which is the order they were dealt: a card read doubtfully until the next one landed on
+  it (the demo's QD again, with classifier v13) is accepted after that card but keeps its
+  place on the dealer's screen.
 
 A card accepted on one seat while the same card's accepted track elsewhere was last
 seen *before* the new track first appeared has moved: the old track is dropped, so the
@@ -42,13 +46,14 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 
 # The rules above, numbered: a recording keeps the number it was made with, because a
 # replay under other rules may accept other cards from the same detections (1: the vote
-# over the last n frames alone, to session 5; 2: the life-long evidence vote).
-TRACKER_VERSION = 2
+# over the last n frames alone, to session 5; 2: the life-long evidence vote; 3: a seat's
+# cards in the order first seen, not accepted, session 6).
+TRACKER_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
 class SeatHand:
-    """The accepted cards on one seat, in the order they were accepted."""
+    """The accepted cards on one seat, in the order they were dealt (first seen)."""
 
     seat: str
     cards: tuple[Card, ...]
@@ -179,11 +184,15 @@ class SeatTracker:
         return self.hands()
 
     def hands(self) -> dict[str, SeatHand]:
-        """Accepted cards per seat (seats with none are left out), in acceptance order."""
+        """Accepted cards per seat (seats with none are left out), in the order first seen.
+
+        That is the order they were dealt, which the dealer and a replay expect; a card
+        read doubtfully for a while is accepted after the next card, but keeps its place.
+        """
         out: dict[str, SeatHand] = {}
         for seat in self.config.seat_names:
             accepted = sorted((t for t in self._tracks if t.seat == seat and t.accepted is not None),
-                              key=lambda t: (t.accepted_frame, t.track_id))
+                              key=lambda t: (t.first_frame, t.track_id))
             if accepted:
                 out[seat] = SeatHand(
                     seat,

@@ -69,6 +69,20 @@ def bets(**amounts):
     return {seat.removeprefix("s"): Bet(seat.removeprefix("s"), Decimal(a), "double") for seat, a in amounts.items()}
 
 
+def test_a_card_accepted_after_the_next_one_is_recorded_in_its_dealt_place():
+    """The tracker lists a seat's cards in the order first seen; a card it accepts late
+    (read doubtfully at first) goes into the round's record in that place, not at the end."""
+    machine = RoundMachine(make_config())
+    clock = Clock(machine)
+    clock.feed(view(s1=["KH"]))
+    clock.feed(view(s1=["KH", "2D"]))
+    late = clock.feed(view(s1=["KH", "QD", "2D"]))
+    assert [(e.kind, e.card, e.data.get("count")) for e in late] == [(EventKind.card_accepted, "QD", 3)]
+    assert machine.hands["1"].codes == ("KH", "QD", "2D")
+    clock.feed(view(s1=["KH", "QD", "2D", "10S"]))
+    assert machine.hands["1"].codes == ("KH", "QD", "2D", "10S")
+
+
 def test_a_round_goes_idle_dealing_complete_settled_cleared():
     machine = RoundMachine(make_config())
     clock = Clock(machine)

@@ -119,13 +119,28 @@ def test_same_card_moving_within_a_seat_keeps_its_track():
     assert len(tracker.tracks) == 1
 
 
-def test_two_cards_of_one_seat_are_two_tracks_in_acceptance_order():
+def test_two_cards_of_one_seat_are_two_tracks_in_dealt_order():
     feed = Feed(make_tracker())
     first, second = det("2S", 60, 200), det("3S", 120, 200)
     feed(first), feed(first)
     feed(first, second)
     feed(first, second)
     assert feed(first, second) == {"1": ("2S", "3S")}
+
+
+def test_a_card_read_doubtfully_until_the_next_one_lands_keeps_its_dealt_place():
+    """The demo's QD: read under the vote threshold for its first frames, it is accepted
+    only after the 2D dealt on top of it — the dealer still expects QD before 2D."""
+    feed = Feed(make_tracker())
+    doubtful, clear = det("QD", 60, 200, conf=0.4), det("2D", 120, 200)
+    for _ in range(4):
+        assert feed(doubtful) == {}
+    for _ in range(3):
+        shown = feed(doubtful, clear)
+    assert shown == {"1": ("2D",)}
+    now_clear = det("QD", 60, 200, conf=0.7)
+    feed(now_clear, clear), feed(now_clear, clear)
+    assert feed(now_clear, clear) == {"1": ("QD", "2D")}
 
 
 def test_a_card_that_slides_to_another_seat_leaves_the_first():
