@@ -186,7 +186,72 @@ def _ultralytics_logs_to_stderr() -> None:
             handler.setStream(sys.stderr)
 
 
-class CardDetector:
+class IndexFinder:
+    """The first stage alone: where the printed corner indices (and mostly visible whole
+    cards) are, without reading them.  What mining "not an index" crops needs; loading
+    the classifier as well would only cost time and memory there.
+
+    ``model_path`` names the detector (``.pt``, ``.onnx`` or an NCNN folder).  Nothing
+    is downloaded: a missing file is a :class:`ModelError`.
+    """
+
+    def __init__(self, model_path: str | Path | None = None, *, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
+                 conf: float = 0.25, tile: int | None = None):
+        self.detector_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
+        self.detector = _load_yolo(self.detector_path, "detect", "index detector")
+        exported = getattr(self.detector.predictor.model, "imgsz", None)  # an export has one input size
+        if exported and max(exported) != imgsz:
+            logging.getLogger(__name__).info("%s runs at %d (its export size), not %d", self.detector_path.name,
+                                             max(exported), imgsz)
+            imgsz = int(max(exported))
+        self.imgsz, self.conf = imgsz, conf
+        self.tile = tile or imgsz * 2
+
+    def find_indices(self, image: np.ndarray) -> tuple[list, list]:
+        """The raw first stage on a whole image: ``(indices, cards)``, each a list of
+        ``(box, conf)`` after per-class NMS, before any corner is read or merged."""
+        return self._run_detector(image, self._windows(image.shape, (0, 0, image.shape[1], image.shape[0])))
+
+    # -- internals -----------------------------------------------------------------------
+    def _windows(self, shape, region) -> list[tuple[int, int, int, int]]:
+        """The region itself, plus overlapping tiles when it is too large for small indices."""
+        h, w = shape[:2]
+        x0, y0, x1, y1 = (int(max(0, region[0])), int(max(0, region[1])),
+                          int(min(w, region[2])), int(min(h, region[3])))
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            return []
+        out = [(x0, y0, x1, y1)]
+        t = self.tile
+        if max(x1 - x0, y1 - y0) > 1.4 * t:
+            step = int(t * 0.75)
+            for ty in range(y0, max(y0 + 1, y1 - t + step), step):
+                for tx in range(x0, max(x0 + 1, x1 - t + step), step):
+                    out.append((tx, ty, min(tx + t, x1), min(ty + t, y1)))
+        return out
+
+    def _run_detector(self, image, windows):
+        crops = [np.ascontiguousarray(image[y0:y1, x0:x1]) for x0, y0, x1, y1 in windows]
+        boxes, scores, classes = [], [], []
+        for (x0, y0, _, _), res in zip(windows, self.detector.predict(crops, imgsz=self.imgsz, conf=self.conf,
+                                                                      verbose=False, device="cpu")):
+            if res.boxes is None or len(res.boxes) == 0:
+                continue
+            xyxy = res.boxes.xyxy.cpu().numpy() + np.array([x0, y0, x0, y0])
+            boxes.append(xyxy)
+            scores.append(res.boxes.conf.cpu().numpy())
+            classes.append(res.boxes.cls.cpu().numpy().astype(int))
+        if not boxes:
+            return [], []
+        boxes, scores, classes = np.concatenate(boxes), np.concatenate(scores), np.concatenate(classes)
+        indices, cards = [], []
+        for cls, bucket in ((INDEX_CLASS, indices), (CARD_CLASS, cards)):
+            sel = np.flatnonzero(classes == cls)
+            for k in _nms(boxes[sel], scores[sel], 0.5):
+                bucket.append((tuple(float(v) for v in boxes[sel][k]), float(scores[sel][k])))
+        return indices, cards
+
+
+class CardDetector(IndexFinder):
     """Reads cards with the index detector + card classifier pair.
 
     ``model_path`` names the detector (``.pt``, ``.onnx`` or an NCNN folder); the
@@ -197,22 +262,16 @@ class CardDetector:
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
                  fmt: str = "pt", imgsz: int = LIVE_IMGSZ, conf: float = 0.25, cls_imgsz: int = CROP_SIZE,
                  tile: int | None = None, tta: bool = True, min_card_conf: float = 0.0):
-        det_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
+        super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
+        det_path = self.detector_path
         cls_path = Path(classifier_path) if classifier_path else (
             _companion(det_path) if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
         if not cls_path.exists() and _format_of(cls_path) != "pt":
             cls_path = cls_path.parent / (DEFAULT_CLASSIFIER + ".pt")  # pt classifier works with any detector
-        self.detector_path, self.classifier_path = det_path, cls_path
-        self.detector = _load_yolo(det_path, "detect", "index detector")
+        self.classifier_path = cls_path
         self.classifier = _load_yolo(cls_path, "classify", "card classifier")
-        exported = getattr(self.detector.predictor.model, "imgsz", None)  # an export has one input size
-        if exported and max(exported) != imgsz:
-            logging.getLogger(__name__).info("%s runs at %d (its export size), not %d", det_path.name,
-                                             max(exported), imgsz)
-            imgsz = int(max(exported))
-        self.imgsz, self.conf, self.cls_imgsz, self.tta = imgsz, conf, cls_imgsz, tta
+        self.cls_imgsz, self.tta = cls_imgsz, tta
         self.min_card_conf = min_card_conf
-        self.tile = tile or imgsz * 2
         names = [self.classifier.names[i] for i in range(len(self.classifier.names))]
         self._reject = names.index(NOT_INDEX) if NOT_INDEX in names else None
         try:
@@ -252,53 +311,10 @@ class CardDetector:
         found = _merge_corners([indices[i] for i in keep], labels[keep], probs[keep], cards, self._cards)
         return [d for d in found if d.conf >= self.min_card_conf]
 
-    def find_indices(self, image: np.ndarray) -> tuple[list, list]:
-        """The raw first stage on a whole image: ``(indices, cards)``, each a list of
-        ``(box, conf)`` after per-class NMS, before any corner is read or merged."""
-        return self._run_detector(image, self._windows(image.shape, (0, 0, image.shape[1], image.shape[0])))
-
     @property
     def card_of_class(self) -> list[Card]:
         """The classifier's card class ids as cards (its ``names`` order, the reject class left out)."""
         return list(self._cards)
-
-    # -- internals -----------------------------------------------------------------------
-    def _windows(self, shape, region) -> list[tuple[int, int, int, int]]:
-        """The region itself, plus overlapping tiles when it is too large for small indices."""
-        h, w = shape[:2]
-        x0, y0, x1, y1 = (int(max(0, region[0])), int(max(0, region[1])),
-                          int(min(w, region[2])), int(min(h, region[3])))
-        if x1 - x0 < 8 or y1 - y0 < 8:
-            return []
-        out = [(x0, y0, x1, y1)]
-        t = self.tile
-        if max(x1 - x0, y1 - y0) > 1.4 * t:
-            step = int(t * 0.75)
-            for ty in range(y0, max(y0 + 1, y1 - t + step), step):
-                for tx in range(x0, max(x0 + 1, x1 - t + step), step):
-                    out.append((tx, ty, min(tx + t, x1), min(ty + t, y1)))
-        return out
-
-    def _run_detector(self, image, windows):
-        crops = [np.ascontiguousarray(image[y0:y1, x0:x1]) for x0, y0, x1, y1 in windows]
-        boxes, scores, classes = [], [], []
-        for (x0, y0, _, _), res in zip(windows, self.detector.predict(crops, imgsz=self.imgsz, conf=self.conf,
-                                                                      verbose=False, device="cpu")):
-            if res.boxes is None or len(res.boxes) == 0:
-                continue
-            xyxy = res.boxes.xyxy.cpu().numpy() + np.array([x0, y0, x0, y0])
-            boxes.append(xyxy)
-            scores.append(res.boxes.conf.cpu().numpy())
-            classes.append(res.boxes.cls.cpu().numpy().astype(int))
-        if not boxes:
-            return [], []
-        boxes, scores, classes = np.concatenate(boxes), np.concatenate(scores), np.concatenate(classes)
-        indices, cards = [], []
-        for cls, bucket in ((INDEX_CLASS, indices), (CARD_CLASS, cards)):
-            sel = np.flatnonzero(classes == cls)
-            for k in _nms(boxes[sel], scores[sel], 0.5):
-                bucket.append((tuple(float(v) for v in boxes[sel][k]), float(scores[sel][k])))
-        return indices, cards
 
     def classify_indices(self, image: np.ndarray, boxes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Read each index crop; with ``tta`` also turned by 90, 180 and 270 degrees.

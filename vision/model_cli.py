@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     hard.add_argument("--procedural-share", type=float, default=0.4, help="as given to `datasets synth`")
     hard.add_argument("--crops-only", action="store_true", help="as given to `datasets synth`")
     hard.add_argument("--per-scene", type=int, default=4)
-    _model_args(hard)
+    _detector_args(hard)
     hard.set_defaults(func=_cmd_hard_negatives)
 
     real = ds_sub.add_parser("real-crops", help="classifier crops from a labelled REAL photo set (YOLO whole-card boxes)")
@@ -113,13 +113,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.set_defaults(func=_cmd_bench)
 
 
-def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
+def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--model", type=Path, default=None,
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
-    p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
     p.add_argument("--imgsz", type=int, default=imgsz,
                    help=f"detector input size (default {imgsz}; an .onnx or NCNN model runs at the size it was exported at)")
     p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
+
+
+def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
+    _detector_args(p, imgsz)
+    p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
     p.add_argument("--min-card-conf", type=float, default=None,
                    help="leave out cards read below this confidence (detector x classifier); "
                         "default 0.1, chosen on real photos: see models/README.md")
@@ -204,13 +208,14 @@ def _cmd_synth(args) -> int:
 
 
 def _cmd_hard_negatives(args) -> int:
+    from vision.detector import IndexFinder
     from vision.synth.dataset import SynthConfig, mine_not_index
 
     if not (args.out / "classify" / "train").is_dir():
         raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
     cfg = SynthConfig(out=args.out, images=args.images, val_images=0, seed=args.seed,
                       procedural_share=args.procedural_share, crops_only=args.crops_only)
-    stats = mine_not_index(cfg, _detector(args), per_scene=args.per_scene)
+    stats = mine_not_index(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf), per_scene=args.per_scene)
     print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices "
           f"in {stats['scenes']} scenes, {stats['seconds']} s")
     return 0

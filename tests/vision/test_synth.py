@@ -11,7 +11,7 @@ import pytest
 
 from scoring.cards import CARD_CODES, Card
 from vision.detector import NOT_INDEX
-from vision.synth.dataset import SynthConfig, index_crop, not_index_boxes, write_dataset
+from vision.synth.dataset import SynthConfig, index_crop, mine_not_index, not_index_boxes, render_one, write_dataset
 from vision.synth.faces import procedural_deck
 from vision.synth.scene import CARD_CLASS, INDEX_CLASS, render_scene
 
@@ -228,3 +228,31 @@ def test_the_installed_gimp_patterns_all_read():
     for path in paths:
         img = read_pattern(path)
         assert img.ndim == 3 and img.shape[2] == 3 and min(img.shape[:2]) >= 8, path
+
+
+def test_hard_negatives_keep_only_what_the_detector_finds_clear_of_every_index(tmp_path):
+    """`niuniu datasets hard-negatives`: a detector box on a printed index (even one the
+    labels leave out as mostly hidden) must never become a "not an index" crop, or the
+    classifier would learn to reject real cards; a box off every card is kept."""
+    cfg = SynthConfig(out=tmp_path, images=3, val_images=0, seed=5, crops_only=True)
+
+    class ScriptedDetector:
+        """Finds every printed index of the scene, plus one box where none is."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def find_indices(self, image):
+            _, scene, _, _, _, _ = render_one(cfg, "train", self.calls)
+            self.calls += 1
+            on_indices = [(tuple(float(v) for v in (*q.min(axis=0), *q.max(axis=0))), 0.9) for q in scene.index_quads]
+            rng = np.random.default_rng(self.calls)
+            stray = not_index_boxes(scene, rng, 1)
+            return on_indices + [(tuple(float(v) for v in b), 0.5) for b in stray], []
+
+    detector = ScriptedDetector()
+    stats = mine_not_index(cfg, detector, per_scene=4, progress=False)
+    written = sorted((tmp_path / "classify" / "train" / NOT_INDEX).glob("*.jpg"))
+    assert detector.calls == stats["scenes"] == 3
+    assert 1 <= stats["crops"] == len(written) <= 3, stats   # one stray box a scene at most, no index
+    assert all(cv2.imread(str(f)).shape == (64, 64, 3) for f in written)
