@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from scoring.errors import NiuniuError
+from vision.detector import LIVE_IMGSZ
 
 BACKENDS = {"pt": "torch", "onnx": "onnxruntime", "ncnn": "ncnn"}
 
@@ -78,7 +79,7 @@ def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: 
             "cards_per_frame": round(cards / len(frames), 2)}
 
 
-def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = 384, tta: bool = True) -> dict:
+def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = LIVE_IMGSZ, tta: bool = True) -> dict:
     backends = installed_backends(models_dir)
     if not backends:
         raise NiuniuError(f"no card model found in {models_dir} for any installed runtime (torch, onnxruntime, ncnn)")

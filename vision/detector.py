@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,8 +157,6 @@ def in_passing_thread(work):
     program that reads cards on two threads in turn (a benchmark's timed pass, then a
     live pass) runs the first on a passing thread too.
     """
-    import threading
-
     outcome: dict = {}
 
     def run():
@@ -166,7 +165,7 @@ def in_passing_thread(work):
         except Exception as exc:  # handed to the caller below
             outcome["error"] = exc
 
-    thread = threading.Thread(target=run, name="ncnn-load", daemon=True)
+    thread = threading.Thread(target=run, name="passing", daemon=True)
     thread.start()
     thread.join()
     if "error" in outcome:

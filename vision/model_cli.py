@@ -107,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="frames to time: a folder, video or camera (default: the bundled demo)")
     be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
     be.add_argument("--frames", type=int, default=30)
-    be.add_argument("--imgsz", type=int, default=384)
+    be.add_argument("--imgsz", type=int, default=LIVE_IMGSZ)
     be.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_cmd_bench)

@@ -18,7 +18,7 @@ if that name exists)::
     {"format": "niuniu-round/1",
      "table_id": "t1", "preset": "cambodia", "currency": "USD", "round_no": 7,
      "model": {"name": "cards-yolo11n.onnx", "sha256": "ab12..."},   # sha256 may be null
-     "tracker": 2,                   # vision.tracker.TRACKER_VERSION (absent before it existed)
+     "tracker": 3,                   # vision.tracker.TRACKER_VERSION (absent before it existed)
      "started": 1735761600.12,       # ts of round_start, UTC epoch seconds
      "ended": 1735761690.40,         # ts of the last event (null while recording)
      "state": "cleared",             # machine state when the recording ended
