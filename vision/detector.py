@@ -367,11 +367,11 @@ def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:
     while order:
         i = order.pop(0)
         keep.append(i)
-        order = [j for j in order if _iou(boxes[i], boxes[j]) < iou]
+        order = [j for j in order if box_iou(boxes[i], boxes[j]) < iou]
     return keep
 
 
-def _iou(a, b) -> float:
+def box_iou(a, b) -> float:
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     inter = ix * iy

@@ -39,7 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     hard.add_argument("--seed", type=int, required=True, help="as given to `datasets synth` for this folder")
     hard.add_argument("--procedural-share", type=float, default=0.4, help="as given to `datasets synth`")
     hard.add_argument("--crops-only", action="store_true", help="as given to `datasets synth`")
-    hard.add_argument("--per-scene", type=int, default=4)
+    hard.add_argument("--per-scene", type=int, default=4, help="'not an index' crops per scene at most")
+    hard.add_argument("--readings-per-scene", type=int, default=0,
+                      help="also this many crops per scene of the detector's boxes on real indices, filed under "
+                           "their card: the classifier learns the framing the detector really gives it")
     _detector_args(hard)
     hard.set_defaults(func=_cmd_hard_negatives)
 
@@ -209,15 +212,16 @@ def _cmd_synth(args) -> int:
 
 def _cmd_hard_negatives(args) -> int:
     from vision.detector import IndexFinder
-    from vision.synth.dataset import SynthConfig, mine_not_index
+    from vision.synth.dataset import SynthConfig, mine_detector_crops
 
     if not (args.out / "classify" / "train").is_dir():
         raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
     cfg = SynthConfig(out=args.out, images=args.images, val_images=0, seed=args.seed,
                       procedural_share=args.procedural_share, crops_only=args.crops_only)
-    stats = mine_not_index(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf), per_scene=args.per_scene)
-    print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices "
-          f"in {stats['scenes']} scenes, {stats['seconds']} s")
+    stats = mine_detector_crops(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf),
+                                per_scene=args.per_scene, readings_per_scene=args.readings_per_scene)
+    print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices, "
+          f"{stats['readings']} crops of found indices, in {stats['scenes']} scenes, {stats['seconds']} s")
     return 0
 
 

@@ -9,10 +9,18 @@ import cv2
 import numpy as np
 import pytest
 
-from scoring.cards import CARD_CODES, Card
+from scoring.cards import CARD_CODES, Card, Suit
 from vision.detector import NOT_INDEX
-from vision.synth.dataset import SynthConfig, index_crop, mine_not_index, not_index_boxes, render_one, write_dataset
-from vision.synth.faces import procedural_deck
+from vision.synth.dataset import (
+    MIN_CROP_INDEX_PX,
+    SynthConfig,
+    index_crop,
+    mine_detector_crops,
+    not_index_boxes,
+    render_one,
+    write_dataset,
+)
+from vision.synth.faces import FaceStyle, procedural_deck
 from vision.synth.scene import CARD_CLASS, INDEX_CLASS, render_scene
 
 
@@ -251,8 +259,56 @@ def test_hard_negatives_keep_only_what_the_detector_finds_clear_of_every_index(t
             return on_indices + [(tuple(float(v) for v in b), 0.5) for b in stray], []
 
     detector = ScriptedDetector()
-    stats = mine_not_index(cfg, detector, per_scene=4, progress=False)
+    stats = mine_detector_crops(cfg, detector, per_scene=4, progress=False)
     written = sorted((tmp_path / "classify" / "train" / NOT_INDEX).glob("*.jpg"))
     assert detector.calls == stats["scenes"] == 3
     assert 1 <= stats["crops"] == len(written) <= 3, stats   # one stray box a scene at most, no index
     assert all(cv2.imread(str(f)).shape == (64, 64, 3) for f in written)
+
+
+def test_mined_readings_file_each_found_index_under_its_own_card(tmp_path):
+    """`hard-negatives --readings-per-scene`: a detector box on a readable printed index
+    becomes a crop of that card, so the classifier learns the detector's own framing; a box
+    on an index the labels leave out (mostly hidden) or on no index is never filed as a card."""
+    cfg = SynthConfig(out=tmp_path, images=3, val_images=0, seed=5, crops_only=True)
+    scenes = [render_one(cfg, "train", i)[1] for i in range(3)]
+
+    class ScriptedDetector:
+        def __init__(self):
+            self.calls = 0
+
+        def find_indices(self, image):
+            scene = scenes[self.calls]
+            self.calls += 1
+            boxes = [tuple(float(v) for v in (*q.min(axis=0), *q.max(axis=0))) for q in scene.index_quads]
+            stray = not_index_boxes(scene, np.random.default_rng(self.calls), 1)
+            return [(b, 0.9) for b in boxes] + [(tuple(float(v) for v in b), 0.5) for b in stray], []
+
+    stats = mine_detector_crops(cfg, ScriptedDetector(), per_scene=0, readings_per_scene=3, progress=False)
+    root = tmp_path / "classify" / "train"
+    assert not list((root / NOT_INDEX).glob("*.jpg"))
+    written = list(root.glob("*/c*_d*.jpg"))
+    assert stats["readings"] == len(written) > 0
+    for i, scene in enumerate(scenes):
+        readable = [lab.code for lab in scene.labels if lab.cls == INDEX_CLASS
+                    and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+        mine = [f for f in written if f.name.startswith(f"c{i:06d}_")]
+        assert len(mine) == min(3, len(readable)), (i, len(mine), readable)
+        assert {f.parent.name for f in mine} <= set(readable)
+
+
+def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
+    """Real four-colour decks disagree (blue is diamonds on poker-room decks, spades on
+    others): the generator must draw both, or the classifier learns to name a suit by its
+    colour and misreads every deck of the other convention.  Red and black decks stay so."""
+    styles = [FaceStyle.random(np.random.default_rng(seed)) for seed in range(400)]
+    four = [style for style in styles if style.four_colour]
+    assert 0.15 < len(four) / len(styles) < 0.35
+
+    def bluish(rgb):
+        return rgb[2] > 120 and rgb[2] > rgb[0] + 60
+
+    assert {suit for style in four for suit in Suit if bluish(style.ink(suit))} >= {Suit.SPADES, Suit.DIAMONDS}
+    assert all(style.ink(Suit.SPADES) == style.ink(Suit.CLUBS) == style.black
+               and style.ink(Suit.HEARTS) == style.ink(Suit.DIAMONDS) == style.red
+               for style in styles if not style.four_colour)

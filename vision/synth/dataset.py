@@ -30,7 +30,7 @@ import numpy as np
 
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
-from vision.detector import CROP_SIZE, NOT_INDEX, index_crop  # noqa: F401 - one framing for training and reading
+from vision.detector import CROP_SIZE, NOT_INDEX, box_iou, index_crop  # noqa: F401 - one framing for training and reading
 from vision.synth.faces import (
     PROCEDURAL_HOLDOUT_SEEDS,
     PROCEDURAL_TRAIN_SEEDS,
@@ -43,7 +43,8 @@ from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, available_textures, ren
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
 # 4: photographed table textures (GIMP patterns) among the surfaces
 # 5: a printed page (newspaper, book) under the cards in 15% of scenes, on its own stream
-GENERATOR_VERSION = "5"
+# 6: procedural four-colour decks follow several real conventions (or none), not one
+GENERATOR_VERSION = "6"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -178,17 +179,24 @@ def clear_of_indices(scene, box) -> bool:
     return True
 
 
-def mine_not_index(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
-                   progress: bool = True) -> dict:
-    """Hard "not an index" crops: what ``detector`` finds in the data set's own scenes
-    where no index is.  Scenes are rendered again from their seed (the data set on disk
-    has no record of hidden indices), so ``cfg`` must be the config that made the set.
-    Random negatives are mostly plain felt; these are the pips, court art, chips and
-    table print the detector really takes for indices."""
-    folder = cfg.out / "classify" / split / NOT_INDEX
-    folder.mkdir(parents=True, exist_ok=True)
+def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
+                        readings_per_scene: int = 0, progress: bool = True) -> dict:
+    """Classifier crops cut where ``detector`` really puts its boxes in the data set's own
+    scenes.  Scenes are rendered again from their seed (the data set on disk has no record
+    of hidden indices), so ``cfg`` must be the config that made the set.
+
+    * Up to ``per_scene`` hard "not an index" crops: boxes clear of every index.  Random
+      negatives are mostly plain felt; these are the pips, court art, chips and table
+      print the detector really takes for indices.
+    * Up to ``readings_per_scene`` crops of boxes on a labelled index (IoU >= 0.5), filed
+      under that card and framed exactly as reading frames them.  Generated crops are
+      centred on the whole printed index; the detector boxes what shows of a half-covered
+      one, so these teach the classifier the framing it is really given.
+    A box that only touches an index (neither) is left out: it is no clear example of either."""
+    root = cfg.out / "classify" / split
+    (root / NOT_INDEX).mkdir(parents=True, exist_ok=True)
     n = cfg.images if split == "train" else cfg.val_images
-    started, found, crops = time.monotonic(), 0, 0
+    started, found, crops, readings = time.monotonic(), 0, 0, 0
     for i in range(n):
         stem, scene, _, image, _, _ = render_one(cfg, split, i)
         indices, _ = detector.find_indices(image)
@@ -196,11 +204,33 @@ def mine_not_index(cfg: SynthConfig, detector, split: str = "train", per_scene: 
         found += len(strays)
         rng = _rng(cfg, split, i, 11)
         for k in rng.permutation(len(strays))[:per_scene]:
-            save_crop(folder / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng)
+            save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng)
             crops += 1
+        if readings_per_scene > 0:
+            on_index = _boxes_on_labelled_indices(scene, [b for b, _ in indices])
+            read_rng = _rng(cfg, split, i, 13)
+            for k in read_rng.permutation(len(on_index))[:readings_per_scene]:
+                box, code = on_index[int(k)]
+                folder = root / code
+                folder.mkdir(parents=True, exist_ok=True)
+                save_crop(folder / f"{stem}_d{int(k):02d}.jpg", image, box, None)
+                readings += 1
         if progress:
             _progress(i + 1, n, started, split)
-    return {"scenes": n, "false_indices": found, "crops": crops, "seconds": round(time.monotonic() - started, 1)}
+    return {"scenes": n, "false_indices": found, "crops": crops, "readings": readings,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def _boxes_on_labelled_indices(scene, boxes, min_iou: float = 0.5) -> list[tuple[tuple, str]]:
+    """``(box, card)`` for each box that overlaps a readable labelled index at ``min_iou``."""
+    labels = [lab for lab in scene.labels if lab.cls == INDEX_CLASS
+              and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+    out = []
+    for box in boxes:
+        best = max(labels, key=lambda lab: box_iou(box, lab.box), default=None)
+        if best is not None and box_iou(box, best.box) >= min_iou:
+            out.append((tuple(float(v) for v in box), best.code))
+    return out
 
 
 def not_index_boxes(scene, rng: np.random.Generator, n: int, tries: int = 40) -> list[tuple]:

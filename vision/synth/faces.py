@@ -97,6 +97,33 @@ def available_pip_fonts() -> tuple[str, ...]:
     return tuple(p for p in _PIP_FONT_PATTERNS if glob.glob(p))
 
 
+# Four-colour conventions real decks print (suit -> ink; a suit left out keeps the deck's
+# red or black).  They disagree: blue is diamonds on poker-room decks and spades on
+# others (Debian's anglo_modern_4_color, neoclassical_4_color), green is clubs or spades.
+# Drawing from all of them, and sometimes from none (any ink per suit), keeps the
+# classifier from naming a suit by its colour: with one convention only (generator 5) it
+# read the held-out neoclassical_4_color deck's blue spades as diamonds.
+FOUR_COLOUR_SCHEMES = (
+    {Suit.DIAMONDS: (20, 70, 190), Suit.CLUBS: (20, 130, 40)},                           # poker room
+    {Suit.SPADES: (40, 60, 170), Suit.DIAMONDS: (225, 165, 20), Suit.CLUBS: (20, 130, 40)},  # anglo
+    {Suit.SPADES: (30, 130, 50), Suit.DIAMONDS: (235, 140, 20)},                         # German bridge
+)
+
+
+def _four_colour_inks(rng: np.random.Generator) -> tuple[tuple[str, tuple[int, int, int]], ...]:
+    """One deck's four-colour inks as ``((suit, rgb), ...)``: a real convention, or
+    (one deck in four) a saturated ink of any hue for every suit."""
+    pick = int(rng.integers(len(FOUR_COLOUR_SCHEMES) + 1))
+    if pick < len(FOUR_COLOUR_SCHEMES):
+        return tuple((suit.value, ink) for suit, ink in FOUR_COLOUR_SCHEMES[pick].items())
+    inks = []
+    for suit in Suit:
+        hue = rng.uniform(0, 6)
+        ramp = [max(0.0, min(1.0, abs((hue + k) % 6 - 3) - 1)) for k in (0, 4, 2)]   # hue -> RGB
+        inks.append((suit.value, tuple(int(30 + 190 * v) for v in ramp)))
+    return tuple(inks)
+
+
 @dataclass(frozen=True)
 class FaceStyle:
     """Everything that varies between procedural deck designs."""
@@ -109,7 +136,7 @@ class FaceStyle:
     four_corners: bool         # indices in all four corners (many casino decks)
     margin: float              # index inset from the card edge, fraction of width
     paper: tuple[int, int, int]
-    four_colour: bool
+    four_colour: tuple[tuple[str, tuple[int, int, int]], ...]   # () for red and black: see _four_colour_inks
     red: tuple[int, int, int]
     black: tuple[int, int, int]
     court_colours: tuple[tuple[int, int, int], ...]
@@ -134,7 +161,7 @@ class FaceStyle:
             four_corners=bool(rng.random() < 0.3),
             margin=float(rng.uniform(0.03, 0.09)),
             paper=paper,
-            four_colour=bool(rng.random() < 0.25),
+            four_colour=_four_colour_inks(rng) if rng.random() < 0.25 else (),
             red=(int(rng.integers(170, 235)), int(rng.integers(0, 40)), int(rng.integers(0, 50))),
             black=tuple(int(v) for v in rng.integers(0, 45, size=3)),
             court_colours=tuple(tuple(int(v) for v in rng.integers(0, 230, size=3)) for _ in range(3)),
@@ -145,10 +172,9 @@ class FaceStyle:
         )
 
     def ink(self, suit: Suit) -> tuple[int, int, int]:
-        if self.four_colour and suit is Suit.CLUBS:
-            return (20, 130, 40)
-        if self.four_colour and suit is Suit.DIAMONDS:
-            return (20, 70, 190)
+        for code, ink in self.four_colour:
+            if code == suit.value:
+                return ink
         return self.red if suit.is_red else self.black
 
 
