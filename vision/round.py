@@ -631,6 +631,27 @@ def _seat_order(seat: str) -> tuple[int, str]:
 def _dealt_position(record: list[_Entry], card: Card, shown: list[Card]) -> int:
     """Where a newly accepted card goes in a seat's record: before the first recorded card
     the tracker shows *after* it (it lists a seat's cards in the order first seen), so a
-    card read doubtfully until the next one landed still sits in its dealt place."""
-    later = set(shown[shown.index(card) + 1:]) if card in shown else set()
-    return next((i for i, entry in enumerate(record) if entry.card in later), len(record))
+    card read doubtfully until the next one landed still sits in its dealt place.
+
+    With several decks a seat can hold two copies of one card; the k-th copy recorded is
+    the k-th copy shown, so the new copy's place is that of the first copy not yet recorded."""
+    copies: dict[Card, int] = {}
+    places = []
+    for entry in record:
+        places.append(_nth_index(shown, entry.card, copies.get(entry.card, 0)))
+        copies[entry.card] = copies.get(entry.card, 0) + 1
+    mine = _nth_index(shown, card, copies.get(card, 0))
+    if mine is None:
+        return len(record)
+    return next((i for i, place in enumerate(places) if place is not None and place > mine), len(record))
+
+
+def _nth_index(items: list, item, n: int) -> int | None:
+    """Index of the ``n``-th (from 0) occurrence of ``item`` in ``items``, or None."""
+    seen = -1
+    for i, x in enumerate(items):
+        if x == item:
+            seen += 1
+            if seen == n:
+                return i
+    return None

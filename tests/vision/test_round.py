@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -362,3 +363,21 @@ def test_kiosk_thread_and_camera_thread_publish_in_one_order():
     assert machine.state == RoundState.settled
     published = [e for e in clock.events if e.kind in (EventKind.card_corrected, EventKind.round_settled)]
     assert [e.kind for e in published] == [EventKind.card_corrected, EventKind.round_settled]
+
+
+def test_a_second_copy_accepted_late_is_recorded_in_its_own_dealt_place(tmp_path):
+    """Several decks: a seat can hold two copies of one card.  The second AS, read
+    doubtfully until the next card landed, belongs third (where it was dealt), not
+    before the first AS because the first copy's place was taken for it."""
+    preset = tmp_path / "two-decks.toml"
+    preset.write_text((Path(__file__).resolve().parents[2] / "scoring" / "presets" / "cambodia.toml")
+                      .read_text().replace("decks = 1", "decks = 2"))
+    machine = RoundMachine(make_config(rules=str(preset)))
+    assert machine.decks == 2
+    clock = Clock(machine)
+    clock.feed(view(s1=["AS"]))
+    clock.feed(view(s1=["AS", "2D"]))
+    clock.feed(view(s1=["AS", "2D", "5C"]))
+    late = clock.feed(view(s1=["AS", "2D", "AS", "5C"]))
+    assert [(e.kind, e.card) for e in late] == [(EventKind.card_accepted, "AS")]
+    assert machine.hands["1"].codes == ("AS", "2D", "AS", "5C")
