@@ -634,24 +634,20 @@ def _dealt_position(record: list[_Entry], card: Card, shown: list[Card]) -> int:
     card read doubtfully until the next one landed still sits in its dealt place.
 
     With several decks a seat can hold two copies of one card; the k-th copy recorded is
-    the k-th copy shown, so the new copy's place is that of the first copy not yet recorded."""
-    copies: dict[Card, int] = {}
-    places = []
-    for entry in record:
-        places.append(_nth_index(shown, entry.card, copies.get(entry.card, 0)))
-        copies[entry.card] = copies.get(entry.card, 0) + 1
-    mine = _nth_index(shown, card, copies.get(card, 0))
+    the k-th copy shown, so cards are matched as (card, copy number)."""
+    place = {key: i for i, key in enumerate(_copies(shown))}
+    keys = _copies([e.card for e in record] + [card])
+    mine = place.get(keys[-1])
     if mine is None:
         return len(record)
-    return next((i for i, place in enumerate(places) if place is not None and place > mine), len(record))
+    return next((i for i, key in enumerate(keys[:-1]) if place.get(key, -1) > mine), len(record))
 
 
-def _nth_index(items: list, item, n: int) -> int | None:
-    """Index of the ``n``-th (from 0) occurrence of ``item`` in ``items``, or None."""
-    seen = -1
-    for i, x in enumerate(items):
-        if x == item:
-            seen += 1
-            if seen == n:
-                return i
-    return None
+def _copies(cards: list[Card]) -> list[tuple[Card, int]]:
+    """Each card with its copy number: [AS, 2D, AS] -> [(AS, 0), (2D, 0), (AS, 1)]."""
+    seen: dict[Card, int] = {}
+    out = []
+    for c in cards:
+        out.append((c, seen.get(c, 0)))
+        seen[c] = seen.get(c, 0) + 1
+    return out

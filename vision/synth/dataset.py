@@ -151,8 +151,7 @@ def _make_one(args) -> dict:
     if not cfg.crops_only:
         (det / "labels" / split / f"{stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
     crops = 0
-    index_labels = [lab for lab in scene.labels if lab.cls == INDEX_CLASS
-                    and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+    index_labels = _readable_indices(scene)
     order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
     for k in order:
         lab = index_labels[int(k)]
@@ -221,15 +220,20 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
             "seconds": round(time.monotonic() - started, 1)}
 
 
+def _readable_indices(scene) -> list:
+    """The scene's labelled indices big enough to read (the ones crops are cut from)."""
+    return [lab for lab in scene.labels if lab.cls == INDEX_CLASS
+            and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+
+
 def _boxes_on_labelled_indices(scene, boxes, min_iou: float = 0.5) -> list[tuple[tuple, str]]:
     """``(box, card)`` for each box that overlaps a readable labelled index at ``min_iou``."""
-    labels = [lab for lab in scene.labels if lab.cls == INDEX_CLASS
-              and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
+    labels = _readable_indices(scene)
     out = []
     for box in boxes:
-        best = max(labels, key=lambda lab: box_iou(box, lab.box), default=None)
-        if best is not None and box_iou(box, best.box) >= min_iou:
-            out.append((tuple(float(v) for v in box), best.code))
+        iou, code = max(((box_iou(box, lab.box), lab.code) for lab in labels), default=(0.0, None))
+        if iou >= min_iou:
+            out.append((tuple(float(v) for v in box), code))
     return out
 
 
