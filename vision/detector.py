@@ -9,8 +9,9 @@ Two small models do the reading (why: ``models/README.md``):
    the full-resolution image so small indices keep their detail.
 
 The two corners of one card are merged, so counting Detections counts cards.
-Large images are tiled so an index stays a readable size at the detector's
-input; callers that know where cards can be (seat zones) pass ``regions``.
+Large images are tiled, where their indices are too small to read whole, so an index
+stays a readable size at the detector's input; callers that know where cards can be
+(seat zones) pass ``regions``.
 """
 
 from __future__ import annotations
@@ -45,8 +46,19 @@ OPPOSITE_SHARE = 0.5  # see _opposite_corners
 # model: measured with model v6 on held-out synthetic five-card hands, 65% fully right
 # against 55% (seed 2026, 100 hands) and 65.3% against 61.3% (seed 7, 150 hands); the four
 # real photo sets read about alike (424 against 427 of 451 photos fully right; v5: 425, 424).
+# v7 (generator-6 hands): 70% against 54% and 65.3% against 60.0%; real photos 422 against 423.
 LIVE_IMGSZ = 384
 PHOTO_IMGSZ = 480
+
+# Tiling (IndexFinder._tile_side): a region is read again in tiles sized so that the smaller
+# indices its whole pass found (the TILE_QUANTILE-th percentile) show at about TARGET_INDEX_PX
+# at the detector's input (the training scenes' indices span ~5-60 px there), when the region
+# is over 1.4 such tiles.  A tile's box within CUT_SLACK_PX of an inner tile edge is cut by it
+# and left to the neighbouring tile.  Chosen on held-out hands rendered at 1920 x 1440 and
+# 4000 x 3000, 4K table scenes and the real photo sets enlarged 2.5x and 5x (models/README.md).
+TARGET_INDEX_PX = 28
+TILE_QUANTILE = 20
+CUT_SLACK_PX = 2
 
 # What `niuniu detect` and `niuniu evaluate` report: a card read below this confidence
 # (detector x classifier) is mostly a carpet, wood grain or table print taken for an
@@ -209,45 +221,94 @@ class IndexFinder:
     def find_indices(self, image: np.ndarray) -> tuple[list, list]:
         """The raw first stage on a whole image: ``(indices, cards)``, each a list of
         ``(box, conf)`` after per-class NMS, before any corner is read or merged."""
-        return self._run_detector(image, self._windows(image.shape, (0, 0, image.shape[1], image.shape[0])))
+        return self._find(image, [(0, 0, image.shape[1], image.shape[0])])
 
     # -- internals -----------------------------------------------------------------------
-    def _windows(self, shape, region) -> list[tuple[int, int, int, int]]:
-        """The region itself, plus overlapping tiles when it is too large for small indices."""
-        h, w = shape[:2]
-        x0, y0, x1, y1 = (int(max(0, region[0])), int(max(0, region[1])),
-                          int(min(w, region[2])), int(min(h, region[3])))
-        if x1 - x0 < 8 or y1 - y0 < 8:
-            return []
-        out = [(x0, y0, x1, y1)]
-        t = self.tile
-        if max(x1 - x0, y1 - y0) > 1.4 * t:
-            step = int(t * 0.75)
-            for ty in range(y0, max(y0 + 1, y1 - t + step), step):
-                for tx in range(x0, max(x0 + 1, x1 - t + step), step):
-                    out.append((tx, ty, min(tx + t, x1), min(ty + t, y1)))
-        return out
+    def _find(self, image, regions) -> tuple[list, list]:
+        """Each region read whole; a large one is read again in tiles only when its indices
+        are too small to read whole.
 
-    def _run_detector(self, image, windows):
-        crops = [np.ascontiguousarray(image[y0:y1, x0:x1]) for x0, y0, x1, y1 in windows]
-        boxes, scores, classes = [], [], []
-        for (x0, y0, _, _), res in zip(windows, self.detector.predict(crops, imgsz=self.imgsz, conf=self.conf,
-                                                                      verbose=False, device="cpu")):
-            if res.boxes is None or len(res.boxes) == 0:
-                continue
-            xyxy = res.boxes.xyxy.cpu().numpy() + np.array([x0, y0, x0, y0])
-            boxes.append(xyxy)
-            scores.append(res.boxes.conf.cpu().numpy())
-            classes.append(res.boxes.cls.cpu().numpy().astype(int))
-        if not boxes:
+        Tiles magnify: a tile of ``self.tile`` pixels is read at ``imgsz``.  That rescues
+        the small indices of a 4K table frame, but on a large photo of a hand the indices
+        are already a readable size whole, and tiles show them far larger than the detector
+        ever learnt, and cut them at the tile edges: reading every 4000 x 3000 photo in
+        tiles read 7 of 30 held-out hands right where the same hands at 640 x 480 read 24.
+        """
+        whole = [w for w in (self._clip(image.shape, r) for r in regions) if w is not None]
+        found = self._predict(image, whole)
+        tiles = []
+        for win, dets in zip(whole, found):
+            side = self._tile_side(win, dets)
+            tiles += self._tiles(win, side) if side else []
+        if tiles:
+            found += [_drop_cut(dets, tile, region)
+                      for (tile, region), dets in zip(tiles, self._predict(image, [t for t, _ in tiles]))]
+        found = [d for d in found if len(d[0])]
+        if not found:
             return [], []
-        boxes, scores, classes = np.concatenate(boxes), np.concatenate(scores), np.concatenate(classes)
+        boxes, scores, classes = (np.concatenate([d[k] for d in found]) for k in range(3))
         indices, cards = [], []
         for cls, bucket in ((INDEX_CLASS, indices), (CARD_CLASS, cards)):
             sel = np.flatnonzero(classes == cls)
             for k in _nms(boxes[sel], scores[sel], 0.5):
                 bucket.append((tuple(float(v) for v in boxes[sel][k]), float(scores[sel][k])))
         return indices, cards
+
+    @staticmethod
+    def _clip(shape, region) -> tuple[int, int, int, int] | None:
+        h, w = shape[:2]
+        x0, y0, x1, y1 = (int(max(0, region[0])), int(max(0, region[1])),
+                          int(min(w, region[2])), int(min(h, region[3])))
+        return None if x1 - x0 < 8 or y1 - y0 < 8 else (x0, y0, x1, y1)
+
+    def _tile_side(self, window, dets) -> int | None:
+        """The tile side for this window, or ``None`` when it is read well enough whole.
+
+        The default tile magnifies ``self.tile / imgsz`` times (2x), right for the small
+        indices of a whole table.  Where the window's whole pass found larger indices the
+        tile grows so that its smaller ones (the TILE_QUANTILE-th percentile) show at about
+        TARGET_INDEX_PX; tiles never magnify more than the default."""
+        side = max(window[2] - window[0], window[3] - window[1])
+        boxes, _, classes = dets
+        sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes[classes == INDEX_CLASS]]
+        tile = self.tile
+        if sizes:
+            tile = max(tile, int(self.imgsz * float(np.percentile(sizes, TILE_QUANTILE)) / TARGET_INDEX_PX))
+        return tile if side > 1.4 * tile else None
+
+    @staticmethod
+    def _tiles(region, t: int) -> list[tuple[tuple[int, int, int, int], tuple[int, int, int, int]]]:
+        """Overlapping tiles of side ``t`` over ``region``, each paired with the region."""
+        x0, y0, x1, y1 = region
+        step = int(t * 0.75)
+        return [((tx, ty, min(tx + t, x1), min(ty + t, y1)), region)
+                for ty in range(y0, max(y0 + 1, y1 - t + step), step)
+                for tx in range(x0, max(x0 + 1, x1 - t + step), step)]
+
+    def _predict(self, image, windows) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The detector on each window: ``(boxes in image pixels, scores, classes)`` per window."""
+        if not windows:
+            return []
+        crops, shrink = [], []
+        for x0, y0, x1, y1 in windows:
+            crop, f = image[y0:y1, x0:x1], 1.0
+            if max(crop.shape[:2]) > 2 * self.imgsz:
+                # ultralytics resizes bilinearly: shrinking a 4000-pixel photo 8x that way
+                # aliases a small index away; pixel-area averaging keeps it.
+                f = self.imgsz / max(crop.shape[:2])
+                crop = cv2.resize(crop, (max(1, round(crop.shape[1] * f)), max(1, round(crop.shape[0] * f))),
+                                  interpolation=cv2.INTER_AREA)
+            crops.append(np.ascontiguousarray(crop))
+            shrink.append(f)
+        out = []
+        results = self.detector.predict(crops, imgsz=self.imgsz, conf=self.conf, verbose=False, device="cpu")
+        for (x0, y0, _, _), f, res in zip(windows, shrink, results):
+            if res.boxes is None or len(res.boxes) == 0:
+                out.append((np.zeros((0, 4)), np.zeros(0), np.zeros(0, int)))
+                continue
+            out.append((res.boxes.xyxy.cpu().numpy() / f + np.array([x0, y0, x0, y0]), res.boxes.conf.cpu().numpy(),
+                        res.boxes.cls.cpu().numpy().astype(int)))
+        return out
 
 
 class CardDetector(IndexFinder):
@@ -297,10 +358,7 @@ class CardDetector(IndexFinder):
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
         h, w = image.shape[:2]
-        windows = []
-        for region in (regions or [(0, 0, w, h)]):
-            windows += self._windows(image.shape, region)
-        indices, cards = self._run_detector(image, windows)
+        indices, cards = self._find(image, regions or [(0, 0, w, h)])
         if not indices:
             return []
         labels, probs, not_index = self.classify_indices(image, [b for b, _ in indices])
@@ -377,6 +435,22 @@ def box_iou(a, b) -> float:
     inter = ix * iy
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def _drop_cut(dets, tile, region):
+    """A tile's boxes less those cut by one of its inner edges: the tiles overlap by a
+    quarter, so a small index cut by one tile lies whole in its neighbour or in the whole
+    region's pass, and a cut one would be read as a fragment ("10" as "1")."""
+    boxes, scores, classes = dets
+    if not len(boxes):
+        return dets
+    cut = np.zeros(len(boxes), bool)
+    for axis, (lo, hi) in enumerate(((tile[0], tile[2]), (tile[1], tile[3]))):
+        if lo > region[axis]:
+            cut |= boxes[:, axis] <= lo + CUT_SLACK_PX
+        if hi < region[axis + 2]:
+            cut |= boxes[:, axis + 2] >= hi - CUT_SLACK_PX
+    return boxes[~cut], scores[~cut], classes[~cut]
 
 
 def _contains(box, point, slack: float = 0.0) -> bool:
