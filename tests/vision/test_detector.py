@@ -141,6 +141,23 @@ def test_detect_any_image_size(detector):
     assert detector.detect(np.zeros((20, 30, 3), np.uint8)) == []
 
 
+@pytest.mark.parametrize("scene", [0, 4])
+def test_a_4k_frame_of_a_whole_table_reads_its_small_cards(scene):
+    """A 4K camera over a whole table: each card index is a few pixels at the detector's
+    input when the frame is read whole (these two tables: 1 of 5 and 2 of 7 cards read),
+    so it must be read again in magnifying tiles.  Held-out deck."""
+    from vision.detector import PHOTO_IMGSZ, REPORT_CONF
+    from vision.synth.decks import deck_names, load_deck
+    from vision.synth.scene import render_scene
+
+    names = deck_names("holdout")
+    frame = render_scene(np.random.default_rng([4040, scene]), load_deck(names[scene % len(names)]),
+                         size=(3840, 2160), kind="table")
+    dealt = {lab.code for lab in frame.labels if lab.cls == 0}
+    photo = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
+    assert {d.card.code for d in photo.detect(frame.image)} == dealt
+
+
 @pytest.mark.parametrize("scene", [7, 8])
 def test_a_phone_sized_photo_of_a_hand_reads_as_the_small_one(scene):
     """A phone photo of a hand is 4000 pixels wide: its indices are a readable size read
