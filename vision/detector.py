@@ -46,7 +46,7 @@ OPPOSITE_SHARE = 0.5  # see _opposite_corners
 # model: measured with model v6 on held-out synthetic five-card hands, 65% fully right
 # against 55% (seed 2026, 100 hands) and 65.3% against 61.3% (seed 7, 150 hands); the four
 # real photo sets read about alike (424 against 427 of 451 photos fully right; v5: 425, 424).
-# v7 (generator-6 hands): 70% against 54% and 65.3% against 60.0%; real photos 422 against 423.
+# v7 (generator-6 hands): 67% against 55% and 67.3% against 64.0%; real photos 425 against 425.
 LIVE_IMGSZ = 384
 PHOTO_IMGSZ = 480
 
