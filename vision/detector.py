@@ -232,8 +232,8 @@ class IndexFinder:
         rescues the small indices of a 4K table frame, but on a large photo of a hand the
         indices are already a readable size whole, and such tiles show them far larger than
         the detector ever learnt, and cut them at the tile edges: 30 held-out hands rendered
-        at 4000 x 3000 read 7 fully right in default tiles, 18 in tiles sized from their
-        indices (``_tile_side``); the real photo sets enlarged 5x, 81 and 100 of 111.
+        at 4000 x 3000 read 6 fully right in default tiles, 18 in tiles sized from their
+        indices (``_tile_side``); the real photo sets enlarged 5x, 89 and 104 of 111.
         """
         whole = [w for w in (self._clip(image.shape, r) for r in regions) if w is not None]
         found = self._predict(image, whole)
