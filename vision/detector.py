@@ -228,8 +228,9 @@ class IndexFinder:
         """Each region read whole; a large one is read again in tiles only when its indices
         are too small to read whole.
 
-        Tiles magnify (the default one, ``self.tile`` pixels read at ``imgsz``, twice).  That
-        rescues the small indices of a 4K table frame, but on a large photo of a hand the
+        Tiles magnify: each is read at ``imgsz`` as the whole region is, so a region N tiles
+        wide is seen N times larger in its tiles.  That rescues the small indices of a 4K
+        table frame, but on a large photo of a hand the
         indices are already a readable size whole, and such tiles show them far larger than
         the detector ever learnt, and cut them at the tile edges: 30 held-out hands rendered
         at 4000 x 3000 read 6 fully right in default tiles, 18 in tiles sized from their
@@ -265,10 +266,10 @@ class IndexFinder:
     def _tile_side(self, window, dets) -> int | None:
         """The tile side for this window, or ``None`` when it is read well enough whole.
 
-        The default tile magnifies ``self.tile / imgsz`` times (2x), right for the small
-        indices of a whole table.  Where the window's whole pass found larger indices the
-        tile grows so that its smaller ones (the TILE_QUANTILE-th percentile) show at about
-        TARGET_INDEX_PX; tiles never magnify more than the default."""
+        The default tile (``self.tile``, twice ``imgsz``) is right for the small indices of a
+        whole table.  Where the window's whole pass found larger indices the tile grows so
+        that its smaller ones (the TILE_QUANTILE-th percentile) show at about TARGET_INDEX_PX;
+        a tile is never smaller than the default, so it never magnifies more."""
         side = max(window[2] - window[0], window[3] - window[1])
         boxes, _, classes = dets
         sizes = [max(b[2] - b[0], b[3] - b[1]) for b in boxes[classes == INDEX_CLASS]]
