@@ -47,8 +47,8 @@ def test_shipped_model_reads_held_out_decks(detector):
 # v7 (detector detect-v6, classifier v19): 37/48 read, 7 extra (v6: 41/48, 4; v5: 41/48, 5;
 # v4: 36/48, 7; v3: 36/48, 9; v2: 28/48, 11; v1: 31/48, 17).  Six scenes are a smoke test, not
 # a measure: v7 reads fewer here, and on 60 held-out table scenes of small cards 453 to v6's
-# 458 (71 extra to 84), yet on 250 held-out hands
-# read at 480 it reads 67% fully right to v6's 62%, and 425 of the 451 real photos to 424.
+# 458 (71 extra to 84), yet on 250 held-out hands read at 480 it reads 67% fully right to
+# v6's 62%, and 425 of the 451 real photos to 424.
 MIN_HELD_OUT_RECALL = 0.75  # measured 37/48 = 0.77
 MAX_HELD_OUT_FALSE = 8      # measured 7
 
@@ -141,40 +141,42 @@ def test_detect_any_image_size(detector):
     assert detector.detect(np.zeros((20, 30, 3), np.uint8)) == []
 
 
-@pytest.mark.parametrize("scene", [0, 4])
-def test_a_4k_frame_of_a_whole_table_reads_its_small_cards(scene):
-    """A 4K camera over a whole table: each card index is a few pixels at the detector's
-    input when the frame is read whole (these two tables: 1 of 5 and 2 of 7 cards read),
-    so it must be read again in magnifying tiles.  Held-out deck."""
+@pytest.fixture(scope="module")
+def photo():
+    """The detector as `niuniu detect` reads photos."""
     from vision.detector import PHOTO_IMGSZ, REPORT_CONF
+
+    return CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
+
+
+def _held_out_scene(seed: list[int], **layout):
+    """A rendered scene of a held-out deck design, and the cards whose index it shows."""
     from vision.synth.decks import deck_names, load_deck
     from vision.synth.scene import render_scene
 
     names = deck_names("holdout")
-    frame = render_scene(np.random.default_rng([4040, scene]), load_deck(names[scene % len(names)]),
-                         size=(3840, 2160), kind="table")
-    dealt = {lab.code for lab in frame.labels if lab.cls == 0}
-    photo = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
-    assert {d.card.code for d in photo.detect(frame.image)} == dealt
+    scene = render_scene(np.random.default_rng(seed), load_deck(names[seed[-1] % len(names)]), **layout)
+    return scene.image, {lab.code for lab in scene.labels if lab.cls == 0}
+
+
+@pytest.mark.parametrize("scene", [0, 4])
+def test_a_4k_frame_of_a_whole_table_reads_its_small_cards(photo, scene):
+    """A 4K camera over a whole table: each card index is a few pixels at the detector's
+    input when the frame is read whole (these two tables: 1 of 5 and 2 of 7 cards read),
+    so it must be read again in magnifying tiles.  Held-out deck."""
+    frame, dealt = _held_out_scene([4040, scene], size=(3840, 2160), kind="table")
+    assert {d.card.code for d in photo.detect(frame)} == dealt
 
 
 @pytest.mark.parametrize("scene", [7, 8])
-def test_a_phone_sized_photo_of_a_hand_reads_as_the_small_one(scene):
+def test_a_phone_sized_photo_of_a_hand_reads_as_the_small_one(photo, scene):
     """A phone photo of a hand is 4000 pixels wide: its indices are a readable size read
     whole, and reading it in magnifying tiles (as a whole table's small indices need) cut
     and misread them — these two hands, read right at 640 x 480, lost or gained a card
     when enlarged six times.  Held-out deck, as `niuniu detect` reads photos."""
-    from vision.detector import PHOTO_IMGSZ, REPORT_CONF
-    from vision.synth.decks import deck_names, load_deck
-    from vision.synth.scene import render_scene
-
-    names = deck_names("holdout")
-    shot = render_scene(np.random.default_rng([99, scene]), load_deck(names[scene % len(names)]), size=(640, 480),
-                        kind="hands", seats=1, hand_size=5, max_tilt=0.35)
-    dealt = {lab.code for lab in shot.labels if lab.cls == 0}
-    photo = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
-    assert {d.card.code for d in photo.detect(shot.image)} == dealt
-    big = cv2.resize(shot.image, None, fx=6, fy=6, interpolation=cv2.INTER_CUBIC)
+    shot, dealt = _held_out_scene([99, scene], size=(640, 480), kind="hands", seats=1, hand_size=5, max_tilt=0.35)
+    assert {d.card.code for d in photo.detect(shot)} == dealt
+    big = cv2.resize(shot, None, fx=6, fy=6, interpolation=cv2.INTER_CUBIC)
     assert {d.card.code for d in photo.detect(big)} == dealt
 
 
