@@ -76,6 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--optimizer", default=None, choices=["SGD", "Adam", "AdamW", "auto"],
                     help="the detector's default 'auto' picks its own rate and ignores --lr0: name one to fine-tune")
     tr.add_argument("--cos-lr", action="store_true", default=None, help="cosine learning-rate decay")
+    tr.add_argument("--hsv-h", type=float, default=None,
+                    help="hue jitter, 0..0.5 (classifier default 0.5: any hue, so a suit is read by shape, not ink)")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
     tr.add_argument("--name", default=None, help="run name (default: the task)")
     tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
@@ -269,7 +271,8 @@ def _cmd_train(args) -> int:
     name = args.name or args.task
     best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
                  resume=args.resume, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
-                 warmup_epochs=args.warmup_epochs, optimizer=args.optimizer, cos_lr=args.cos_lr)
+                 warmup_epochs=args.warmup_epochs, optimizer=args.optimizer, cos_lr=args.cos_lr,
+                 hsv_h=args.hsv_h)
     print(f"best weights: {best}")
     if args.publish:
         print(f"published: {publish(best, args.publish)}")

@@ -10,7 +10,7 @@ from vision.detector import MODELS_DIR
 torch = pytest.importorskip("torch", reason="training needs the ml extra")
 from vision.train import slim_checkpoint, train  # noqa: E402
 
-CHECKPOINT = MODELS_DIR / "checkpoints" / "detect-v6-last.pt"
+CHECKPOINT = MODELS_DIR / "checkpoints" / "detect-v8-last.pt"
 
 
 def test_committed_checkpoint_is_the_detector_to_train_on_and_small():
@@ -118,5 +118,5 @@ def test_a_detector_fine_tune_gets_the_rate_it_was_given(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(vision.train, "train", lambda task, data, **kw: seen.update(kw) or tmp_path / "best.pt")
     assert main(["train", "detect", "--data", str(tmp_path / "d.yaml"), "--model", "last.pt", "--epochs", "8",
-                 "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr"]) == 0
-    assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"]) == ("AdamW", 0.0005, True, 8)
+                 "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr", "--hsv-h", "0.5"]) == 0
+    assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"], seen["hsv_h"]) == ("AdamW", 0.0005, True, 8, 0.5)

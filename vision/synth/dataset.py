@@ -37,14 +37,15 @@ from vision.synth.faces import (
     available_fonts,
     available_pip_fonts,
 )
-from vision.synth.scene import CLASS_NAMES, INDEX_CLASS, available_textures, render_scene
+from vision.synth.scene import CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, available_textures, render_scene
 
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
 # 4: photographed table textures (GIMP patterns) among the surfaces
 # 5: a printed page (newspaper, book) under the cards in 15% of scenes, on its own stream
 # 6: procedural four-colour decks follow several real conventions (or none), not one
-GENERATOR_VERSION = "6"
+# 7: a quarter of the scenes under light nobody white-balanced (scene.COLOUR_CAST_SHARE)
+GENERATOR_VERSION = "7"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -124,11 +125,12 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     deck = pool.get(rng, cfg.procedural_share)
     if cfg.crops_only:
         size = CROP_SIZES[int(rng.integers(len(CROP_SIZES)))]
-        scene = render_scene(rng, deck, size=size, kind=str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])))
+        scene = render_scene(rng, deck, size=size, kind=str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])),
+                             colour_casts=COLOUR_CAST_SHARE)
         stem = f"c{i:06d}"
     else:
         size = SIZES[int(rng.integers(len(SIZES)))]
-        scene = render_scene(rng, deck, size=size)
+        scene = render_scene(rng, deck, size=size, colour_casts=COLOUR_CAST_SHARE)
         stem = f"{i:06d}"
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
