@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from scoring.cards import CARD_CODES, Card, Suit
+from scoring.errors import NiuniuError
 from vision.detector import NOT_INDEX
 from vision.synth.dataset import (
     MIN_CROP_INDEX_PX,
@@ -276,6 +277,16 @@ def test_hard_negatives_keep_only_what_the_detector_finds_clear_of_every_index(t
     assert detector.calls == stats["scenes"] == 3
     assert 1 <= stats["crops"] == len(written) <= 3, stats   # one stray box a scene at most, no index
     assert all(cv2.imread(str(f)).shape == (64, 64, 3) for f in written)
+
+
+def test_mining_a_set_of_another_generator_is_refused_before_any_crop(tmp_path):
+    """Mining renders the scenes again: on a set made by an older generator it would file
+    crops of scenes the set does not hold."""
+    (tmp_path / "manifest-crops.json").write_text('{"generator": "6", "seed": 19}')
+    cfg = SynthConfig(out=tmp_path, images=3, val_images=0, seed=19, crops_only=True)
+    with pytest.raises(NiuniuError, match="generator 6"):
+        mine_detector_crops(cfg, detector=None, progress=False)
+    assert not (tmp_path / "classify").exists()
 
 
 def test_mined_readings_file_each_found_index_under_its_own_card(tmp_path):

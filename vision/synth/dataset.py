@@ -180,6 +180,21 @@ def clear_of_indices(scene, box) -> bool:
     return True
 
 
+def _check_same_generator(out: Path) -> None:
+    """Mining renders a set's scenes again from its seed: a set made by another generator
+    would get crops of scenes it does not hold (generator 7 alone recolours a quarter)."""
+    for name in ("manifest.json", "manifest-crops.json"):
+        try:
+            made = json.loads((out / name).read_text()).get("generator")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if made is not None and str(made) != GENERATOR_VERSION:
+            raise NiuniuError(
+                f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
+                f"mining renders the set's scenes again, so its crops would not match: make the set again with "
+                f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
+
+
 def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
                         readings_per_scene: int = 0, progress: bool = True) -> dict:
     """Classifier crops cut where ``detector`` really puts its boxes in the data set's own
@@ -194,6 +209,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
       centred on the whole printed index; the detector boxes what shows of a half-covered
       one, so these teach the classifier the framing it is really given.
     A box that only touches an index (neither) is left out: it is no clear example of either."""
+    _check_same_generator(cfg.out)
     root = cfg.out / "classify" / split
     (root / NOT_INDEX).mkdir(parents=True, exist_ok=True)
     n = cfg.images if split == "train" else cfg.val_images
