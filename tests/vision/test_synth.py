@@ -131,9 +131,9 @@ def _only_card_deck(code: str):
     return type(deck)(name=deck.name, split=deck.split, faces={code: deck.faces[code]}, back=None)
 
 
-def test_an_uncorrected_colour_cast_tints_the_light_and_nothing_else(tmp_path):
-    """Tungsten light nobody white-balanced turns white cards orange: the scene keeps
-    every card where it was, and a training set has such scenes (generator 7)."""
+def test_an_uncorrected_colour_cast_tints_the_light_and_nothing_else():
+    """Tungsten light nobody white-balanced turns white cards orange (generator 7's
+    training scenes): the scene keeps every card and label where it was."""
     deck = procedural_deck(7, 300)
     for seed in range(4):
         plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
@@ -142,6 +142,7 @@ def test_an_uncorrected_colour_cast_tints_the_light_and_nothing_else(tmp_path):
             (lab.cls, lab.code, lab.box) for lab in plain.labels]
         ratio = cast.image.reshape(-1, 3).mean(0) / np.maximum(plain.image.reshape(-1, 3).mean(0), 1)
         assert ratio.max() - ratio.min() > 0.12, f"seed {seed}: colour balance unchanged {ratio}"
+
 
 def test_known_card_lands_in_its_label_box():
     """Render a single known card; its index boxes must enclose ink of that card,

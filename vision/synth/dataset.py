@@ -125,13 +125,11 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     deck = pool.get(rng, cfg.procedural_share)
     if cfg.crops_only:
         size = CROP_SIZES[int(rng.integers(len(CROP_SIZES)))]
-        scene = render_scene(rng, deck, size=size, kind=str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])),
-                             colour_casts=COLOUR_CAST_SHARE)
-        stem = f"c{i:06d}"
+        kind, stem = str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])), f"c{i:06d}"
     else:
         size = SIZES[int(rng.integers(len(SIZES)))]
-        scene = render_scene(rng, deck, size=size, colour_casts=COLOUR_CAST_SHARE)
-        stem = f"{i:06d}"
+        kind, stem = None, f"{i:06d}"   # render_scene draws the kind
+    scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
