@@ -218,6 +218,33 @@ def test_a_glyph_pip_face_labels_its_index_ink():
         assert below.size and below.min() > 150, f"{code}: the pip spills below the index box"
 
 
+def test_every_pip_font_draws_spades_as_spades_and_clubs_as_clubs():
+    """A font that swaps two suit symbols labels a whole deck wrong: FreeSerif draws
+    U+2660 as a club, and its designs taught the classifier that a club is a spade.  A
+    spade tapers to a point at the top; a club starts with a round leaf, wide at once."""
+    from PIL import Image
+
+    from scoring.cards import Suit
+    from vision.synth.faces import FaceStyle, _pip, available_pip_fonts
+
+    if not available_pip_fonts():
+        pytest.skip("no font with suit symbols installed: run `sudo datasets/install-card-art.sh`")
+    base = FaceStyle.random(np.random.default_rng(5))
+
+    def width_near_top(font: str, suit: Suit) -> float:
+        img = Image.new("RGB", (240, 240), (255, 255, 255))
+        _pip(img, type(base)(**{**base.__dict__, "pip_font": font}), suit, 120, 120, 150, (0, 0, 0))
+        ink = np.asarray(img)[..., 0] < 128
+        ys, xs = np.nonzero(ink)
+        ink = ink[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+        return ink[int(0.05 * ink.shape[0])].sum() / ink.shape[1]
+
+    for font in available_pip_fonts():
+        name = Path(font).name
+        assert width_near_top(font, Suit.SPADES) < 0.2, f"{name}: its spade pip is not pointed"
+        assert width_near_top(font, Suit.CLUBS) > 0.25, f"{name}: its club pip has no round top leaf"
+
+
 def _write_pattern(path: Path, rgb: tuple[int, int, int], size: int = 8) -> None:
     name = b"test\x00"
     header = np.array([20 + 4 + len(name), 1, size, size, 3], ">u4").tobytes() + b"GPAT" + name

@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -74,6 +75,19 @@ _PIP_FONT_PATTERNS = (
     "/usr/share/fonts/truetype/noto/NotoSansSymbols2-Regular.ttf",
 )
 _SUIT_GLYPH = {Suit.SPADES: "\u2660", Suit.CLUBS: "\u2663", Suit.HEARTS: "\u2665", Suit.DIAMONDS: "\u2666"}
+# FreeSerif (Debian fonts-freefont-ttf) draws U+2660 BLACK SPADE SUIT as a club and U+2663
+# BLACK CLUB SUIT as a spade (seen on a contact sheet of every pip font): its decks taught
+# "a club is a spade" to a tenth of the procedural designs until generator 8.
+# tests/vision/test_synth.py checks that every pip font's spade is pointed and its club round.
+_SPADE_CLUB_SWAPPED = frozenset({"FreeSerifBold.ttf"})
+
+
+def suit_glyph(font_path: str, suit: Suit) -> str:
+    """The character that draws ``suit`` in this font (not always the one Unicode names)."""
+    if Path(font_path).name in _SPADE_CLUB_SWAPPED and suit in (Suit.SPADES, Suit.CLUBS):
+        suit = Suit.CLUBS if suit is Suit.SPADES else Suit.SPADES
+    return _SUIT_GLYPH[suit]
+
 
 # Procedural designs 0..399 train; 100000..100039 are held out (validation, hands).
 # Held-out designs borrow court art only from held-out Debian decks, so validation
@@ -196,7 +210,7 @@ def _pip(img: Image.Image, style: FaceStyle, suit: Suit, cx: float, cy: float, s
     """One suit pip of height ``size`` centred at (cx, cy), in the style's own shapes."""
     if style.pip_font is None:
         return draw_suit(ImageDraw.Draw(img), suit, cx, cy, size, fill, flip)
-    glyph = _SUIT_GLYPH[suit]
+    glyph = suit_glyph(style.pip_font, suit)
     l, t, r, b = cached_font(style.pip_font, 100).getbbox(glyph)
     font = cached_font(style.pip_font, max(6, int(round(100 * size / max(1, b - t)))))
     l, t, r, b = font.getbbox(glyph)
