@@ -166,12 +166,11 @@ def _held_out_scene(seed: list[int], **layout):
 @pytest.mark.parametrize("scene", [0, 4])
 def test_a_4k_frame_of_a_whole_table_reads_its_small_cards(photo, scene):
     """A 4K camera over a whole table: each card index is a few pixels at the detector's
-    input when the frame is read whole (these two tables: 1 of 5 and 2 of 7 cards read),
-    so it must be read again in magnifying tiles.  Held-out deck.  At most one dealt card
+    input when the frame is read whole (these two tables: 4 of 5 and 5 of 7 cards missed
+    without tiles), so it must be read again in magnifying tiles.  Held-out deck.  At most one dealt card
     may be missed and one card too many read (v9 reads the first table's QC, boxed loosely,
     as 10C; v8 read a KS on the second that is not there; over 30 such tables of generator 8
-    v9 reads 441 cards right, 18 missed, 16 extra, v8 443, 16, 10).  Without tiles 4 of 5
-    and 5 of 7 are missed."""
+    v9 reads 441 cards right, 18 missed, 16 extra, v8 443, 16, 10)."""
     frame, dealt = _held_out_scene([4040, scene], size=(3840, 2160), kind="table")
     read = {d.card.code for d in photo.detect(frame)}
     assert len(dealt - read) <= 1 and len(read - dealt) <= 1, f"missed {dealt - read}, extra {read - dealt}"
