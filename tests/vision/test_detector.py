@@ -44,6 +44,8 @@ def test_shipped_model_reads_held_out_decks(detector):
 
 
 # Measured for the shipped model (models/README.md); a retrained model must not do worse.
+# v10 (detector detect-v8, classifier classify-v24, corners read confidently as two cards kept
+# apart): 41/48 read, 6 extra (the merge change alone, with classify-v23: 40/48).
 # v9 (detector detect-v8, classifier classify-v23): 38/48 read, 6 extra; lowered from v8's 40/48 because
 # v9 reads 182 of 250 held-out generator-8 hands fully right at 480 to v8's 175 (164 to 154 at
 # 384, the size these six are read at) and 429 of the 451 real photos to 428.
@@ -53,7 +55,7 @@ def test_shipped_model_reads_held_out_decks(detector):
 # a measure: v7 reads fewer here, and on 60 held-out table scenes of small cards 453 to v6's
 # 458 (71 extra to 84), yet on 250 held-out hands read at 480 it reads 67% fully right to
 # v6's 62%, and 425 of the 451 real photos to 424.
-MIN_HELD_OUT_RECALL = 0.79  # measured 38/48 = 0.792 (v8: 40/48 = 0.83, v7: 37/48 = 0.77)
+MIN_HELD_OUT_RECALL = 0.85  # measured 41/48 = 0.854 (v9: 38/48 = 0.79, v8: 40/48 = 0.83)
 MAX_HELD_OUT_FALSE = 8      # measured 6 (v7: 7)
 
 
@@ -170,7 +172,7 @@ def test_a_4k_frame_of_a_whole_table_reads_its_small_cards(photo, scene):
     without tiles), so it must be read again in magnifying tiles.  Held-out deck.  At most one dealt card
     may be missed and one card too many read (v9 reads the first table's QC, boxed loosely,
     as 10C; v8 read a KS on the second that is not there; over 30 such tables of generator 8
-    v9 reads 441 cards right, 18 missed, 16 extra, v8 443, 16, 10)."""
+    v10 reads 455 cards right, 4 missed, 23 extra, v9 441, 18, 16, v8 443, 16, 10)."""
     frame, dealt = _held_out_scene([4040, scene], size=(3840, 2160), kind="table")
     read = {d.card.code for d in photo.detect(frame)}
     assert len(dealt - read) <= 1 and len(read - dealt) <= 1, f"missed {dealt - read}, extra {read - dealt}"
@@ -246,30 +248,44 @@ def test_missing_image_is_one_clear_error(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "gone.jpg" in err[0]
 
 
-def _probs(winner: str, p: float = 0.9) -> np.ndarray:
+def _probs(winner: str, p: float = 0.9, runner_up: str | None = None, q: float = 0.0) -> np.ndarray:
     from scoring.cards import CARD_CODES
 
     codes = sorted(CARD_CODES)
-    out = np.full(52, (1 - p) / 51)
+    out = np.full(52, (1 - p - q) / (51 - (runner_up is not None)))
     out[codes.index(winner)] = p
+    if runner_up is not None:
+        out[codes.index(runner_up)] = q
     return out
 
 
-def _read(corners: list[tuple[tuple, str]], card_boxes: list[tuple]) -> list[str]:
+def _read(corners: list[tuple[tuple, np.ndarray]], card_boxes: list[tuple]) -> list[str]:
     from scoring.cards import CARD_CODES, Card
     from vision.detector import _merge_corners
 
     codes = sorted(CARD_CODES)
-    probs = np.stack([_probs(code) for _, code in corners])
+    probs = np.stack([p if isinstance(p, np.ndarray) else _probs(p) for _, p in corners])
     return sorted(d.card.code for d in _merge_corners(
         [(box, 0.9) for box, _ in corners], probs.argmax(axis=1), probs,
         [(cb, 0.9) for cb in card_boxes], [Card.parse(c) for c in codes]))
 
 
 def test_two_corners_of_one_card_read_differently_count_once():
+    """Glare on one corner: it reads QD first, QH second, and the other corner the other
+    way round; the card is one card, named by both readings together."""
     card = (100.0, 100.0, 300.0, 380.0)
-    corners = [((105.0, 105.0, 135.0, 155.0), "QH"), ((265.0, 325.0, 295.0, 375.0), "QD")]
-    assert len(_read(corners, [card])) == 1
+    corners = [((105.0, 105.0, 135.0, 155.0), _probs("QH", 0.6, "QD", 0.35)),
+               ((265.0, 325.0, 295.0, 375.0), _probs("QD", 0.55, "QH", 0.4))]
+    assert _read(corners, [card]) == ["QH"]
+
+
+def test_confident_readings_at_the_two_ends_of_one_card_box_stay_two_cards():
+    """A fanned hand: the top card's upright box also holds the far corner of the card
+    beside it.  Both corners read confidently, as different cards: two cards, not one
+    card too doubtful to report (the geometry alone cannot tell the two cases apart)."""
+    top_card = (100.0, 100.0, 300.0, 380.0)
+    corners = [((105.0, 105.0, 135.0, 155.0), "QH"), ((265.0, 325.0, 295.0, 375.0), "6H")]
+    assert _read(corners, [top_card]) == ["6H", "QH"]
 
 
 def test_neighbours_in_a_fanned_hand_inside_one_box_stay_two_cards():
