@@ -461,6 +461,10 @@ def _contains(box, point, slack: float = 0.0) -> bool:
     return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
 
 
+def _share_a_card_box(p, q, cards) -> bool:
+    return any(_contains(cb, p, 2) and _contains(cb, q, 2) for cb, _ in cards)
+
+
 def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detection]:
     """One Detection per physical card.
 
@@ -484,8 +488,7 @@ def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detecti
             if g["label"] != label:
                 continue
             near = math.dist(centre, g["centre"]) <= 9 * max(size, g["size"])
-            same_card_box = any(_contains(cb, centre, 2) and _contains(cb, g["centre"], 2) for cb, _ in cards)
-            if near or same_card_box:
+            if near or _share_a_card_box(centre, g["centre"], cards):
                 _absorb(g, box, det_conf, logp)
                 break
         else:
@@ -498,9 +501,8 @@ def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detecti
             for b in groups[i + 1:]:
                 joint = a["logp"] + b["logp"]
                 best = int(joint.argmax())
-                shared = [cb for cb, _ in cards if all(_contains(cb, c, 2) for c in (a["centre"], b["centre"]))]
                 agree = joint[best] > math.log(0.05) * (len(a["boxes"]) + len(b["boxes"])) / 2
-                if shared and agree:
+                if agree and _share_a_card_box(a["centre"], b["centre"], cards):
                     for box in b["boxes"]:
                         a["boxes"].append(box)
                     a["logp"], a["det"], a["label"] = joint, max(a["det"], b["det"]), best

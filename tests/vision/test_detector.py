@@ -252,14 +252,16 @@ def _probs(winner: str, p: float = 0.9, runner_up: str | None = None, q: float =
     from scoring.cards import CARD_CODES
 
     codes = sorted(CARD_CODES)
-    out = np.full(52, (1 - p - q) / (51 - (runner_up is not None)))
+    others = 51 if runner_up is None else 50
+    out = np.full(52, (1 - p - q) / others)
     out[codes.index(winner)] = p
     if runner_up is not None:
         out[codes.index(runner_up)] = q
     return out
 
 
-def _read(corners: list[tuple[tuple, np.ndarray]], card_boxes: list[tuple]) -> list[str]:
+def _read(corners: list[tuple[tuple, str | np.ndarray]], card_boxes: list[tuple]) -> list[str]:
+    """Merge corners given as a card code (read at 0.9) or as the classifier's probabilities."""
     from scoring.cards import CARD_CODES, Card
     from vision.detector import _merge_corners
 
