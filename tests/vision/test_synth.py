@@ -144,6 +144,44 @@ def test_an_uncorrected_colour_cast_tints_the_light_and_nothing_else():
         assert ratio.max() - ratio.min() > 0.12, f"seed {seed}: colour balance unchanged {ratio}"
 
 
+def test_a_court_weighted_scene_deals_its_court_cards_first():
+    """A training set weighted to court cards (their indices beside busy art are the ones
+    the detector misses most) fills the hands with jacks, queens and kings."""
+    deck = procedural_deck(7, 300)
+    for seed in range(3):
+        scene = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", seats=2,
+                             hand_size=5, courts_first=True)
+        ranks = {lab.code[:-1] for lab in scene.labels}
+        assert ranks and ranks <= {"J", "Q", "K"}, f"seed {seed}: {sorted(ranks)}"
+
+
+def test_a_blurred_scene_is_the_same_layout_out_of_focus():
+    """The blur weighting changes the optics only: every card and label stays where it was."""
+    deck = procedural_deck(7, 300)
+    sharpness: dict[bool, list[float]] = {False: [], True: []}
+    for seed in range(6):
+        plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
+        blurred = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", blurred=True)
+        assert [(lab.cls, lab.code, lab.box) for lab in blurred.labels] == [
+            (lab.cls, lab.code, lab.box) for lab in plain.labels]
+        for flag, scene in ((False, plain), (True, blurred)):
+            gray = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+            sharpness[flag].append(cv2.Laplacian(gray, cv2.CV_64F).var())
+    # Some plain scenes are blurred by chance; every weighted one is blurred on purpose.
+    assert max(sharpness[True]) < 0.5 * float(np.median(sharpness[False])), sharpness
+
+
+def test_weighting_shares_of_zero_leave_the_set_as_it_was(tmp_path):
+    """The weighting draws on its own stream: sets made before it existed stay reproducible."""
+    base = dict(images=3, val_images=0, seed=5, procedural_share=1.0)
+    write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", court_share=0.0, blur_share=0.0, **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "c", court_share=1.0, **base), workers=1, progress=False)
+    image = "detect/images/train/000000.jpg"
+    assert (tmp_path / "a" / image).read_bytes() == (tmp_path / "b" / image).read_bytes()
+    assert (tmp_path / "a" / image).read_bytes() != (tmp_path / "c" / image).read_bytes()
+
+
 def test_known_card_lands_in_its_label_box():
     """Render a single known card; its index boxes must enclose ink of that card,
     and the card box must enclose every index box."""
@@ -317,6 +355,17 @@ def test_mining_a_set_of_another_generator_is_refused_before_any_crop(tmp_path):
     assert not (tmp_path / "classify").exists()
 
 
+def test_mining_with_other_shares_than_the_set_was_made_with_is_refused(tmp_path):
+    """A court share deals other cards: mined with the wrong one, a set would get crops of
+    scenes it does not hold.  The manifest remembers the shares; the message gives the flag."""
+    write_dataset(SynthConfig(out=tmp_path, images=1, val_images=0, seed=3, procedural_share=1.0, court_share=0.5),
+                  workers=1, progress=False)
+    cfg = SynthConfig(out=tmp_path, images=1, val_images=0, seed=3, procedural_share=1.0)
+    with pytest.raises(NiuniuError, match="give --court-share 0.5"):
+        mine_detector_crops(cfg, detector=None, progress=False)
+    assert not list((tmp_path / "classify" / "train" / NOT_INDEX).glob("*_h*.jpg"))
+
+
 def test_mined_readings_file_each_found_index_under_its_own_card(tmp_path):
     """`hard-negatives --readings-per-scene`: a detector box on a readable printed index
     becomes a crop of that card, so the classifier learns the detector's own framing; a box
@@ -363,3 +412,13 @@ def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
     assert all(style.ink(Suit.SPADES) == style.ink(Suit.CLUBS) == style.black
                and style.ink(Suit.HEARTS) == style.ink(Suit.DIAMONDS) == style.red
                for style in styles if not style.four_colour)
+
+
+def test_a_share_outside_0_to_1_is_one_clear_error_and_writes_nothing(tmp_path, capsys):
+    from kiosk.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["datasets", "synth", "--out", str(tmp_path / "set"), "--images", "2", "--blur-share", "30"])
+    assert stop.value.code == 2
+    assert "'30' is not a share: give a number from 0 to 1" in capsys.readouterr().err
+    assert not (tmp_path / "set").exists()

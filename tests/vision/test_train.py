@@ -10,7 +10,7 @@ from vision.detector import MODELS_DIR
 torch = pytest.importorskip("torch", reason="training needs the ml extra")
 from vision.train import slim_checkpoint, train  # noqa: E402
 
-CHECKPOINT = MODELS_DIR / "checkpoints" / "detect-v8-last.pt"
+CHECKPOINT = MODELS_DIR / "checkpoints" / "detect-v10-last.pt"
 
 
 def test_committed_checkpoint_is_the_detector_to_train_on_and_small():

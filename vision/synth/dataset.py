@@ -66,6 +66,10 @@ class SynthConfig:
     deck_height: int = 400
     crops_only: bool = False   # classifier top-up: larger, closer scenes, no detector images
     negatives_per_scene: int = 3   # "not an index" crops (pips, court art, felt, chips, table print)
+    # Weighting to where the detector loses indices (render_scene's courts_first, blurred):
+    # the share of scenes that deal their court cards first, and that are strongly blurred.
+    court_share: float = 0.0
+    blur_share: float = 0.0
 
 
 class _DeckPool:
@@ -131,7 +135,11 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     else:
         size = SIZES[int(rng.integers(len(SIZES)))]
         kind, stem = None, f"{i:06d}"   # render_scene draws the kind
-    scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE)
+    # Own stream: with both shares 0 the set is generator 8's bytes.
+    weight_rng = _rng(cfg, split, i, 17)
+    courts_first, blurred = weight_rng.random() < cfg.court_share, weight_rng.random() < cfg.blur_share
+    scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE,
+                         courts_first=courts_first, blurred=blurred)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
@@ -180,12 +188,15 @@ def clear_of_indices(scene, box) -> bool:
     return True
 
 
-def _check_same_generator(out: Path) -> None:
-    """Mining renders a set's scenes again from its seed: a set made by another generator
-    would get crops of scenes it does not hold (generator 7 alone recolours a quarter)."""
+def _check_same_generator(cfg: SynthConfig) -> None:
+    """Mining renders a set's scenes again from its seed: a set made by another generator,
+    or with other shares, would get crops of scenes it does not hold (generator 7 alone
+    recolours a quarter; a court share deals other cards)."""
+    out = cfg.out
     for name in ("manifest.json", "manifest-crops.json"):
         try:
-            made = json.loads((out / name).read_text()).get("generator")
+            manifest = json.loads((out / name).read_text())
+            made = manifest.get("generator")
         except (OSError, ValueError, AttributeError):
             continue
         if made is not None and str(made) != GENERATOR_VERSION:
@@ -193,6 +204,11 @@ def _check_same_generator(out: Path) -> None:
                 f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
                 f"mining renders the set's scenes again, so its crops would not match: make the set again with "
                 f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
+        for key in ("procedural_share", "court_share", "blur_share"):   # recorded since the weighting options
+            if key in manifest and manifest[key] != getattr(cfg, key):
+                raise NiuniuError(
+                    f"{out / name}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
+                    f"mining renders the set's scenes again: give --{key.replace('_', '-')} {manifest[key]}")
 
 
 def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
@@ -209,7 +225,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
       centred on the whole printed index; the detector boxes what shows of a half-covered
       one, so these teach the classifier the framing it is really given.
     A box that only touches an index (neither) is left out: it is no clear example of either."""
-    _check_same_generator(cfg.out)
+    _check_same_generator(cfg)
     root = cfg.out / "classify" / split
     (root / NOT_INDEX).mkdir(parents=True, exist_ok=True)
     n = cfg.images if split == "train" else cfg.val_images
@@ -315,6 +331,8 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
                      "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
+                     "procedural_share": cfg.procedural_share, "court_share": cfg.court_share,
+                     "blur_share": cfg.blur_share,
                      # the same seed gives the same bytes only with the same fonts installed
                      "fonts": [Path(f).name for f in available_fonts()],
                      "pip_fonts": [Path(f).name for f in available_pip_fonts()],

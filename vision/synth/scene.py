@@ -38,6 +38,7 @@ PRINTED_PAGE_SHARE = 0.15  # scenes with a newspaper or book page under the card
 # temperature range every scene gets left the detector blind to a tungsten-lit photo:
 # poker4's test photos with blue x0.65 lost 10% of their indices.
 COLOUR_CAST_SHARE = 0.25
+COURT_RANKS = ("J", "Q", "K")
 
 
 @dataclass
@@ -412,9 +413,11 @@ def _lighting(img: np.ndarray, rng: np.random.Generator, cast: np.ndarray | None
     return np.clip(f, 0, 255).astype(np.uint8)
 
 
-def _optics(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if rng.random() < 0.2:  # motion blur: a hand or the camera moved
-        k = int(rng.integers(3, 10))
+def _optics(img: np.ndarray, rng: np.random.Generator, blurred: bool = False) -> np.ndarray:
+    # ``blurred``: the top of the usual blur range, on purpose (a training set weighted
+    # to where the detector loses indices); the same draws otherwise.
+    if blurred or rng.random() < 0.2:  # motion blur: a hand or the camera moved
+        k = int(rng.integers(6, 10) if blurred else rng.integers(3, 10))
         kernel = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1.0 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
@@ -422,7 +425,7 @@ def _optics(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         kernel /= max(kernel.sum(), 1e-6)
         img = cv2.filter2D(img, -1, kernel)
     if rng.random() < 0.35:  # defocus
-        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.4, 1.6))
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(1.0, 1.6) if blurred else rng.uniform(0.4, 1.6))
     if rng.random() < 0.7:  # sensor noise
         noise = rng.normal(0, rng.uniform(1, 8), img.shape).astype(np.float32)
         img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
@@ -465,7 +468,8 @@ def _hand_positions(rng, k, card_w, card_h, center, theta):
 
 def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640, 480),
                  kind: str | None = None, max_tilt: float = 0.45, seats: int | None = None,
-                 hand_size: int | None = None, colour_casts: float = 0.0) -> Scene:
+                 hand_size: int | None = None, colour_casts: float = 0.0, courts_first: bool = False,
+                 blurred: bool = False) -> Scene:
     """Compose one labelled scene from ``deck`` (a :class:`vision.synth.decks.Deck`).
 
     ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
@@ -474,6 +478,10 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     ``seats`` and ``hand_size`` fix the layout (used to measure whole-hand accuracy).
     ``colour_casts``: the share of scenes under a strong uncorrected cast (training sets);
     the cast draws from a side stream, so the scene is otherwise the same.
+    ``courts_first`` deals the deck's jacks, queens and kings before its other cards and
+    ``blurred`` draws the strongest blur of the usual range: a training set weighted to
+    the indices the detector misses most (court indices beside busy art, blur).  Neither
+    draws anything, so without them the scene is drawn as before.
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
@@ -497,6 +505,8 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     codes = list(deck.faces)
     rng.shuffle(codes)
+    if courts_first:
+        codes.sort(key=lambda code: code[:-1] not in COURT_RANKS)   # stable: the shuffle stays within each group
     next_code = iter(codes)
     placed: list[_Placed] = []
     obj_id = 1
@@ -574,7 +584,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     labels = _labels(owner, placed, w, h)
     cast = _colour_cast(page_rng) if page_rng.random() < colour_casts else None
-    img = _optics(_lighting(out, rng, cast), rng)
+    img = _optics(_lighting(out, rng, cast), rng, blurred)
     index_quads, card_quads = _quads(placed)
     return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)),
                  index_quads=index_quads, card_quads=card_quads)
