@@ -188,7 +188,7 @@ def clear_of_indices(scene, box) -> bool:
     return True
 
 
-def _check_same_generator(cfg: SynthConfig) -> None:
+def _check_same_recipe(cfg: SynthConfig) -> None:
     """Mining renders a set's scenes again from its seed: a set made by another generator,
     or with other shares, would get crops of scenes it does not hold (generator 7 alone
     recolours a quarter; a court share deals other cards)."""
@@ -225,7 +225,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
       centred on the whole printed index; the detector boxes what shows of a half-covered
       one, so these teach the classifier the framing it is really given.
     A box that only touches an index (neither) is left out: it is no clear example of either."""
-    _check_same_generator(cfg)
+    _check_same_recipe(cfg)
     root = cfg.out / "classify" / split
     (root / NOT_INDEX).mkdir(parents=True, exist_ok=True)
     n = cfg.images if split == "train" else cfg.val_images
