@@ -72,6 +72,10 @@ class SynthConfig:
     blur_share: float = 0.0
 
 
+# The shares a set is made with: recorded in its manifest, checked again before mining it.
+RECIPE_SHARES = ("procedural_share", "court_share", "blur_share")
+
+
 class _DeckPool:
     """Loads decks lazily, once per worker process."""
 
@@ -204,7 +208,7 @@ def _check_same_recipe(cfg: SynthConfig) -> None:
                 f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
                 f"mining renders the set's scenes again, so its crops would not match: make the set again with "
                 f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
-        for key in ("procedural_share", "court_share", "blur_share"):   # recorded since the weighting options
+        for key in RECIPE_SHARES:   # recorded since the weighting options; older sets skip the check
             if key in manifest and manifest[key] != getattr(cfg, key):
                 raise NiuniuError(
                     f"{out / name}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
@@ -331,8 +335,7 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
                      "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
-                     "procedural_share": cfg.procedural_share, "court_share": cfg.court_share,
-                     "blur_share": cfg.blur_share,
+                     **{key: getattr(cfg, key) for key in RECIPE_SHARES},
                      # the same seed gives the same bytes only with the same fonts installed
                      "fonts": [Path(f).name for f in available_fonts()],
                      "pip_fonts": [Path(f).name for f in available_pip_fonts()],

@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from scoring.cards import Card
 from vision.synth.faces import available_fonts, cached_font
 
 INDEX_CLASS = 0
@@ -38,7 +39,6 @@ PRINTED_PAGE_SHARE = 0.15  # scenes with a newspaper or book page under the card
 # temperature range every scene gets left the detector blind to a tungsten-lit photo:
 # poker4's test photos with blue x0.65 lost 10% of their indices.
 COLOUR_CAST_SHARE = 0.25
-COURT_RANKS = ("J", "Q", "K")
 
 
 @dataclass
@@ -480,8 +480,8 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     the cast draws from a side stream, so the scene is otherwise the same.
     ``courts_first`` deals the deck's jacks, queens and kings before its other cards and
     ``blurred`` draws the strongest blur of the usual range: a training set weighted to
-    the indices the detector misses most (court indices beside busy art, blur).  Neither
-    draws anything, so without them the scene is drawn as before.
+    the indices the detector misses most (court indices beside busy art, blur).  Both
+    default to off, and off they change no draw: the scene is drawn as before.
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
@@ -506,7 +506,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     codes = list(deck.faces)
     rng.shuffle(codes)
     if courts_first:
-        codes.sort(key=lambda code: code[:-1] not in COURT_RANKS)   # stable: the shuffle stays within each group
+        codes.sort(key=lambda code: not Card.parse(code).is_face)   # stable: the shuffle stays within each group
     next_code = iter(codes)
     placed: list[_Placed] = []
     obj_id = 1
