@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="share of scenes drawn with procedural casino faces instead of Debian deck art")
     synth.add_argument("--crops-only", action="store_true",
                        help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
-    _weighting_args(synth, "")
+    _recipe_args(synth, "")
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
     hard = ds_sub.add_parser("hard-negatives", help="add 'not an index' crops where the detector errs in a synth set's scenes")
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     hard.add_argument("--seed", type=int, required=True, help="as given to `datasets synth` for this folder")
     hard.add_argument("--procedural-share", type=float, default=0.4, help="as given to `datasets synth`")
     hard.add_argument("--crops-only", action="store_true", help="as given to `datasets synth`")
-    _weighting_args(hard, " (as given to `datasets synth`)")
+    _recipe_args(hard, " (as given to `datasets synth`)")
     hard.add_argument("--per-scene", type=int, default=4, help="'not an index' crops per scene at most")
     hard.add_argument("--readings-per-scene", type=int, default=0,
                       help="also this many crops per scene of the detector's boxes on real indices, filed under "
@@ -120,21 +120,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.set_defaults(func=_cmd_bench)
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a share: give a number from 0 to 1, e.g. 0.3")
-    return value
+def _number_from(lo: float, hi: float, what: str, example: str):
+    """An argparse type: a number in [lo, hi], or one message naming the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give a number from {lo:g} to {hi:g}, e.g. {example}")
+        return value
+    return parse
 
 
-def _weighting_args(p: argparse.ArgumentParser, note: str) -> None:
+_share = _number_from(0.0, 1.0, "a share", "0.3")
+_scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
+
+
+def _recipe_args(p: argparse.ArgumentParser, note: str) -> None:
     p.add_argument("--court-share", type=_share, default=0.0,
                    help="share of scenes that deal their jacks, queens and kings first (default 0)" + note)
     p.add_argument("--blur-share", type=_share, default=0.0,
                    help="share of scenes drawn with the strongest blur of the usual range (default 0)" + note)
+    p.add_argument("--scene-scale", type=_scale, default=1.0,
+                   help="render scenes this many times larger, the layout the same (default 1: detector scenes "
+                        "416 px on the long side; 1.5 for a detector trained at --imgsz 480)" + note)
 
 
 def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -218,7 +228,7 @@ def _cmd_synth(args) -> int:
                       val_images=args.val_images if args.val_images is not None else max(1, args.images // 8),
                       seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
-                      blur_share=args.blur_share)
+                      blur_share=args.blur_share, scene_scale=args.scene_scale)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:
@@ -240,7 +250,7 @@ def _cmd_hard_negatives(args) -> int:
         raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
     cfg = SynthConfig(out=args.out, images=args.images, val_images=0, seed=args.seed,
                       procedural_share=args.procedural_share, crops_only=args.crops_only,
-                      court_share=args.court_share, blur_share=args.blur_share)
+                      court_share=args.court_share, blur_share=args.blur_share, scene_scale=args.scene_scale)
     stats = mine_detector_crops(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf),
                                 per_scene=args.per_scene, readings_per_scene=args.readings_per_scene)
     print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices, "

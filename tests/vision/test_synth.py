@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import cv2
@@ -414,11 +415,32 @@ def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
                for style in styles if not style.four_colour)
 
 
-def test_a_share_outside_0_to_1_is_one_clear_error_and_writes_nothing(tmp_path, capsys):
+@pytest.mark.parametrize("flag, value, message", [
+    ("--blur-share", "30", "'30' is not a share: give a number from 0 to 1"),
+    ("--scene-scale", "15", "'15' is not a scene scale: give a number from 0.5 to 4"),
+    ("--scene-scale", "big", "'big' is not a scene scale"),
+])
+def test_a_recipe_number_out_of_range_is_one_clear_error_and_writes_nothing(tmp_path, capsys, flag, value, message):
     from kiosk.cli import main
 
     with pytest.raises(SystemExit) as stop:
-        main(["datasets", "synth", "--out", str(tmp_path / "set"), "--images", "2", "--blur-share", "30"])
+        main(["datasets", "synth", "--out", str(tmp_path / "set"), "--images", "2", flag, value])
     assert stop.value.code == 2
-    assert "'30' is not a share: give a number from 0 to 1" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
     assert not (tmp_path / "set").exists()
+
+
+def test_a_scaled_set_renders_its_scenes_larger_and_mining_holds_it_to_that_scale(tmp_path):
+    """`--scene-scale`: a detector trained at an input over 416 px needs scenes with real
+    detail at that size.  The frame shapes are the same draws, only larger; the manifest
+    remembers the scale, and mining at another scale is refused with the flag to give."""
+    base = dict(images=4, val_images=0, seed=8, procedural_share=1.0)
+    write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", scene_scale=1.5, **base), workers=1, progress=False)
+    for i in range(4):
+        small = cv2.imread(str(tmp_path / "a" / f"detect/images/train/{i:06d}.jpg"))
+        large = cv2.imread(str(tmp_path / "b" / f"detect/images/train/{i:06d}.jpg"))
+        assert large.shape[:2] == tuple(round(side * 1.5) for side in small.shape[:2])
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["scene_scale"] == 1.5
+    with pytest.raises(NiuniuError, match="give --scene-scale 1.5"):
+        mine_detector_crops(SynthConfig(out=tmp_path / "b", **base), detector=None, progress=False)

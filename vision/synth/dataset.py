@@ -70,10 +70,14 @@ class SynthConfig:
     # the share of scenes that deal their court cards first, and that are strongly blurred.
     court_share: float = 0.0
     blur_share: float = 0.0
+    # Scenes rendered this many times the SIZES (or CROP_SIZES) in pixels, the layout the
+    # same in proportion: a detector trained at an input over 416 px (the size `niuniu
+    # detect` reads photos at) learns from real detail instead of an enlarged scene.
+    scene_scale: float = 1.0
 
 
-# The shares a set is made with: recorded in its manifest, checked again before mining it.
-RECIPE_SHARES = ("procedural_share", "court_share", "blur_share")
+# What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
+RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale")
 
 
 class _DeckPool:
@@ -124,6 +128,10 @@ def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | Non
     path.write_bytes(buf.tobytes())
 
 
+def _scaled(size: tuple[int, int], scale: float) -> tuple[int, int]:
+    return size if scale == 1.0 else (round(size[0] * scale), round(size[1] * scale))
+
+
 def render_one(cfg: SynthConfig, split: str, i: int):
     """Scene ``i`` of a data set, as written: ``(stem, scene, jpeg bytes, decoded image, rng, deck name)``.
 
@@ -134,10 +142,10 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     rng = _rng(cfg, split, i)
     deck = pool.get(rng, cfg.procedural_share)
     if cfg.crops_only:
-        size = CROP_SIZES[int(rng.integers(len(CROP_SIZES)))]
+        size = _scaled(CROP_SIZES[int(rng.integers(len(CROP_SIZES)))], cfg.scene_scale)
         kind, stem = str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])), f"c{i:06d}"
     else:
-        size = SIZES[int(rng.integers(len(SIZES)))]
+        size = _scaled(SIZES[int(rng.integers(len(SIZES)))], cfg.scene_scale)
         kind, stem = None, f"{i:06d}"   # render_scene draws the kind
     # Own stream: with both shares 0 the set is generator 8's bytes.
     weight_rng = _rng(cfg, split, i, 17)
@@ -194,8 +202,8 @@ def clear_of_indices(scene, box) -> bool:
 
 def _check_same_recipe(cfg: SynthConfig) -> None:
     """Mining renders a set's scenes again from its seed: a set made by another generator,
-    or with other shares, would get crops of scenes it does not hold (generator 7 alone
-    recolours a quarter; a court share deals other cards)."""
+    or with other shares or another scale, would get crops of scenes it does not hold
+    (generator 7 alone recolours a quarter; a court share deals other cards)."""
     out = cfg.out
     for name in ("manifest.json", "manifest-crops.json"):
         try:
@@ -208,7 +216,7 @@ def _check_same_recipe(cfg: SynthConfig) -> None:
                 f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
                 f"mining renders the set's scenes again, so its crops would not match: make the set again with "
                 f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
-        for key in RECIPE_SHARES:   # recorded since the weighting options; older sets skip the check
+        for key in RECIPE:   # sets made before an option was recorded skip its check
             if key in manifest and manifest[key] != getattr(cfg, key):
                 raise NiuniuError(
                     f"{out / name}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
@@ -335,7 +343,7 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
                      "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
-                     **{key: getattr(cfg, key) for key in RECIPE_SHARES},
+                     **{key: getattr(cfg, key) for key in RECIPE},
                      # the same seed gives the same bytes only with the same fonts installed
                      "fonts": [Path(f).name for f in available_fonts()],
                      "pip_fonts": [Path(f).name for f in available_pip_fonts()],
