@@ -71,8 +71,8 @@ class SynthConfig:
     court_share: float = 0.0
     blur_share: float = 0.0
     # Scenes rendered this many times the SIZES (or CROP_SIZES) in pixels, the layout the
-    # same in proportion: a detector trained at an input over 416 px (the size `niuniu
-    # detect` reads photos at) learns from real detail instead of an enlarged scene.
+    # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
+    # reads photos at 480) learns from real detail instead of an enlarged scene.
     scene_scale: float = 1.0
 
 
@@ -129,7 +129,7 @@ def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | Non
 
 
 def _scaled(size: tuple[int, int], scale: float) -> tuple[int, int]:
-    return size if scale == 1.0 else (round(size[0] * scale), round(size[1] * scale))
+    return round(size[0] * scale), round(size[1] * scale)
 
 
 def render_one(cfg: SynthConfig, split: str, i: int):
