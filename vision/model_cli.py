@@ -27,20 +27,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     synth.add_argument("--val-images", type=int, default=None, help="validation scenes (held-out decks); default images/8")
     synth.add_argument("--seed", type=int, default=0)
     synth.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
-    synth.add_argument("--procedural-share", type=float, default=0.4,
+    synth.add_argument("--procedural-share", type=_share, default=0.4,
                        help="share of scenes drawn with procedural casino faces instead of Debian deck art")
     synth.add_argument("--crops-only", action="store_true",
                        help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
-    _recipe_args(synth, "")
+    _recipe_args(synth)
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
     hard = ds_sub.add_parser("hard-negatives", help="add 'not an index' crops where the detector errs in a synth set's scenes")
-    hard.add_argument("--out", type=Path, required=True, help="the data set folder, made by `datasets synth`")
-    hard.add_argument("--images", type=int, required=True, help="as given to `datasets synth` for this folder")
-    hard.add_argument("--seed", type=int, required=True, help="as given to `datasets synth` for this folder")
-    hard.add_argument("--procedural-share", type=float, default=0.4, help="as given to `datasets synth`")
-    hard.add_argument("--crops-only", action="store_true", help="as given to `datasets synth`")
-    _recipe_args(hard, " (as given to `datasets synth`)")
+    hard.add_argument("--out", type=Path, required=True,
+                      help="the data set folder, made by `datasets synth`: its manifest says how, so the flags "
+                           "below are needed only for a set whose manifest does not record them")
+    hard.add_argument("--images", type=int, default=None,
+                      help="mine only the first N training scenes (default: all the set holds)")
+    hard.add_argument("--seed", type=int, default=None, help="as given to `datasets synth` (default: the manifest's)")
+    hard.add_argument("--procedural-share", type=_share, default=None,
+                      help="as given to `datasets synth` (default: the manifest's)")
+    hard.add_argument("--crops-only", action="store_true", default=None,
+                      help="mine the crops-only scenes of a folder that holds both kinds (default: the kind it holds)")
+    _recipe_args(hard, " (as given to `datasets synth`; default: the manifest's)", given_only=True)
     hard.add_argument("--per-scene", type=int, default=4, help="'not an index' crops per scene at most")
     hard.add_argument("--readings-per-scene", type=int, default=0,
                       help="also this many crops per scene of the detector's boxes on real indices, filed under "
@@ -137,14 +142,15 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 
 
-def _recipe_args(p: argparse.ArgumentParser, note: str) -> None:
-    p.add_argument("--court-share", type=_share, default=0.0,
-                   help="share of scenes that deal their jacks, queens and kings first (default 0)" + note)
-    p.add_argument("--blur-share", type=_share, default=0.0,
-                   help="share of scenes drawn with the strongest blur of the usual range (default 0)" + note)
-    p.add_argument("--scene-scale", type=_scale, default=1.0,
-                   help="render scenes this many times larger, the layout the same (default 1: detector scenes "
-                        "416 px on the long side; 1.5 for a detector trained at --imgsz 480)" + note)
+def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = False) -> None:
+    """The recipe flags; ``given_only`` leaves them ``None`` when not given (mining takes the set's own)."""
+    p.add_argument("--court-share", type=_share, default=None if given_only else 0.0,
+                   help="share of scenes that deal their jacks, queens and kings first" + (note or " (default 0)"))
+    p.add_argument("--blur-share", type=_share, default=None if given_only else 0.0,
+                   help="share of scenes drawn with the strongest blur of the usual range" + (note or " (default 0)"))
+    p.add_argument("--scene-scale", type=_scale, default=None if given_only else 1.0,
+                   help="render scenes this many times larger, the layout the same (1: detector scenes 416 px on "
+                        "the long side; 1.5 for a detector trained at --imgsz 480)" + (note or " (default 1)"))
 
 
 def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -244,13 +250,12 @@ def _cmd_synth(args) -> int:
 
 def _cmd_hard_negatives(args) -> int:
     from vision.detector import IndexFinder
-    from vision.synth.dataset import SynthConfig, mine_detector_crops
+    from vision.synth.dataset import RECIPE, config_of_set, mine_detector_crops
 
     if not (args.out / "classify" / "train").is_dir():
         raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
-    cfg = SynthConfig(out=args.out, images=args.images, val_images=0, seed=args.seed,
-                      procedural_share=args.procedural_share, crops_only=args.crops_only,
-                      court_share=args.court_share, blur_share=args.blur_share, scene_scale=args.scene_scale)
+    cfg = config_of_set(args.out, args.crops_only, images=args.images, seed=args.seed,
+                        **{key: getattr(args, key) for key in RECIPE})
     stats = mine_detector_crops(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf),
                                 per_scene=args.per_scene, readings_per_scene=args.readings_per_scene)
     print(f"{stats['crops']} 'not an index' crops from {stats['false_indices']} false indices, "

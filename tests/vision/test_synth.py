@@ -16,6 +16,7 @@ from vision.detector import NOT_INDEX
 from vision.synth.dataset import (
     MIN_CROP_INDEX_PX,
     SynthConfig,
+    config_of_set,
     index_crop,
     mine_detector_crops,
     not_index_boxes,
@@ -444,3 +445,29 @@ def test_a_scaled_set_renders_its_scenes_larger_and_mining_holds_it_to_that_scal
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["scene_scale"] == 1.5
     with pytest.raises(NiuniuError, match="give --scene-scale 1.5"):
         mine_detector_crops(SynthConfig(out=tmp_path / "b", **base), detector=None, progress=False)
+
+
+def test_mining_takes_how_a_set_was_made_from_its_manifest(tmp_path):
+    """`niuniu datasets hard-negatives --out DIR`: the set's manifest already says its seed,
+    shares and scale, so the maker's flags need not be typed again (a retyped one that
+    differs is what used to mine the wrong scenes)."""
+    made = SynthConfig(out=tmp_path, images=2, val_images=0, seed=3, procedural_share=1.0, court_share=0.5,
+                       scene_scale=1.5)
+    write_dataset(made, workers=1, progress=False)
+    assert config_of_set(tmp_path) == made
+    assert config_of_set(tmp_path, images=1).images == 1   # the first scenes only
+    for given, flag in ((dict(seed=4), "give --seed 3"), (dict(blur_share=0.25), "give --blur-share 0.0"),
+                        (dict(images=3), "give --images 2 or fewer")):
+        with pytest.raises(NiuniuError, match=flag):
+            mine_detector_crops(config_of_set(tmp_path, **given), detector=None, progress=False)
+    assert not list((tmp_path / "classify" / "train" / NOT_INDEX).glob("*_h*.jpg"))
+
+
+def test_mining_a_folder_without_a_manifest_names_the_flags_to_give(tmp_path, capsys):
+    from kiosk.cli import main
+
+    (tmp_path / "classify" / "train").mkdir(parents=True)
+    assert main(["datasets", "hard-negatives", "--out", str(tmp_path), "--images", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json is missing or does not record seed: give --seed" in err
+    assert "Traceback" not in err

@@ -200,27 +200,70 @@ def clear_of_indices(scene, box) -> bool:
     return True
 
 
+def _manifest_name(crops_only: bool) -> str:
+    return "manifest-crops.json" if crops_only else "manifest.json"
+
+
+def _read_manifest(path: Path) -> dict | None:
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def config_of_set(out: Path, crops_only: bool | None = None, **given) -> SynthConfig:
+    """The config that made the set in ``out``, read from its manifest, so that mining
+    renders exactly its scenes again without the maker's flags retyped.
+
+    ``crops_only`` picks the scenes of a crops-only top-up (``manifest-crops.json``) over
+    the detector scenes; left ``None`` it is the one manifest the folder holds.  A value
+    in ``given`` (``images``, ``seed`` or a ``RECIPE`` key; ``None`` means not given) fills
+    in what an older manifest never recorded; where the manifest does record it, a
+    different value is refused by ``mine_detector_crops`` with the flag to give, and
+    fewer ``images`` than the set holds mine only its first scenes."""
+    if crops_only is None:
+        crops_only = not (out / "manifest.json").is_file() and (out / "manifest-crops.json").is_file()
+    manifest = _read_manifest(out / _manifest_name(crops_only)) or {}
+    values = {}
+    for key in ("images", "seed", *RECIPE):
+        if given.get(key) is not None:
+            values[key] = given[key]
+        elif key in manifest:
+            values[key] = manifest[key]
+    missing = [key for key in ("images", "seed") if key not in values]
+    if missing:
+        flags = " and ".join(f"--{key}" for key in missing)
+        raise NiuniuError(f"{out / _manifest_name(crops_only)} is missing or does not record {', '.join(missing)}: "
+                          f"give {flags} as they were given to `niuniu datasets synth` for this set")
+    return SynthConfig(out=out, val_images=0, crops_only=crops_only, **values)
+
+
 def _check_same_recipe(cfg: SynthConfig) -> None:
     """Mining renders a set's scenes again from its seed: a set made by another generator,
-    or with other shares or another scale, would get crops of scenes it does not hold
-    (generator 7 alone recolours a quarter; a court share deals other cards)."""
+    or from another seed, with other shares or at another scale, would get crops of
+    scenes it does not hold (generator 7 alone recolours a quarter; a court share deals
+    other cards), and so would scenes past the last one it holds."""
     out = cfg.out
     for name in ("manifest.json", "manifest-crops.json"):
-        try:
-            manifest = json.loads((out / name).read_text())
-            made = manifest.get("generator")
-        except (OSError, ValueError, AttributeError):
+        manifest = _read_manifest(out / name)
+        if manifest is None or (name == _manifest_name(True)) != cfg.crops_only:
             continue
+        made = manifest.get("generator")
         if made is not None and str(made) != GENERATOR_VERSION:
             raise NiuniuError(
                 f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
                 f"mining renders the set's scenes again, so its crops would not match: make the set again with "
                 f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
-        for key in RECIPE:   # sets made before an option was recorded skip its check
+        for key in ("seed", *RECIPE):   # sets made before an option was recorded skip its check
             if key in manifest and manifest[key] != getattr(cfg, key):
                 raise NiuniuError(
                     f"{out / name}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
-                    f"mining renders the set's scenes again: give --{key.replace('_', '-')} {manifest[key]}")
+                    f"mining renders the set's scenes again: give --{key.replace('_', '-')} {manifest[key]}, "
+                    f"or leave the flag out to take the set's own")
+        if isinstance(manifest.get("images"), int) and cfg.images > manifest["images"]:
+            raise NiuniuError(f"{out / name}: the set holds {manifest['images']} training scenes, not {cfg.images}: "
+                              f"give --images {manifest['images']} or fewer, or leave it out to mine them all")
 
 
 def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
