@@ -69,6 +69,9 @@ CUT_SLACK_PX = 2
 # classifier v4; models/README.md).  The table pipeline keeps every reading, because its
 # tracker votes over frames with its own threshold (thresholds.conf).
 REPORT_CONF = 0.1
+# How far inside a card's box its corner index may sit, in index sizes (centre to the
+# nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
+CORNER_INSET = 1.5
 
 
 class ModelError(NiuniuError):
@@ -513,19 +516,57 @@ def _merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detecti
             if merged:
                 break
     out = []
-    for g in groups:
+    for g, box in zip(groups, _card_box_of_each(groups, cards)):
         n = len(g["boxes"])
         cls_conf = float(np.exp(g["logp"][g["label"]] / n))  # geometric mean over the corners
-        corner_centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in g["boxes"]]
-        holders = [cb for cb, _ in cards if all(_contains(cb, c, 2) for c in corner_centres)]
-        if holders:
-            box = min(holders, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]))
-        else:
+        if box is None:
             xs0, ys0, xs1, ys1 = zip(*g["boxes"])
             box = (min(xs0), min(ys0), max(xs1), max(ys1))
         out.append(Detection(card_of_class[g["label"]], round(g["det"] * cls_conf, 4), tuple(float(v) for v in box)))
     out.sort(key=lambda d: (d.box[1], d.box[0]))
     return out
+
+
+def _card_box_of_each(groups, cards) -> list[tuple | None]:
+    """Each card's detected whole-card box, or ``None`` (its corner boxes stand in).
+
+    A card's box holds all its corners, each near the box's edge: every corner of a card,
+    however turned, touches its upright bounding box, and the index sits just inside it.
+    A box is one physical card's, and as many cards as can get a box of their own get one
+    (a matching, not first come first served): in a row of cards the corner of one lies
+    inside its neighbour's box too, near the same edge, and the card with no other box
+    must keep it.  Before this, a card half under another was given the top card's box
+    (real photos: 11 of the 20 not read fully right had a card read right but boxed on
+    its neighbour).  Cards with more corners choose first, each the smaller box first."""
+    options: dict[int, list[int]] = {}
+    for gi, g in enumerate(groups):
+        centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in g["boxes"]]
+        size = max(max(b[2] - b[0], b[3] - b[1]) for b in g["boxes"])
+        fits = []
+        for ci, (cb, _) in enumerate(cards):
+            if all(_contains(cb, c, 2) for c in centres):
+                inset = max(min(c[0] - cb[0], cb[2] - c[0], c[1] - cb[1], cb[3] - c[1]) for c in centres)
+                if inset <= CORNER_INSET * size:
+                    fits.append(((cb[2] - cb[0]) * (cb[3] - cb[1]), inset, ci))
+        options[gi] = [ci for *_, ci in sorted(fits)]
+    owner: dict[int, int] = {}
+
+    def claim(gi: int, tried: set) -> bool:
+        """Give card ``gi`` a box, moving a holder to another of its boxes if it has one."""
+        for ci in options[gi]:
+            if ci not in tried:
+                tried.add(ci)
+                if ci not in owner or claim(owner[ci], tried):
+                    owner[ci] = gi
+                    return True
+        return False
+
+    for gi in sorted(options, key=lambda gi: -len(groups[gi]["boxes"])):
+        claim(gi, set())
+    chosen: list[tuple | None] = [None] * len(groups)
+    for ci, gi in owner.items():
+        chosen[gi] = cards[ci][0]
+    return chosen
 
 
 def _absorb(group: dict, box, det_conf: float, logp: np.ndarray) -> None:

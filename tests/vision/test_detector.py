@@ -297,6 +297,37 @@ def test_neighbours_in_a_fanned_hand_inside_one_box_stay_two_cards():
     assert _read(corners, [box]) == ["7S", "QH"]
 
 
+def _boxes(corners: list[tuple[tuple, str]], card_boxes: list[tuple]) -> dict[str, tuple]:
+    """Each card read from ``corners`` (code, read at 0.9) with the box it is reported in."""
+    from scoring.cards import CARD_CODES, Card
+    from vision.detector import _merge_corners
+
+    codes = sorted(CARD_CODES)
+    probs = np.stack([_probs(code) for _, code in corners])
+    return {d.card.code: d.box for d in _merge_corners(
+        [(box, 0.9) for box, _ in corners], probs.argmax(axis=1), probs,
+        [(cb, 0.9) for cb in card_boxes], [Card.parse(c) for c in codes])}
+
+
+def test_each_card_of_an_overlapped_row_is_boxed_on_itself():
+    """A real photo (edje IMG_2603): A, 10, K in a row, each half under the next.  The
+    detector's box for the ace is too wide and also holds the ten's corner; the ten has a
+    box of its own, so the ace keeps the one that only it can have."""
+    ace, ten, king = (16.0, 211.0, 176.0, 392.0), (99.0, 202.0, 249.0, 405.0), (203.0, 210.0, 374.0, 405.0)
+    corners = [((33.0, 222.0, 49.0, 259.0), "AS"), ((133.0, 209.0, 152.0, 247.0), "10C"),
+               ((214.0, 222.0, 228.0, 256.0), "KD"), ((342.0, 352.0, 362.0, 393.0), "KD")]
+    assert _boxes(corners, [king, ace, ten]) == {"AS": ace, "10C": ten, "KD": king}
+
+
+def test_a_corner_deep_inside_another_cards_box_is_not_given_that_box():
+    """A card half under the top card shows one corner well inside the top card's box: that
+    box is the top card's (its own corner sits at the edge), the lower card keeps its corner."""
+    top = (490.0, 770.0, 740.0, 1005.0)
+    under_corner = (585.0, 870.0, 605.0, 915.0)
+    boxes = _boxes([((625.0, 780.0, 655.0, 825.0), "KS"), (under_corner, "AS")], [top])
+    assert boxes == {"KS": top, "AS": under_corner}
+
+
 class _ProbsResult:
     def __init__(self, p):
         import torch
