@@ -142,12 +142,21 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 
 
+def _designs(text: str) -> int:
+    """How many procedural training designs: whole, and short of the held-out ones (100,000 on)."""
+    if not text.isdigit() or not 1 <= int(text) < 100_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of designs: give a whole number from 1 to 99999")
+    return int(text)
+
+
 def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = False) -> None:
     """The recipe flags; ``given_only`` leaves them ``None`` when not given (mining takes the set's own)."""
     p.add_argument("--court-share", type=_share, default=None if given_only else 0.0,
                    help="share of scenes that deal their jacks, queens and kings first" + (note or " (default 0)"))
     p.add_argument("--blur-share", type=_share, default=None if given_only else 0.0,
                    help="share of scenes drawn with the strongest blur of the usual range" + (note or " (default 0)"))
+    p.add_argument("--procedural-designs", type=_designs, default=None if given_only else 400,
+                   help="training scenes draw procedural faces from this many designs" + (note or " (default 400)"))
     p.add_argument("--scene-scale", type=_scale, default=None if given_only else 1.0,
                    help="render scenes this many times larger, the layout the same (1: detector scenes 416 px on "
                         "the long side; 1.5 for a detector trained at --imgsz 480)" + (note or " (default 1)"))
@@ -234,7 +243,8 @@ def _cmd_synth(args) -> int:
                       val_images=args.val_images if args.val_images is not None else max(1, args.images // 8),
                       seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
-                      blur_share=args.blur_share, scene_scale=args.scene_scale)
+                      blur_share=args.blur_share, scene_scale=args.scene_scale,
+                      procedural_designs=args.procedural_designs)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:

@@ -420,6 +420,7 @@ def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
     ("--blur-share", "30", "'30' is not a share: give a number from 0 to 1"),
     ("--scene-scale", "15", "'15' is not a scene scale: give a number from 0.5 to 4"),
     ("--scene-scale", "big", "'big' is not a scene scale"),
+    ("--procedural-designs", "100000", "'100000' is not a number of designs"),
 ])
 def test_a_recipe_number_out_of_range_is_one_clear_error_and_writes_nothing(tmp_path, capsys, flag, value, message):
     from kiosk.cli import main
@@ -471,3 +472,18 @@ def test_mining_a_folder_without_a_manifest_names_the_flags_to_give(tmp_path, ca
     err = capsys.readouterr().err
     assert "manifest.json is missing or does not record seed: give --seed" in err
     assert "Traceback" not in err
+
+
+def test_a_set_can_draw_its_procedural_faces_from_more_designs(tmp_path):
+    """`--procedural-designs N`: training scenes take procedural faces from N designs instead
+    of 400, never from the held-out ones; the manifest remembers N and mining holds a set to it.
+    The default keeps the usual designs (and bytes: the other tests' sets are unchanged)."""
+    base = dict(images=6, val_images=0, seed=3, procedural_share=1.0, crops_only=True)
+    write_dataset(SynthConfig(out=tmp_path, procedural_designs=5000, **base), workers=1, progress=False)
+    manifest = json.loads((tmp_path / "manifest-crops.json").read_text())
+    designs = [int(name.split("-")[1]) for name in manifest["splits"]["train"]["decks"]]
+    assert manifest["procedural_designs"] == 5000
+    assert any(d >= 400 for d in designs) and all(d < 5000 for d in designs)
+    with pytest.raises(NiuniuError, match="give --procedural-designs 5000"):
+        mine_detector_crops(SynthConfig(out=tmp_path, **base), detector=None, progress=False)
+    assert config_of_set(tmp_path).procedural_designs == 5000

@@ -74,10 +74,14 @@ class SynthConfig:
     # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
     # reads photos at 480) learns from real detail instead of an enlarged scene.
     scene_scale: float = 1.0
+    # Training scenes draw their procedural designs from the first N training styles
+    # (faces.PROCEDURAL_TRAIN_SEEDS holds 400): the classifier's misreads on held-out
+    # designs gather on a few designs, so it may need more of them, not more of each.
+    procedural_designs: int = len(PROCEDURAL_TRAIN_SEEDS)
 
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
-RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale")
+RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs")
 
 
 class _DeckPool:
@@ -91,12 +95,12 @@ class _DeckPool:
         self.names = decks.deck_names("train" if split == "train" else "holdout")
         self.cache: dict[str, object] = {}
 
-    def get(self, rng: np.random.Generator, procedural_share: float):
+    def get(self, rng: np.random.Generator, procedural_share: float, designs: int):
         from vision.synth.decks import load_deck
         from vision.synth.faces import procedural_deck
 
         if not self.names or rng.random() < procedural_share:
-            seeds = PROCEDURAL_TRAIN_SEEDS if self.split == "train" else PROCEDURAL_HOLDOUT_SEEDS
+            seeds = range(designs) if self.split == "train" else PROCEDURAL_HOLDOUT_SEEDS
             seed = int(seeds[int(rng.integers(len(seeds)))])
             key = f"procedural-{seed}"
             if key not in self.cache:
@@ -140,7 +144,7 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     if pool is None:
         pool = _POOLS[split] = _DeckPool(split, cfg.deck_height)
     rng = _rng(cfg, split, i)
-    deck = pool.get(rng, cfg.procedural_share)
+    deck = pool.get(rng, cfg.procedural_share, cfg.procedural_designs)
     if cfg.crops_only:
         size = _scaled(CROP_SIZES[int(rng.integers(len(CROP_SIZES)))], cfg.scene_scale)
         kind, stem = str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])), f"c{i:06d}"

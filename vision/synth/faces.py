@@ -92,7 +92,7 @@ def suit_glyph(font_path: str, suit: Suit) -> str:
 # Procedural designs 0..399 train; 100000..100039 are held out (validation, hands).
 # Held-out designs borrow court art only from held-out Debian decks, so validation
 # never shows artwork the model trained beside.
-PROCEDURAL_TRAIN_SEEDS = range(0, 400)
+PROCEDURAL_TRAIN_SEEDS = range(0, 400)   # the default; a data set may draw from more (never 100_000 on)
 PROCEDURAL_HOLDOUT_SEEDS = range(100_000, 100_040)
 
 
