@@ -143,9 +143,12 @@ _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 
 
 def _designs(text: str) -> int:
-    """How many procedural training designs: whole, and short of the held-out ones (100,000 on)."""
-    if not text.isdigit() or not 1 <= int(text) < 100_000:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of designs: give a whole number from 1 to 99999")
+    """How many procedural training designs: whole, and short of the held-out ones."""
+    from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS
+
+    most = PROCEDURAL_HOLDOUT_SEEDS.start - 1
+    if not text.isdigit() or not 1 <= int(text) <= most:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of designs: give a whole number from 1 to {most}")
     return int(text)
 
 
