@@ -100,7 +100,8 @@ class _DeckPool:
         from vision.synth.faces import procedural_deck
 
         if not self.names or rng.random() < procedural_share:
-            seeds = range(designs) if self.split == "train" else PROCEDURAL_HOLDOUT_SEEDS
+            first = PROCEDURAL_TRAIN_SEEDS.start
+            seeds = range(first, first + designs) if self.split == "train" else PROCEDURAL_HOLDOUT_SEEDS
             seed = int(seeds[int(rng.integers(len(seeds)))])
             key = f"procedural-{seed}"
             if key not in self.cache:
@@ -248,26 +249,25 @@ def _check_same_recipe(cfg: SynthConfig) -> None:
     or from another seed, with other shares or at another scale, would get crops of
     scenes it does not hold (generator 7 alone recolours a quarter; a court share deals
     other cards), and so would scenes past the last one it holds."""
-    out = cfg.out
-    for name in ("manifest.json", "manifest-crops.json"):
-        manifest = _read_manifest(out / name)
-        if manifest is None or (name == _manifest_name(True)) != cfg.crops_only:
-            continue
-        made = manifest.get("generator")
-        if made is not None and str(made) != GENERATOR_VERSION:
+    path = cfg.out / _manifest_name(cfg.crops_only)
+    manifest = _read_manifest(path)
+    if manifest is None:
+        return
+    made = manifest.get("generator")
+    if made is not None and str(made) != GENERATOR_VERSION:
+        raise NiuniuError(
+            f"{path}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
+            f"mining renders the set's scenes again, so its crops would not match: make the set again with "
+            f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
+    for key in ("seed", *RECIPE):   # sets made before an option was recorded skip its check
+        if key in manifest and manifest[key] != getattr(cfg, key):
             raise NiuniuError(
-                f"{out / name}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
-                f"mining renders the set's scenes again, so its crops would not match: make the set again with "
-                f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
-        for key in ("seed", *RECIPE):   # sets made before an option was recorded skip its check
-            if key in manifest and manifest[key] != getattr(cfg, key):
-                raise NiuniuError(
-                    f"{out / name}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
-                    f"mining renders the set's scenes again: give --{key.replace('_', '-')} {manifest[key]}, "
-                    f"or leave the flag out to take the set's own")
-        if isinstance(manifest.get("images"), int) and cfg.images > manifest["images"]:
-            raise NiuniuError(f"{out / name}: the set holds {manifest['images']} training scenes, not {cfg.images}: "
-                              f"give --images {manifest['images']} or fewer, or leave it out to mine them all")
+                f"{path}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
+                f"mining renders the set's scenes again: give --{key.replace('_', '-')} {manifest[key]}, "
+                f"or leave the flag out to take the set's own")
+    if isinstance(manifest.get("images"), int) and cfg.images > manifest["images"]:
+        raise NiuniuError(f"{path}: the set holds {manifest['images']} training scenes, not {cfg.images}: "
+                          f"give --images {manifest['images']} or fewer, or leave it out to mine them all")
 
 
 def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_scene: int = 4,
