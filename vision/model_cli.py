@@ -179,15 +179,21 @@ def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--min-card-conf", type=float, default=None,
                    help="leave out cards read below this confidence (detector x classifier); "
                         "default 0.1, chosen on real photos: see models/README.md")
+    p.add_argument("--min-lone-conf", type=float, default=None,
+                   help="leave out cards seen by one corner only, with no card box, read below this "
+                        "confidence (a pip or print taken for an index); default 0.25: see models/README.md")
 
 
 def _detector(args):
-    from vision.detector import REPORT_CONF, CardDetector
+    from vision.detector import LONE_REPORT_CONF, REPORT_CONF, CardDetector
 
     min_card = REPORT_CONF if args.min_card_conf is None else args.min_card_conf
-    if not 0.0 <= min_card <= 1.0:
-        raise NiuniuError(f"--min-card-conf {min_card} must lie between 0 and 1")
-    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf, min_card_conf=min_card)
+    min_lone = LONE_REPORT_CONF if args.min_lone_conf is None else args.min_lone_conf
+    for flag, value in (("--min-card-conf", min_card), ("--min-lone-conf", min_lone)):
+        if not 0.0 <= value <= 1.0:
+            raise NiuniuError(f"{flag} {value} must lie between 0 and 1")
+    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf, min_card_conf=min_card,
+                        min_lone_conf=min_lone)
 
 
 def _cmd_detect(args) -> int:
