@@ -102,6 +102,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="a YOLO set root with data.yaml, or a folder of images + VOC .xml")
     ev.add_argument("--synthetic-hands", type=int, default=0, metavar="N",
                     help="instead: N rendered five-card hands from held-out deck designs")
+    ev.add_argument("--seed", type=int, default=2026,
+                    help="which hands --synthetic-hands renders (the model card sums 100 of seed 2026 and 150 of seed 7)")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--limit", type=int, default=None)
     _model_args(ev, imgsz=PHOTO_IMGSZ)
@@ -219,10 +221,12 @@ def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
-        result = synthetic_hands(_detector(args), args.synthetic_hands)
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed)
+        why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
-              f"{result['hands']} held-out hands: all five right in {result['hands_all_right']:.1%}, "
-              f"card recall {result['card_recall']:.3f}, {result['extra_cards']} extra cards")
+              f"{result['hands']} held-out hands (seed {args.seed}): all five right in {result['hands_right']} "
+              f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
+              f"{result['extra_cards']} extra cards; dealt cards not read: {why}")
         return 0
     if args.data is None:
         raise NiuniuError("give a labelled photo folder, or --synthetic-hands N")
