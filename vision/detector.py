@@ -384,7 +384,7 @@ class CardDetector(IndexFinder):
         if not indices:
             return []
         labels, probs, not_index = self.classify_indices(image, [b for b, _ in indices])
-        keep = [i for i in range(len(indices)) if not_index[i] <= probs[i, labels[i]]]
+        keep = read_as_indices(labels, probs, not_index)
         if not keep:
             return []
         found = _merge_corners([indices[i] for i in keep], labels[keep], probs[keep], cards, self._cards)
@@ -418,6 +418,13 @@ class CardDetector(IndexFinder):
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
+
+
+def read_as_indices(labels, probs, not_index) -> list[int]:
+    """The crops (of ``classify_indices``' output) the classifier takes for an index:
+    those whose best card is at least as likely as "not an index"; the rest are dropped
+    before corners are merged.  ``vision.evaluate.why_missed`` asks the same question."""
+    return [i for i in range(len(labels)) if not_index[i] <= probs[i, labels[i]]]
 
 
 def index_crop(image: np.ndarray, box, rng: np.random.Generator | None = None, size: int = CROP_SIZE) -> np.ndarray:

@@ -147,6 +147,10 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
     return score
 
 
+# Why a dealt card was not read, in the order the two models meet it.
+MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then left out")
+
+
 def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
@@ -186,10 +190,6 @@ def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": extra, "missed": missed}
 
 
-# Why a dealt card was not read, in the order the two models meet it.
-MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then left out")
-
-
 def why_missed(detector, scene, codes: set[str]) -> list[str]:
     """One cause from ``MISSED_CAUSES`` per card in ``codes`` (dealt, not reported).
 
@@ -199,7 +199,7 @@ def why_missed(detector, scene, codes: set[str]) -> list[str]:
     the card was lost after reading (merged into another card or below the reporting
     confidence).
     """
-    from vision.detector import box_iou
+    from vision.detector import box_iou, read_as_indices
 
     indices, _ = detector.find_indices(scene.image)
     causes = []
@@ -210,7 +210,7 @@ def why_missed(detector, scene, codes: set[str]) -> list[str]:
             causes.append(MISSED_CAUSES[0])
             continue
         labels, probs, not_index = detector.classify_indices(scene.image, boxes)
-        kept = [k for k in range(len(boxes)) if not_index[k] <= probs[k, labels[k]]]
+        kept = read_as_indices(labels, probs, not_index)
         if not kept:
             causes.append(MISSED_CAUSES[1])
         elif all(detector.card_of_class[labels[k]].code != code for k in kept):
