@@ -37,7 +37,7 @@ INDEX_CLASS, CARD_CLASS = 0, 1
 # a chip, felt, table print the detector took for one).  Its folder name sorts after
 # every card code, so the 52 cards keep their class ids.
 NOT_INDEX = "none"
-CROP_SIZE = 64  # classifier input: an index crop is resized to this square
+CROP_SIZE = 64  # classifier input: an index crop is resized to this square (a classifier trained at another size is given its own)
 
 # The detector's input size.  The table pipeline reads seat crops, already close to the
 # cards, at LIVE_IMGSZ (what the ONNX and NCNN files are exported at: speed on the Pi).
@@ -171,6 +171,20 @@ def _load_yolo(path: Path, task: str, what: str):
     except Exception as exc:  # ultralytics raises many types for a bad file
         raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {exc}); "
                          "the file is corrupt or not an ultralytics model — restore it from models/") from exc
+
+
+def trained_input_size(model, fallback: int) -> int:
+    """The input size a loaded model was trained (``.pt``) or exported (ONNX, NCNN) at.
+
+    The classifier must be given crops cut at that size: a model trained on 96 px crops
+    reads 64 px ones enlarged, blurrier than anything it learnt from.  ``fallback`` is for
+    a file that records no size."""
+    size = model.overrides.get("imgsz")
+    if size is None:
+        size = getattr(getattr(model.predictor, "model", None), "imgsz", None)
+    if isinstance(size, (list, tuple)):
+        size = size[0] if size else None
+    return int(size) if size else fallback
 
 
 def in_passing_thread(work):
@@ -337,10 +351,11 @@ class CardDetector(IndexFinder):
     ``model_path`` names the detector (``.pt``, ``.onnx`` or an NCNN folder); the
     classifier is found beside it in the same format unless ``classifier_path``
     says otherwise.  Nothing is downloaded: a missing file is a :class:`ModelError`.
+    Index crops are cut at ``cls_imgsz``, by default the size the classifier was trained at.
     """
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
-                 fmt: str = "pt", imgsz: int = LIVE_IMGSZ, conf: float = 0.25, cls_imgsz: int = CROP_SIZE,
+                 fmt: str = "pt", imgsz: int = LIVE_IMGSZ, conf: float = 0.25, cls_imgsz: int | None = None,
                  tile: int | None = None, tta: bool = True, min_card_conf: float = 0.0,
                  min_lone_conf: float = 0.0):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
@@ -351,7 +366,7 @@ class CardDetector(IndexFinder):
             cls_path = cls_path.parent / (DEFAULT_CLASSIFIER + ".pt")  # pt classifier works with any detector
         self.classifier_path = cls_path
         self.classifier = _load_yolo(cls_path, "classify", "card classifier")
-        self.cls_imgsz, self.tta = cls_imgsz, tta
+        self.cls_imgsz, self.tta = cls_imgsz or trained_input_size(self.classifier, CROP_SIZE), tta
         self.min_card_conf = min_card_conf
         self.min_lone_conf = max(min_lone_conf, min_card_conf)
         names = [self.classifier.names[i] for i in range(len(self.classifier.names))]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from scoring.errors import NiuniuError
-from vision.detector import LIVE_IMGSZ, PHOTO_IMGSZ
+from vision.detector import CROP_SIZE, LIVE_IMGSZ, PHOTO_IMGSZ
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,6 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     real.add_argument("--split", action="append", default=None, metavar="SRC[:DEST]",
                       help="split to read and the split to write it as (default: train:train, valid:val)")
     real.add_argument("--copies", type=int, default=2, help="jittered crops per index, besides the plain one")
+    real.add_argument("--crop-size", type=_crop_size, default=CROP_SIZE,
+                      help=f"cut crops at this square size, the classifier's --imgsz (default {CROP_SIZE})")
     _model_args(real)
     real.add_argument("--json", action="store_true")
     real.set_defaults(func=_cmd_real_crops)
@@ -144,6 +146,12 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 
 
+def _crop_size(text: str) -> int:
+    if not text.isdigit() or not 16 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a crop size: give a whole number of pixels from 16 to 256")
+    return int(text)
+
+
 def _designs(text: str) -> int:
     """How many procedural training designs: whole, and short of the held-out ones."""
     from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS
@@ -165,6 +173,9 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
     p.add_argument("--scene-scale", type=_scale, default=None if given_only else 1.0,
                    help="render scenes this many times larger, the layout the same (1: detector scenes 416 px on "
                         "the long side; 1.5 for a detector trained at --imgsz 480)" + (note or " (default 1)"))
+    p.add_argument("--crop-size", type=_crop_size, default=None if given_only else CROP_SIZE,
+                   help="cut classifier crops at this square size, the --imgsz the classifier will be trained "
+                        "and read at" + (note or f" (default {CROP_SIZE})"))
 
 
 def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -257,7 +268,7 @@ def _cmd_synth(args) -> int:
                       seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
                       blur_share=args.blur_share, scene_scale=args.scene_scale,
-                      procedural_designs=args.procedural_designs)
+                      procedural_designs=args.procedural_designs, crop_size=args.crop_size)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:
@@ -292,7 +303,8 @@ def _cmd_real_crops(args) -> int:
     if not (args.root / "data.yaml").is_file():
         raise NiuniuError(f"{args.root} has no data.yaml: give the root of a YOLO-format set with card class names")
     splits = dict(s.split(":", 1) if ":" in s else (s, s) for s in (args.split or ["train:train", "valid:val"]))
-    summary = harvest_set(_detector(args), args.root, args.out, splits, copies=args.copies)
+    summary = harvest_set(_detector(args), args.root, args.out, splits, copies=args.copies,
+                          crop_size=args.crop_size)
     if args.json:
         print(json.dumps(summary))
     else:

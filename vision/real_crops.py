@@ -37,7 +37,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import NOT_INDEX
+from vision.detector import CROP_SIZE, NOT_INDEX
 from vision.evaluate import load_yolo_set
 from vision.synth.dataset import save_crop
 
@@ -77,11 +77,11 @@ def off_every_card(index_boxes, truth, margin: float = 0.05) -> list[bool]:
             for b in index_boxes]
 
 
-def _write_crops(image, box, folder: Path, stem: str, copies: int, rng) -> int:
+def _write_crops(image, box, folder: Path, stem: str, copies: int, rng, size: int) -> int:
     """The plain crop and ``copies`` jittered ones."""
     folder.mkdir(parents=True, exist_ok=True)
     for j in range(copies + 1):
-        save_crop(folder / f"{stem}_{j}.jpg", image, box, rng if j else None)
+        save_crop(folder / f"{stem}_{j}.jpg", image, box, rng if j else None, size)
     return copies + 1
 
 
@@ -90,7 +90,8 @@ def _mirror_box(box, width: int):
 
 
 def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, seed: int = 0,
-            check_mirror: bool = True, out_split: str | None = None, negatives: bool = True) -> dict:
+            check_mirror: bool = True, out_split: str | None = None, negatives: bool = True,
+            crop_size: int = CROP_SIZE) -> dict:
     """Write the index crops of one split of a YOLO-labelled real set (to ``OUT/<out_split>``,
     by default the split's own name); return counts."""
     images, _ = load_yolo_set(root, split)
@@ -108,7 +109,7 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
             strays = [b for (b, _), off in zip(indices, off_every_card([b for b, _ in indices], item.truth)) if off]
             for k, box in enumerate(strays):
                 stats["not_index_crops"] += _write_crops(image, box, out / (out_split or split) / NOT_INDEX,
-                                                         f"{item.path.stem[:40]}_n{k:02d}", copies, rng)
+                                                         f"{item.path.stem[:40]}_n{k:02d}", copies, rng, crop_size)
             stats["not_index"] += len(strays)
         indices = [(b, c) for b, c in indices if c >= MIN_INDEX_CONF]
         codes = assign_cards([b for b, _ in indices], item.truth)
@@ -137,16 +138,18 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         stats["read_right_before"] += int((probs.argmax(axis=1) == truth_ids).sum())
         for k, (box, (_, code)) in enumerate(zip(boxes, kept)):
             stats["crops"] += _write_crops(image, box, out / (out_split or split) / code,
-                                           f"{item.path.stem[:40]}_{k:02d}", copies, rng)
+                                           f"{item.path.stem[:40]}_{k:02d}", copies, rng, crop_size)
     stats["top1_before"] = round(stats["read_right_before"] / stats["indices"], 4) if stats["indices"] else None
     return stats
 
 
-def harvest_set(detector, root: Path, out: Path, splits: dict[str, str], *, copies: int = 2, seed: int = 0) -> dict:
+def harvest_set(detector, root: Path, out: Path, splits: dict[str, str], *, copies: int = 2, seed: int = 0,
+                crop_size: int = CROP_SIZE) -> dict:
     """``splits`` maps a set's split name to the output split (e.g. train->train, valid->val)."""
-    summary = {"source": str(root), "detector": getattr(detector, "name", ""), "splits": {}}
+    summary = {"source": str(root), "detector": getattr(detector, "name", ""), "crop_size": crop_size, "splits": {}}
     for source_split, out_split in splits.items():
         summary["splits"][f"{source_split}->{out_split}"] = harvest(
-            detector, root, source_split, out, copies=copies, seed=seed, out_split=out_split)
+            detector, root, source_split, out, copies=copies, seed=seed, out_split=out_split,
+            crop_size=crop_size)
     (out / "real-crops.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

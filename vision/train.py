@@ -66,12 +66,33 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
         args = dict(DETECT_DEFAULTS if task == "detect" else CLASSIFY_DEFAULTS)
         args.update({k: v for k, v in overrides.items() if v is not None})
         model = model or ("yolo11n.yaml" if task == "detect" else "yolo11n-cls.yaml")
+        if task == "classify":
+            _check_crop_size(Path(data), int(args["imgsz"]))
         if task == "classify" and str(model).endswith(".pt"):
             model = _with_the_data_reject_class(Path(model), Path(data), run_dir)
         YOLO(model).train(data=str(data), epochs=epochs, project=str(project), name=name, exist_ok=True,
                           device="cpu", workers=workers, seed=0, deterministic=False, **args)
     best = run_dir / "weights" / "best.pt"
     return best if best.exists() else last
+
+
+def _check_crop_size(data: Path, imgsz: int) -> None:
+    """Refuse crops cut at another size than the classifier will learn at.
+
+    ultralytics would quietly resize them, and the model would learn the resize's
+    blur (or lose the detail) instead of what the detector's crops look like when it
+    reads at ``imgsz`` (``CardDetector`` cuts them at the size the model was trained at)."""
+    import cv2
+
+    train = data / "train"
+    for folder in sorted(p for p in train.iterdir() if p.is_dir()) if train.is_dir() else []:
+        first = next((f for f in sorted(folder.iterdir()) if f.suffix.lower() in (".jpg", ".jpeg", ".png")), None)
+        crop = cv2.imread(str(first)) if first is not None else None
+        if crop is not None and crop.shape[:2] != (imgsz, imgsz):
+            raise NiuniuError(
+                f"{first}: the classifier crops in {data} are {crop.shape[1]}x{crop.shape[0]} px, but it would be "
+                f"trained at --imgsz {imgsz}: give --imgsz {crop.shape[1]}, or cut the crops again with "
+                f"`niuniu datasets synth/real-crops --crop-size {imgsz}`")
 
 
 def publish(weights: Path, dest: Path) -> Path:

@@ -145,6 +145,26 @@ def test_an_exported_model_reads_at_its_export_size_whatever_imgsz_asks(capsys):
     assert read[0] == read[1] and read[0]
 
 
+def test_a_classifier_trained_on_larger_crops_is_given_crops_of_its_own_size(tmp_path):
+    """A classifier trained at 96 px (`niuniu train classify --imgsz 96` on crops cut with
+    `--crop-size 96`) is read with 96 px crops without a flag: fed the 64 px default it
+    would read enlarged, blurred crops it never learnt from.  The shipped one stays at 64,
+    in each format."""
+    import torch
+
+    checkpoint = torch.load(MODELS_DIR / "card-classifier.pt", map_location="cpu", weights_only=False)
+    checkpoint["train_args"] = {**checkpoint.get("train_args", {}), "imgsz": 96}
+    torch.save(checkpoint, tmp_path / "card-classifier.pt")
+    larger = CardDetector(classifier_path=tmp_path / "card-classifier.pt")
+    fed = []
+    predict = larger.classifier.predict
+    larger.classifier.predict = lambda batch, **kw: (fed.extend(c.shape for c in batch), predict(batch, **kw))[1]
+    image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))
+    assert larger.detect(image)
+    assert larger.cls_imgsz == 96 and fed and set(fed) == {(96, 96, 3)}
+    assert [CardDetector(fmt=fmt).cls_imgsz for fmt in ("pt", "onnx", "ncnn")] == [64, 64, 64]
+
+
 def test_detect_any_image_size(detector):
     """A 4K frame and a tiny crop both work (tiling / no crash on small input)."""
     image = cv2.imread(str(sorted(HELD_OUT.glob("*.jpg"))[0]))

@@ -421,6 +421,7 @@ def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
     ("--scene-scale", "15", "'15' is not a scene scale: give a number from 0.5 to 4"),
     ("--scene-scale", "big", "'big' is not a scene scale"),
     ("--procedural-designs", "100000", "'100000' is not a number of designs"),
+    ("--crop-size", "9", "'9' is not a crop size: give a whole number of pixels from 16 to 256"),
 ])
 def test_a_recipe_number_out_of_range_is_one_clear_error_and_writes_nothing(tmp_path, capsys, flag, value, message):
     from kiosk.cli import main
@@ -445,6 +446,26 @@ def test_a_scaled_set_renders_its_scenes_larger_and_mining_holds_it_to_that_scal
         assert large.shape[:2] == tuple(round(side * 1.5) for side in small.shape[:2])
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["scene_scale"] == 1.5
     with pytest.raises(NiuniuError, match="give --scene-scale 1.5"):
+        mine_detector_crops(SynthConfig(out=tmp_path / "b", **base), detector=None, progress=False)
+
+
+def test_crops_cut_for_a_larger_classifier_are_the_same_crops_at_that_size(tmp_path):
+    """`--crop-size 96`: a classifier trained at 96 px learns from crops cut at 96 from
+    the scene, the same framing as at 64, not 64 px crops enlarged; the manifest
+    remembers the size, so mining adds crops of that size and no other."""
+    base = dict(images=2, val_images=0, seed=6, procedural_share=1.0, crops_only=True)
+    write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", crop_size=96, **base), workers=1, progress=False)
+    small = sorted((tmp_path / "a" / "classify" / "train").rglob("*.jpg"))
+    large = sorted((tmp_path / "b" / "classify" / "train").rglob("*.jpg"))
+    assert [p.relative_to(tmp_path / "a") for p in small] == [p.relative_to(tmp_path / "b") for p in large]
+    for a, b in zip(small, large):
+        crop_a, crop_b = cv2.imread(str(a)), cv2.imread(str(b))
+        assert crop_a.shape[:2] == (64, 64) and crop_b.shape[:2] == (96, 96)
+        shrunk = cv2.resize(crop_b, (64, 64), interpolation=cv2.INTER_AREA).astype(int)
+        assert np.abs(shrunk - crop_a.astype(int)).mean() < 12   # the same patch of the scene
+    assert json.loads((tmp_path / "b" / "manifest-crops.json").read_text())["crop_size"] == 96
+    with pytest.raises(NiuniuError, match="give --crop-size 96"):
         mine_detector_crops(SynthConfig(out=tmp_path / "b", **base), detector=None, progress=False)
 
 

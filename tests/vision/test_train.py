@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from scoring.errors import NiuniuError
@@ -37,6 +38,19 @@ def test_resume_without_a_checkpoint_says_how_to_start(tmp_path):
 def test_training_without_data_names_the_command(tmp_path):
     with pytest.raises(NiuniuError, match="niuniu datasets synth"):
         train("detect", tmp_path / "missing.yaml", project=tmp_path, name="x", epochs=1)
+
+
+def test_a_classifier_is_not_trained_on_crops_cut_for_another_size(tmp_path):
+    """Crops cut at 64 px trained at --imgsz 96 would teach the enlargement's blur: refused
+    before any training, with both ways out."""
+    import cv2
+
+    folder = tmp_path / "crops" / "train" / "AS"
+    folder.mkdir(parents=True)
+    cv2.imwrite(str(folder / "a.jpg"), np.zeros((64, 64, 3), np.uint8))
+    with pytest.raises(NiuniuError, match=r"give --imgsz 64, or cut the crops again with .*--crop-size 96"):
+        train("classify", tmp_path / "crops", project=tmp_path, name="x", epochs=1, imgsz=96)
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.slow

@@ -52,7 +52,7 @@ MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no 
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
 # full resolution, where an index is typically 15-60 px tall.
-CROP_SIZES = ((832, 624), (640, 640), (832, 468))
+CROP_SCENE_SIZES = ((832, 624), (640, 640), (832, 468))
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class SynthConfig:
     # the share of scenes that deal their court cards first, and that are strongly blurred.
     court_share: float = 0.0
     blur_share: float = 0.0
-    # Scenes rendered this many times the SIZES (or CROP_SIZES) in pixels, the layout the
+    # Scenes rendered this many times the SIZES (or CROP_SCENE_SIZES) in pixels, the layout the
     # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
     # reads photos at 480) learns from real detail instead of an enlarged scene.
     scene_scale: float = 1.0
@@ -78,10 +78,14 @@ class SynthConfig:
     # (faces.PROCEDURAL_TRAIN_SEEDS holds 400): the classifier's misreads on held-out
     # designs gather on a few designs, so it may need more of them, not more of each.
     procedural_designs: int = len(PROCEDURAL_TRAIN_SEEDS)
+    # Classifier crops are cut at this square size: a classifier trained at another input
+    # size (`niuniu train classify --imgsz`) must learn from crops cut at that size, not
+    # from 64 px crops enlarged, or it learns the enlargement's blur.
+    crop_size: int = CROP_SIZE
 
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
-RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs")
+RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size")
 
 
 class _DeckPool:
@@ -125,9 +129,9 @@ def _rng(cfg: SynthConfig, split: str, i: int, *stream: int) -> np.random.Genera
                                  + ([1] if cfg.crops_only else []))
 
 
-def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | None) -> None:
+def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | None, size: int = CROP_SIZE) -> None:
     """One classifier training crop, framed as the detector frames it at reading time."""
-    ok, buf = cv2.imencode(".jpg", index_crop(image, box, rng), [cv2.IMWRITE_JPEG_QUALITY, 92])
+    ok, buf = cv2.imencode(".jpg", index_crop(image, box, rng, size), [cv2.IMWRITE_JPEG_QUALITY, 92])
     if not ok:
         raise NiuniuError(f"could not encode the crop {path} as JPEG")
     path.write_bytes(buf.tobytes())
@@ -147,7 +151,7 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     rng = _rng(cfg, split, i)
     deck = pool.get(rng, cfg.procedural_share, cfg.procedural_designs)
     if cfg.crops_only:
-        size = _scaled(CROP_SIZES[int(rng.integers(len(CROP_SIZES)))], cfg.scene_scale)
+        size = _scaled(CROP_SCENE_SIZES[int(rng.integers(len(CROP_SCENE_SIZES)))], cfg.scene_scale)
         kind, stem = str(rng.choice(["table", "hands", "closeup"], p=[0.3, 0.5, 0.2])), f"c{i:06d}"
     else:
         size = _scaled(SIZES[int(rng.integers(len(SIZES)))], cfg.scene_scale)
@@ -182,13 +186,13 @@ def _make_one(args) -> dict:
     order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
     for k in order:
         lab = index_labels[int(k)]
-        save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng)
+        save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng, cfg.crop_size)
         crops += 1
     # Own random stream: adding negatives leaves every other byte of the data set as it was.
     neg_rng = _rng(cfg, split, i, 7)
     boxes = not_index_boxes(scene, neg_rng, cfg.negatives_per_scene)
     for k, box in enumerate(boxes):
-        save_crop(cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg", image, box, neg_rng)
+        save_crop(cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg", image, box, neg_rng, cfg.crop_size)
     return {"deck": deck_name, "labels": len(lines), "crops": crops, "negatives": len(boxes)}
 
 
@@ -296,7 +300,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
         found += len(strays)
         rng = _rng(cfg, split, i, 11)
         for k in rng.permutation(len(strays))[:per_scene]:
-            save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng)
+            save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng, cfg.crop_size)
             crops += 1
         if readings_per_scene > 0:
             on_index = _boxes_on_labelled_indices(scene, [b for b, _ in indices])
@@ -305,7 +309,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
                 box, code = on_index[int(k)]
                 folder = root / code
                 folder.mkdir(parents=True, exist_ok=True)
-                save_crop(folder / f"{stem}_d{int(k):02d}.jpg", image, box, None)
+                save_crop(folder / f"{stem}_d{int(k):02d}.jpg", image, box, None, cfg.crop_size)
                 readings += 1
         if progress:
             _progress(i + 1, n, started, split)
