@@ -467,6 +467,10 @@ def test_crops_cut_for_a_larger_classifier_are_the_same_crops_at_that_size(tmp_p
     assert json.loads((tmp_path / "b" / "manifest-crops.json").read_text())["crop_size"] == 96
     with pytest.raises(NiuniuError, match="give --crop-size 96"):
         mine_detector_crops(SynthConfig(out=tmp_path / "b", **base), detector=None, progress=False)
+    older = tmp_path / "a" / "manifest-crops.json"   # a set made before the setting: its crops are 64 px
+    older.write_text(json.dumps({k: v for k, v in json.loads(older.read_text()).items() if k != "crop_size"}))
+    with pytest.raises(NiuniuError, match="give --crop-size 64"):
+        mine_detector_crops(SynthConfig(out=tmp_path / "a", crop_size=96, **base), detector=None, progress=False)
 
 
 def test_mining_takes_how_a_set_was_made_from_its_manifest(tmp_path):

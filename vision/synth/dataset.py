@@ -263,7 +263,10 @@ def _check_same_recipe(cfg: SynthConfig) -> None:
             f"{path}: the set was made by generator {made}, this code is generator {GENERATOR_VERSION}; "
             f"mining renders the set's scenes again, so its crops would not match: make the set again with "
             f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
-    for key in ("seed", *RECIPE):   # sets made before an option was recorded skip its check
+    # Every set made before crops had a size setting was cut at 64: crops of another size
+    # mined into it would sit beside those, and training at either size would take both.
+    manifest = {"crop_size": CROP_SIZE, **manifest}
+    for key in ("seed", *RECIPE):   # sets made before another option was recorded skip its check
         if key in manifest and manifest[key] != getattr(cfg, key):
             raise NiuniuError(
                 f"{path}: the set was made with {key} {manifest[key]}, not {getattr(cfg, key)}; "
