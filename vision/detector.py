@@ -37,7 +37,7 @@ INDEX_CLASS, CARD_CLASS = 0, 1
 # a chip, felt, table print the detector took for one).  Its folder name sorts after
 # every card code, so the 52 cards keep their class ids.
 NOT_INDEX = "none"
-CROP_SIZE = 64  # classifier input: an index crop is resized to this square (a classifier trained at another size is given its own)
+CROP_SIZE = 64  # classifier input: an index crop is resized to this square (or to the classifier's own size)
 
 # The detector's input size.  The table pipeline reads seat crops, already close to the
 # cards, at LIVE_IMGSZ (what the ONNX and NCNN files are exported at: speed on the Pi).

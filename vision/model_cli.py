@@ -146,20 +146,23 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 
 
-def _crop_size(text: str) -> int:
-    if not text.isdigit() or not 16 <= int(text) <= 256:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a crop size: give a whole number of pixels from 16 to 256")
-    return int(text)
+def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
+    """An argparse type: a whole number in [lo, hi], or one message naming the range."""
+    def parse(text: str) -> int:
+        if not text.isdigit() or not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give a whole number{unit} from {lo} to {hi}")
+        return int(text)
+    return parse
+
+
+_crop_size = _whole_from(16, 256, "a crop size", " of pixels")
 
 
 def _designs(text: str) -> int:
     """How many procedural training designs: whole, and short of the held-out ones."""
     from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS
 
-    most = PROCEDURAL_HOLDOUT_SEEDS.start - 1
-    if not text.isdigit() or not 1 <= int(text) <= most:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of designs: give a whole number from 1 to {most}")
-    return int(text)
+    return _whole_from(1, PROCEDURAL_HOLDOUT_SEEDS.start - 1, "a number of designs")(text)
 
 
 def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = False) -> None:

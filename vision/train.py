@@ -86,7 +86,7 @@ def _check_crop_size(data: Path, imgsz: int) -> None:
 
     train = data / "train"
     for folder in sorted(p for p in train.iterdir() if p.is_dir()) if train.is_dir() else []:
-        first = next((f for f in sorted(folder.iterdir()) if f.suffix.lower() in (".jpg", ".jpeg", ".png")), None)
+        first = next((f for f in folder.iterdir() if f.suffix.lower() in (".jpg", ".jpeg", ".png")), None)
         crop = cv2.imread(str(first)) if first is not None else None
         if crop is not None and crop.shape[:2] != (imgsz, imgsz):
             raise NiuniuError(

@@ -186,7 +186,8 @@ def _make_one(args) -> dict:
     order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
     for k in order:
         lab = index_labels[int(k)]
-        save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng, cfg.crop_size)
+        save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng,
+                  cfg.crop_size)
         crops += 1
     # Own random stream: adding negatives leaves every other byte of the data set as it was.
     neg_rng = _rng(cfg, split, i, 7)
