@@ -348,6 +348,8 @@ def main(argv=None) -> int:
                         help="rounds to pace in real time for the live latency (0: skip; each takes its real length)")
     parser.add_argument("--frames", type=int, default=3000, help="most frames of --source to use")
     parser.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
+    parser.add_argument("--no-second-opinion", action="store_true",
+                        help="read each index with the card classifier alone, without its second opinion")
     parser.add_argument("--motion-gate", choices=("compare", "on", "off"), default="compare",
                         help="throughput with the motion gate on, off, or both (default); the rest runs with the first")
     args = parser.parse_args(argv)
@@ -362,7 +364,8 @@ def main(argv=None) -> int:
     detector, scene, note = None, None, ""
     try:
         from vision.detector import CardDetector
-        detector = CardDetector(args.model, tta=not args.no_tta)
+        detector = CardDetector(args.model, tta=not args.no_tta,
+                                second_opinion=False if args.no_second_opinion else None)
         kind = f"card model {detector.name}"
     except (NiuniuError, ImportError) as exc:
         if args.model or args.source:

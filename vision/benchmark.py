@@ -62,10 +62,12 @@ def load_frames(source: str, limit: int) -> tuple[list[np.ndarray], list | None]
     return frames, regions
 
 
-def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: bool = True) -> dict:
+def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: bool = True,
+                  second_opinion: bool = True) -> dict:
     from vision.detector import CardDetector, model_file
 
-    det = CardDetector(model_file(models_dir, fmt), imgsz=imgsz, tta=tta)
+    det = CardDetector(model_file(models_dir, fmt), imgsz=imgsz, tta=tta,
+                       second_opinion=None if second_opinion else False)
     det.detect(frames[0], regions)  # warm-up: first call allocates
     times, cards = [], 0
     for image in frames:
@@ -74,18 +76,21 @@ def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: 
         times.append(time.perf_counter() - t0)
     ms = np.array(times) * 1000
     return {"backend": fmt, "detector": str(det.detector_path.name), "classifier": str(det.classifier_path.name),
+            "second_opinion": det.second_opinion_path.name if det.second_opinion_path else None,
             "frames": len(frames), "ms_per_frame": round(float(ms.mean()), 1),
             "p95_ms": round(float(np.percentile(ms, 95)), 1), "fps": round(1000 / float(ms.mean()), 2),
             "cards_per_frame": round(cards / len(frames), 2)}
 
 
-def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = LIVE_IMGSZ, tta: bool = True) -> dict:
+def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = LIVE_IMGSZ, tta: bool = True,
+              second_opinion: bool = True) -> dict:
     backends = installed_backends(models_dir)
     if not backends:
         raise NiuniuError(f"no card model found in {models_dir} for any installed runtime (torch, onnxruntime, ncnn)")
     frames, regions = load_frames(source, frames_limit)
-    rows = [bench_backend(fmt, frames, regions, models_dir, imgsz, tta) for fmt in backends]
+    rows = [bench_backend(fmt, frames, regions, models_dir, imgsz, tta, second_opinion) for fmt in backends]
     best = min(rows, key=lambda r: r["ms_per_frame"])
     h, w = frames[0].shape[:2]
-    return {"source": source, "frame_size": [w, h], "regions": len(regions or []), "tta": tta, "results": rows,
+    return {"source": source, "frame_size": [w, h], "regions": len(regions or []), "tta": tta,
+            "second_opinion": second_opinion, "results": rows,
             "recommended": best["backend"]}

@@ -6,7 +6,9 @@ Two small models do the reading (why: ``models/README.md``):
    part of a card that still shows in a fanned hand — and whole cards where they
    are mostly visible;
 2. a *card classifier* (YOLO classify, 52 classes) reads each index crop, cut from
-   the full-resolution image so small indices keep their detail.
+   the full-resolution image so small indices keep their detail; where it is unsure, a
+   *second opinion* (another classifier, trained on larger crops) reads the crop too and
+   the two readings are averaged.
 
 The two corners of one card are merged, so counting Detections counts cards.
 Large images are tiled, where their indices are too small to read whole, so an index
@@ -32,6 +34,7 @@ from scoring.errors import NiuniuError
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_DETECTOR = "index-detector"
 DEFAULT_CLASSIFIER = "card-classifier"
+DEFAULT_SECOND_OPINION = "card-second-opinion"
 INDEX_CLASS, CARD_CLASS = 0, 1
 # The classifier's reject class: a crop that is no corner index at all (a pip, court art,
 # a chip, felt, table print the detector took for one).  Its folder name sorts after
@@ -70,6 +73,11 @@ CUT_SLACK_PX = 2
 # classifier v4; models/README.md).  The table pipeline keeps every reading, because its
 # tracker votes over frames with its own threshold (thresholds.conf).
 REPORT_CONF = 0.1
+# The second opinion reads only the crops whose best reading (a card or "no index") the
+# classifier gives less than this: on 600 held-out hands it read as many fully right as
+# asking it on every crop (461 against 449 for the classifier alone at 480, 431 against 425
+# at 384) while asked on a quarter of the crops (models/README.md, session 17).
+UNSURE_BELOW = 0.99
 # A card seen by one corner index only and with no whole-card box of its own (``Detection.lone``)
 # must read at this confidence to be reported: most cards read below it so are a pip, court art
 # or print taken for an index (v11 at 480, the 250 held-out hands: 24 of 31 such readings between
@@ -140,10 +148,10 @@ def _format_of(path: Path) -> str:
     return path.suffix.lstrip(".").lower() or "pt"
 
 
-def _companion(detector_path: Path) -> Path:
-    """The classifier that belongs with a detector file: same folder, same format."""
-    fmt = _format_of(detector_path)
-    return detector_path.parent / (DEFAULT_CLASSIFIER + _SUFFIX_OF_FORMAT.get(fmt, ".pt"))
+def _companion(model_path: Path, stem: str = DEFAULT_CLASSIFIER) -> Path:
+    """The model named ``stem`` that belongs with a model file: same folder, same format."""
+    fmt = _format_of(model_path)
+    return model_path.parent / (stem + _SUFFIX_OF_FORMAT.get(fmt, ".pt"))
 
 
 def _load_yolo(path: Path, task: str, what: str):
@@ -169,7 +177,9 @@ def _load_yolo(path: Path, task: str, what: str):
     try:
         return in_passing_thread(load) if _format_of(path) == "ncnn" else load()
     except Exception as exc:  # ultralytics raises many types for a bad file
-        raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {exc}); "
+        # Its messages run on over several lines (advice to download a model); the first says what is wrong.
+        cause = (str(exc).strip().splitlines() or [""])[0]
+        raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {cause}); "
                          "the file is corrupt or not an ultralytics model — restore it from models/") from exc
 
 
@@ -350,14 +360,18 @@ class CardDetector(IndexFinder):
 
     ``model_path`` names the detector (``.pt``, ``.onnx`` or an NCNN folder); the
     classifier is found beside it in the same format unless ``classifier_path``
-    says otherwise.  Nothing is downloaded: a missing file is a :class:`ModelError`.
-    Index crops are cut at ``cls_imgsz``, by default the size the classifier was trained at.
+    says otherwise, and so is the classifier's second opinion (``card-second-opinion``)
+    when there is one there.  ``second_opinion`` names another file, or ``False`` reads
+    with the classifier alone; a classifier given by path is read alone unless a
+    second opinion is given too, so judging a classifier judges that classifier.
+    Nothing is downloaded: a missing file is a :class:`ModelError`.
+    Index crops are cut at the size each classifier was trained at (``cls_imgsz`` overrides the first's).
     """
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
-                 fmt: str = "pt", imgsz: int = LIVE_IMGSZ, conf: float = 0.25, cls_imgsz: int | None = None,
-                 tile: int | None = None, tta: bool = True, min_card_conf: float = 0.0,
-                 min_lone_conf: float = 0.0):
+                 second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
+                 conf: float = 0.25, cls_imgsz: int | None = None, tile: int | None = None, tta: bool = True,
+                 min_card_conf: float = 0.0, min_lone_conf: float = 0.0):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
         det_path = self.detector_path
         cls_path = Path(classifier_path) if classifier_path else (
@@ -377,14 +391,24 @@ class CardDetector(IndexFinder):
             raise ModelError(f"card classifier {cls_path} has classes that are not cards ({exc})") from exc
         if self._reject is not None and self._reject != len(names) - 1:
             raise ModelError(f"card classifier {cls_path}: its '{NOT_INDEX}' class must be the last one")
-        self.name = f"{det_path.name}+{cls_path.name}"
+        self.second_opinion_path = _second_opinion_of(cls_path, second_opinion, auto=classifier_path is None)
+        self.second_opinion = self.second_imgsz = None
+        if self.second_opinion_path is not None:
+            self.second_opinion = _load_yolo(self.second_opinion_path, "classify", "second-opinion classifier")
+            other = [self.second_opinion.names[i] for i in range(len(self.second_opinion.names))]
+            if other != names:
+                raise ModelError(f"second-opinion classifier {self.second_opinion_path} reads other classes than "
+                                 f"{cls_path.name} ({len(other)} against {len(names)}); its readings cannot be "
+                                 "averaged — pass a classifier trained on the same classes, or --no-second-opinion")
+            self.second_imgsz = trained_input_size(self.second_opinion, CROP_SIZE)
+        self.name = "+".join(p.name for p in (det_path, cls_path, self.second_opinion_path) if p is not None)
         self._sha256: str | None = None
 
     @property
     def file_sha256(self) -> str:
         if self._sha256 is None:
-            self._sha256 = hashlib.sha256(
-                (file_sha256(self.detector_path) + file_sha256(self.classifier_path)).encode()).hexdigest()
+            files = [p for p in (self.detector_path, self.classifier_path, self.second_opinion_path) if p is not None]
+            self._sha256 = hashlib.sha256("".join(file_sha256(p) for p in files).encode()).hexdigest()
         return self._sha256
 
     # -- public --------------------------------------------------------------------------
@@ -415,24 +439,59 @@ class CardDetector(IndexFinder):
 
         Indices lie at any angle on the table, and averaging the four readings
         (log-probabilities) measured +5 points of top-1 on held-out decks (74% -> 80%).
+        Crops the classifier is unsure of (``UNSURE_BELOW``) are read by the second
+        opinion too, and the two readings averaged the same way: two classifiers trained
+        on different crops err on different indices, and most crops are read surely.
         Returns the best card per crop, the card probabilities (``card_of_class`` order)
         and the probability that the crop is no index at all (0 for a classifier
         without the reject class).  Card probabilities are not renormalised without
         the reject class, so a doubtful crop keeps a low confidence.
         """
-        crops = [index_crop(image, b, None, self.cls_imgsz) for b in boxes]
-        turns = (0, 1, 2, 3) if self.tta else (0,)
-        batch = [np.ascontiguousarray(np.rot90(c, k)) for k in turns for c in crops]
-        results = self.classifier.predict(batch, imgsz=self.cls_imgsz, verbose=False, device="cpu")
-        p = np.stack([r.probs.data.cpu().numpy() for r in results]).reshape(len(turns), len(crops), -1)
-        logp = np.log(np.clip(p, 1e-6, 1.0)).mean(axis=0)
-        probs = np.exp(logp)
-        probs /= probs.sum(axis=1, keepdims=True)
+        probs = _read_crops(self.classifier, self.cls_imgsz, image, boxes, self.tta)
+        if self.second_opinion is not None:
+            unsure = np.flatnonzero(probs.max(axis=1) < UNSURE_BELOW)
+            if len(unsure):
+                other = _read_crops(self.second_opinion, self.second_imgsz, image, [boxes[i] for i in unsure],
+                                    self.tta)
+                probs[unsure] = _average_readings(probs[unsure], other)
         if self._reject is None:
-            return probs.argmax(axis=1), probs, np.zeros(len(crops))
+            return probs.argmax(axis=1), probs, np.zeros(len(boxes))
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
+
+
+def _second_opinion_of(classifier_path: Path, given: str | Path | bool | None, auto: bool) -> Path | None:
+    """Which second opinion to load: ``given`` (a path, or ``False`` for none), else, for a
+    classifier found by default (``auto``), the one beside it (its format, else ``.pt``) if any."""
+    if given is False or (given is None and not auto):
+        return None
+    if given is not None:
+        return Path(given)
+    for path in (_companion(classifier_path, DEFAULT_SECOND_OPINION),
+                 classifier_path.parent / (DEFAULT_SECOND_OPINION + ".pt")):
+        if path.exists():
+            return path
+    return None
+
+
+def _read_crops(classifier, size: int, image: np.ndarray, boxes, tta: bool) -> np.ndarray:
+    """One classifier's probabilities (every class it has) for each index box, its
+    readings at the four turns averaged in log-probability."""
+    crops = [index_crop(image, b, None, size) for b in boxes]
+    turns = (0, 1, 2, 3) if tta else (0,)
+    batch = [np.ascontiguousarray(np.rot90(c, k)) for k in turns for c in crops]
+    results = classifier.predict(batch, imgsz=size, verbose=False, device="cpu")
+    p = np.stack([r.probs.data.cpu().numpy() for r in results]).reshape(len(turns), len(crops), -1)
+    return _average_readings(*p)
+
+
+def _average_readings(*readings: np.ndarray) -> np.ndarray:
+    """Readings of the same crops (rows of class probabilities) averaged in log-probability
+    and renormalised: a class must be likely in every reading to stay likely."""
+    logp = np.mean([np.log(np.clip(r, 1e-6, 1.0)) for r in readings], axis=0)
+    probs = np.exp(logp)
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 def read_as_indices(labels, probs, not_index) -> list[int]:

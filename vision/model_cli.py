@@ -125,6 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.add_argument("--frames", type=int, default=30)
     be.add_argument("--imgsz", type=int, default=LIVE_IMGSZ)
     be.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
+    be.add_argument("--no-second-opinion", action="store_true",
+                    help="time the card classifier alone, without its second opinion on unsure crops")
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_cmd_bench)
 
@@ -192,6 +194,12 @@ def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
 def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     _detector_args(p, imgsz)
     p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
+    opinion = p.add_mutually_exclusive_group()
+    opinion.add_argument("--second-opinion", type=Path, default=None,
+                         help="classifier that also reads the crops the card classifier is unsure of; default: "
+                              "card-second-opinion beside the default classifier (none for a --classifier given)")
+    opinion.add_argument("--no-second-opinion", action="store_true",
+                         help="read every crop with the card classifier alone (faster, fewer hands right)")
     p.add_argument("--min-card-conf", type=float, default=None,
                    help="leave out cards read below this confidence (detector x classifier); "
                         "default 0.1, chosen on real photos: see models/README.md")
@@ -208,8 +216,9 @@ def _detector(args):
     for flag, value in (("--min-card-conf", min_card), ("--min-lone-conf", min_lone)):
         if not 0.0 <= value <= 1.0:
             raise NiuniuError(f"{flag} {value} must lie between 0 and 1")
-    return CardDetector(args.model, args.classifier, imgsz=args.imgsz, conf=args.conf, min_card_conf=min_card,
-                        min_lone_conf=min_lone)
+    second = False if args.no_second_opinion else args.second_opinion
+    return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
+                        min_card_conf=min_card, min_lone_conf=min_lone)
 
 
 def _cmd_detect(args) -> int:
@@ -365,7 +374,8 @@ def _cmd_export(args) -> int:
 def _cmd_bench(args) -> int:
     from vision.benchmark import run_bench
 
-    report = run_bench(args.source, args.models, args.frames, args.imgsz, tta=not args.no_tta)
+    report = run_bench(args.source, args.models, args.frames, args.imgsz, tta=not args.no_tta,
+                       second_opinion=not args.no_second_opinion)
     if args.json:
         print(json.dumps(report))
         return 0
