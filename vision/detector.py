@@ -154,9 +154,10 @@ def _companion(model_path: Path, stem: str = DEFAULT_CLASSIFIER) -> Path:
     return model_path.parent / (stem + _SUFFIX_OF_FORMAT.get(fmt, ".pt"))
 
 
-def _load_yolo(path: Path, task: str, what: str):
+def _load_yolo(path: Path, task: str, what: str, flag: str = "--model"):
+    """``flag`` is the command-line option that names this file, for the error message."""
     if not path.exists():
-        raise ModelError(f"{what} model {path} not found; train one with `niuniu train` or pass --model PATH "
+        raise ModelError(f"{what} model {path} not found; train one with `niuniu train` or pass {flag} PATH "
                          f"(a .pt, .onnx or _ncnn_model folder from models/)")
     if path.is_file() and path.stat().st_size < 1024:
         raise ModelError(f"{what} model {path} is only {path.stat().st_size} bytes: truncated or a Git LFS pointer; "
@@ -379,7 +380,7 @@ class CardDetector(IndexFinder):
         if not cls_path.exists() and _format_of(cls_path) != "pt":
             cls_path = cls_path.parent / (DEFAULT_CLASSIFIER + ".pt")  # pt classifier works with any detector
         self.classifier_path = cls_path
-        self.classifier = _load_yolo(cls_path, "classify", "card classifier")
+        self.classifier = _load_yolo(cls_path, "classify", "card classifier", "--classifier")
         self.cls_imgsz, self.tta = cls_imgsz or trained_input_size(self.classifier, CROP_SIZE), tta
         self.min_card_conf = min_card_conf
         self.min_lone_conf = max(min_lone_conf, min_card_conf)
@@ -394,7 +395,8 @@ class CardDetector(IndexFinder):
         self.second_opinion_path = _second_opinion_of(cls_path, second_opinion, auto=classifier_path is None)
         self.second_opinion = self.second_imgsz = None
         if self.second_opinion_path is not None:
-            self.second_opinion = _load_yolo(self.second_opinion_path, "classify", "second-opinion classifier")
+            self.second_opinion = _load_yolo(self.second_opinion_path, "classify", "second-opinion classifier",
+                                             "--second-opinion")
             other = [self.second_opinion.names[i] for i in range(len(self.second_opinion.names))]
             if other != names:
                 raise ModelError(f"second-opinion classifier {self.second_opinion_path} reads other classes than "

@@ -508,6 +508,15 @@ def test_a_corrupt_model_file_is_one_error_line_naming_it(tmp_path, capsys, flag
     assert what in err[0] and str(bad) in err[0] and "corrupt" in err[0]
 
 
+@pytest.mark.parametrize("flag", ["--model", "--classifier", "--second-opinion"])
+def test_a_missing_model_file_names_the_option_to_fix(tmp_path, capsys, flag):
+    missing = tmp_path / "gone.pt"
+    code = main(["detect", flag, str(missing), str(sorted(HELD_OUT.glob("*.jpg"))[0])])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert str(missing) in err[0] and "not found" in err[0] and f"pass {flag} PATH" in err[0]
+
+
 def test_a_second_opinion_reading_other_classes_is_refused(tmp_path):
     """Averaging needs the same classes in the same order: a second opinion without the
     "none" class (or with other cards) would average card 5 with card 6."""
