@@ -149,9 +149,16 @@ def _format_of(path: Path) -> str:
 
 
 def _companion(model_path: Path, stem: str = DEFAULT_CLASSIFIER) -> Path:
-    """The model named ``stem`` that belongs with a model file: same folder, same format."""
-    fmt = _format_of(model_path)
-    return model_path.parent / (stem + _SUFFIX_OF_FORMAT.get(fmt, ".pt"))
+    """The model named ``stem`` that belongs with a model file: same folder, same format,
+    else the ``.pt`` one there (a ``.pt`` classifier works beside a detector of any format)."""
+    same = model_path.parent / (stem + _SUFFIX_OF_FORMAT.get(_format_of(model_path), ".pt"))
+    return same if same.exists() else model_path.parent / (stem + ".pt")
+
+
+def _class_names(model) -> list[str]:
+    """A model's class names in id order (one read of ``names``)."""
+    names = model.names
+    return [names[i] for i in range(len(names))]
 
 
 def _load_yolo(path: Path, task: str, what: str, flag: str = "--model"):
@@ -375,16 +382,14 @@ class CardDetector(IndexFinder):
                  min_card_conf: float = 0.0, min_lone_conf: float = 0.0):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
         det_path = self.detector_path
-        cls_path = Path(classifier_path) if classifier_path else (
-            _companion(det_path) if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
-        if not cls_path.exists() and _format_of(cls_path) != "pt":
-            cls_path = cls_path.parent / (DEFAULT_CLASSIFIER + ".pt")  # pt classifier works with any detector
+        cls_path = Path(classifier_path) if classifier_path else _companion(
+            det_path if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
         self.classifier_path = cls_path
         self.classifier = _load_yolo(cls_path, "classify", "card classifier", "--classifier")
         self.cls_imgsz, self.tta = cls_imgsz or trained_input_size(self.classifier, CROP_SIZE), tta
         self.min_card_conf = min_card_conf
         self.min_lone_conf = max(min_lone_conf, min_card_conf)
-        names = [self.classifier.names[i] for i in range(len(self.classifier.names))]
+        names = _class_names(self.classifier)
         self._reject = names.index(NOT_INDEX) if NOT_INDEX in names else None
         try:
             self._cards = [Card.parse(n) for n in names if n != NOT_INDEX]
@@ -397,7 +402,7 @@ class CardDetector(IndexFinder):
         if self.second_opinion_path is not None:
             self.second_opinion = _load_yolo(self.second_opinion_path, "classify", "second-opinion classifier",
                                              "--second-opinion")
-            other = [self.second_opinion.names[i] for i in range(len(self.second_opinion.names))]
+            other = _class_names(self.second_opinion)
             if other != names:
                 raise ModelError(f"second-opinion classifier {self.second_opinion_path} reads other classes than "
                                  f"{cls_path.name} ({len(other)} against {len(names)}); its readings cannot be "
@@ -470,11 +475,8 @@ def _second_opinion_of(classifier_path: Path, given: str | Path | bool | None, a
         return None
     if given is not None:
         return Path(given)
-    for path in (_companion(classifier_path, DEFAULT_SECOND_OPINION),
-                 classifier_path.parent / (DEFAULT_SECOND_OPINION + ".pt")):
-        if path.exists():
-            return path
-    return None
+    beside = _companion(classifier_path, DEFAULT_SECOND_OPINION)
+    return beside if beside.exists() else None
 
 
 def _read_crops(classifier, size: int, image: np.ndarray, boxes, tta: bool) -> np.ndarray:
