@@ -22,7 +22,7 @@ import hashlib
 import logging
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -426,6 +426,15 @@ class CardDetector(IndexFinder):
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
         h, w = image.shape[:2]
+        grow = self.imgsz / max(h, w)
+        if grow > 1.01:
+            # A thumbnail smaller than the detector's input is enlarged with a cubic filter
+            # first: the classifier's crop of a 5-8 pixel index cut from the sharper
+            # enlargement reads better (the real photos shrunk to 0.3x: 380 of 451 fully
+            # right against 371; half size unchanged at 438; models/README.md).
+            big = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
+            wider = [tuple(v * grow for v in r) for r in regions] if regions else None
+            return [replace(d, box=tuple(v / grow for v in d.box)) for d in self.detect(big, wider)]
         indices, cards = self._find(image, regions or [(0, 0, w, h)])
         if not indices:
             return []

@@ -220,6 +220,34 @@ def test_a_phone_sized_photo_of_a_hand_reads_as_the_small_one(photo, scene):
     assert {d.card.code for d in photo.detect(big)} == dealt
 
 
+def test_a_thumbnail_smaller_than_the_detector_input_is_read_and_boxed_in_its_own_pixels(photo):
+    """A 192 x 144 thumbnail of a held-out hand: its indices are 5-8 pixels tall.  It is
+    enlarged (cubic) before reading; cut from the raw thumbnail, the same twelve hands read
+    31 cards right, enlarged 33.  Each card's box comes back in the thumbnail's pixels, over
+    that card's labelled index or outline."""
+    from vision.synth.decks import deck_names, load_deck
+    from vision.synth.scene import render_scene
+
+    names = deck_names("holdout")
+    right = dealt_total = 0
+    for i in range(12):
+        scene = render_scene(np.random.default_rng([5150, i]), load_deck(names[i % len(names)]), size=(640, 480),
+                             kind="hands", seats=1, hand_size=5)
+        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
+        thumb = cv2.resize(scene.image, (192, 144), interpolation=cv2.INTER_AREA)
+        for d in photo.detect(thumb):
+            if d.card.code not in dealt:
+                continue
+            right += 1
+            x1, y1, x2, y2 = (v / 0.3 for v in d.box)
+            own = [lab.box for lab in scene.labels if lab.code == d.card.code]
+            assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
+            assert 0 <= d.box[0] < d.box[2] <= 192 and 0 <= d.box[1] < d.box[3] <= 144
+        dealt_total += len(dealt)
+    assert dealt_total == 51
+    assert right >= 33
+
+
 def _turn_hue(image: np.ndarray, degrees: int) -> np.ndarray:
     hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)
     hsv[..., 0] = (hsv[..., 0].astype(int) + degrees // 2) % 180
@@ -372,6 +400,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det = CardDetector.__new__(CardDetector)
     det.classifier, det.tta, det.cls_imgsz, det.min_card_conf, det.min_lone_conf = classifier, True, 64, 0.0, 0.0
     det.second_opinion, det.second_imgsz = second_opinion, 96
+    det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
