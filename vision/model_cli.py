@@ -80,6 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--batch", type=int, default=None)
     tr.add_argument("--model", default=None,
                     help="model .yaml (default yolo11n[-cls].yaml), or trained weights .pt to fine-tune from")
+    tr.add_argument("--widen-to", default=None, metavar="YAML",
+                    help="detect: grow --model's trained weights into this wider model (e.g. yolo11s.yaml) first; "
+                         "it starts computing exactly what --model does")
     tr.add_argument("--lr0", type=float, default=None, help="initial learning rate (fine-tuning: lower)")
     tr.add_argument("--warmup-epochs", type=float, default=None, help="learning-rate warm-up (fine-tuning: 0)")
     tr.add_argument("--optimizer", default=None, choices=["SGD", "Adam", "AdamW", "auto"],
@@ -353,7 +356,7 @@ def _cmd_train(args) -> int:
 
     name = args.name or args.task
     best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
-                 resume=args.resume, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
+                 resume=args.resume, widen_to=args.widen_to, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
                  warmup_epochs=args.warmup_epochs, optimizer=args.optimizer, cos_lr=args.cos_lr,
                  hsv_h=args.hsv_h)
     print(f"best weights: {best}")

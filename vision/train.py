@@ -42,8 +42,12 @@ def _yolo():
 
 
 def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model: str | None = None,
-          resume: bool = False, workers: int = 2, **overrides) -> Path:
-    """Train (or resume) one model; return the path of its best weights."""
+          resume: bool = False, workers: int = 2, widen_to: str | None = None, **overrides) -> Path:
+    """Train (or resume) one model; return the path of its best weights.
+
+    ``widen_to`` (a wider model .yaml of the same family, e.g. ``yolo11s.yaml``) starts
+    from ``model``'s trained weights grown to that width (``vision.widen``), written
+    beside the run, instead of from ``model`` itself."""
     YOLO = _yolo()
     run_dir = project / name
     last = run_dir / "weights" / "last.pt"
@@ -68,6 +72,13 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
         model = model or ("yolo11n.yaml" if task == "detect" else "yolo11n-cls.yaml")
         if task == "classify":
             _check_crop_size(Path(data), int(args["imgsz"]))
+        if widen_to:
+            if task != "detect" or not str(model).endswith(".pt"):
+                raise NiuniuError("--widen-to grows a trained detector: give the detector's weights as --model X.pt")
+            from vision.widen import widen
+
+            model = str(widen(Path(model), widen_to, run_dir.parent / f"{run_dir.name}-start.pt"))
+            print(f"starting from {model}: {widen_to} holding the trained weights of the narrower model")
         if task == "classify" and str(model).endswith(".pt"):
             model = _with_the_data_reject_class(Path(model), Path(data), run_dir)
         YOLO(model).train(data=str(data), epochs=epochs, project=str(project), name=name, exist_ok=True,
