@@ -115,6 +115,22 @@ def publish(weights: Path, dest: Path) -> Path:
     return dest
 
 
+def trained_model(weights: Path, what: str):
+    """``(checkpoint, model)`` of an ultralytics ``.pt``, the model being its EMA weights
+    where it has them (what ultralytics itself predicts with); a missing or unreadable
+    file is one ``NiuniuError`` line naming ``what`` was expected there."""
+    import torch
+
+    weights = Path(weights)
+    if not weights.exists():
+        raise NiuniuError(f"no {what} at {weights}")
+    try:
+        ckpt = torch.load(weights, map_location="cpu", weights_only=False)
+        return ckpt, ckpt.get("ema") or ckpt["model"]
+    except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
+        raise NiuniuError(f"{weights} is not an ultralytics checkpoint ({exc}); give trained {what}") from exc
+
+
 def slim_checkpoint(last: Path, dest: Path) -> Path:
     """Save a resumable copy of ``last.pt`` without the optimizer state.
 
@@ -139,11 +155,7 @@ def _with_the_data_reject_class(weights: Path, data: Path, run_dir: Path) -> str
 
     if not (data / "train" / NOT_INDEX).is_dir() or not weights.exists():
         return str(weights)
-    import torch
-
-    ckpt = torch.load(weights, map_location="cpu", weights_only=False)
-    names = (ckpt.get("ema") or ckpt.get("model")).names
-    if NOT_INDEX in dict(names).values():
+    if NOT_INDEX in dict(trained_model(weights, "classifier weights")[1].names).values():
         return str(weights)
     start = with_reject_class(weights, run_dir.parent / f"{run_dir.name}-start.pt", NOT_INDEX)
     print(f"{weights} has no '{NOT_INDEX}' class and the data has: starting from {start}")
@@ -160,10 +172,7 @@ def with_reject_class(weights: Path, dest: Path, label: str) -> Path:
     """
     import torch
 
-    if not weights.exists():
-        raise NiuniuError(f"no classifier weights at {weights}")
-    ckpt = torch.load(weights, map_location="cpu", weights_only=False)
-    model = ckpt.get("ema") or ckpt.get("model")
+    ckpt, model = trained_model(weights, "classifier weights")
     names = dict(model.names)
     if label in names.values():
         raise NiuniuError(f"{weights} already has a '{label}' class")

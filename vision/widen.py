@@ -35,14 +35,10 @@ def widen(weights: Path, wide_yaml: str, dest: Path, seed: int = 0) -> Path:
     import torch
     from ultralytics.nn.tasks import DetectionModel
 
-    weights = Path(weights)
-    if not weights.exists():
-        raise NiuniuError(f"no weights to widen at {weights}")
-    try:
-        ckpt = torch.load(weights, map_location="cpu", weights_only=False)
-        narrow = (ckpt.get("ema") or ckpt["model"]).float().eval()
-    except Exception as exc:  # a truncated or foreign file: one clear line, not a traceback
-        raise NiuniuError(f"{weights} is not an ultralytics checkpoint ({exc}); give a trained detector .pt") from exc
+    from vision.train import trained_model
+
+    ckpt, narrow = trained_model(weights, "weights to widen (a trained detector .pt)")
+    narrow = narrow.float().eval()
     try:
         wide = DetectionModel(wide_yaml, nc=narrow.nc, verbose=False).float().eval()
     except Exception as exc:
@@ -64,7 +60,7 @@ def widened_state(narrow, wide, rng: np.random.Generator) -> dict:
         raise NiuniuError(f"{wide.yaml.get('yaml_file', 'the wide model')} has other layers than the model to widen "
                           "(same family needed: yolo11n -> yolo11s)")
     groups = {name: mod.groups for name, mod in wide.named_modules() if isinstance(mod, torch.nn.Conv2d)}
-    heads = {name: (mod.num_heads, mod.key_dim, mod.head_dim) for name, mod in wide.named_modules()
+    heads = {name: (mod.key_dim, mod.head_dim) for name, mod in wide.named_modules()
              if hasattr(mod, "qkv") and hasattr(mod, "num_heads")}
     out = {}
     for key, target in big.items():
@@ -75,10 +71,7 @@ def widened_state(narrow, wide, rng: np.random.Generator) -> dict:
         layer = key.rsplit(".", 1)[0]
         conv = layer if layer in groups else layer.rsplit(".", 1)[0] + ".conv"
         out_map = _channel_map(conv, source.shape[0], target.shape[0], heads, "out")
-        if source.ndim < 4:
-            out[key] = source[out_map].clone()
-            continue
-        if groups.get(layer, 1) > 1:  # depthwise: one input per channel, nothing to split
+        if source.ndim < 4 or groups.get(layer, 1) > 1:  # vectors, and depthwise convs: nothing to split
             out[key] = source[out_map].clone()
             continue
         in_map = _channel_map(conv, source.shape[1], target.shape[1], heads, "in")
@@ -101,7 +94,7 @@ def _channel_map(conv: str, narrow: int, wide: int, heads: dict, side: str) -> n
         raise NiuniuError(f"{conv}: {narrow} channels cannot be widened to {wide} (twice as many needed)")
     attention = conv.rsplit(".", 2)[0]
     if attention in heads:
-        n_heads, key_dim, head_dim = heads[attention]
+        key_dim, head_dim = heads[attention]
         part = conv.rsplit(".", 2)[1]
         if part == "qkv" and side == "out":
             return _head_copies(np.arange(wide), 2 * key_dim + head_dim)

@@ -134,3 +134,16 @@ def test_a_detector_fine_tune_gets_the_rate_it_was_given(monkeypatch, tmp_path):
     assert main(["train", "detect", "--data", str(tmp_path / "d.yaml"), "--model", "last.pt", "--epochs", "8",
                  "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr", "--hsv-h", "0.5"]) == 0
     assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"], seen["hsv_h"]) == ("AdamW", 0.0005, True, 8, 0.5)
+
+
+def test_a_corrupt_classifier_file_is_named_not_a_traceback(tmp_path):
+    """Adding the reject class to a truncated download: one line naming the file."""
+    from vision.detector import NOT_INDEX
+    from vision.train import with_reject_class
+
+    broken = tmp_path / "classifier.pt"
+    broken.write_bytes(b"\x80\x02truncated")
+    with pytest.raises(NiuniuError, match=r"classifier\.pt is not an ultralytics checkpoint"):
+        with_reject_class(broken, tmp_path / "53.pt", NOT_INDEX)
+    with pytest.raises(NiuniuError, match="no classifier weights at"):
+        with_reject_class(tmp_path / "missing.pt", tmp_path / "53.pt", NOT_INDEX)

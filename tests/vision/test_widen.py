@@ -12,6 +12,7 @@ from scoring.errors import NiuniuError
 from vision.detector import MODELS_DIR
 
 torch = pytest.importorskip("torch", reason="widening needs the ml extra")
+from vision.train import trained_model  # noqa: E402
 from vision.widen import widen  # noqa: E402
 
 SHIPPED = MODELS_DIR / "index-detector.pt"
@@ -19,8 +20,7 @@ HELD_OUT = Path(__file__).resolve().parent.parent / "data" / "heldout"
 
 
 def _model(path):
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    return (ckpt.get("ema") or ckpt["model"]).float().eval()
+    return trained_model(path, "detector weights")[1].float().eval()
 
 
 @pytest.fixture(scope="module")
