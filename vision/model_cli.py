@@ -81,8 +81,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--model", default=None,
                     help="model .yaml (default yolo11n[-cls].yaml), or trained weights .pt to fine-tune from")
     tr.add_argument("--widen-to", default=None, metavar="YAML",
-                    help="detect: grow --model's trained weights into this wider model (e.g. yolo11s.yaml) first; "
-                         "it starts computing exactly what --model does")
+                    help="grow --model's trained weights into this wider model first (yolo11s.yaml, or "
+                         "yolo11s-cls.yaml for the classifier); it starts computing exactly what --model does")
     tr.add_argument("--lr0", type=float, default=None, help="initial learning rate (fine-tuning: lower)")
     tr.add_argument("--warmup-epochs", type=float, default=None, help="learning-rate warm-up (fine-tuning: 0)")
     tr.add_argument("--optimizer", default=None, choices=["SGD", "Adam", "AdamW", "auto"],

@@ -73,8 +73,8 @@ def train(task: str, data: Path, *, project: Path, name: str, epochs: int, model
         if task == "classify":
             _check_crop_size(Path(data), int(args["imgsz"]))
         if widen_to:
-            if task != "detect" or not str(model).endswith(".pt"):
-                raise NiuniuError("--widen-to grows a trained detector: give the detector's weights as --model X.pt")
+            if not str(model).endswith(".pt"):
+                raise NiuniuError(f"--widen-to grows a trained {task} model: give its weights as --model X.pt")
             from vision.widen import widen
 
             model = str(widen(Path(model), widen_to, run_dir.parent / f"{run_dir.name}-start.pt"))

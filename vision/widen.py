@@ -15,7 +15,9 @@ gradients differ and they learn apart (equal halves would keep them twins for ev
 The attention block is the exception: its extra heads are copies of the small model's
 heads of the same size, so its query/key/value channels are duplicated head by head.
 Layers whose width the wide model keeps (the box branch of the head, the class and box
-outputs, the image input) are copied as they are.
+outputs, the classifier head's 1280 features, the image input) are copied as they are.
+A trained classifier (YOLO11n-cls -> YOLO11s-cls) widens the same way: its backbone is the
+detector's, and its head only reads a doubled input.
 """
 
 from __future__ import annotations
@@ -30,17 +32,17 @@ SPLIT_RANGE = (0.3, 0.7)  # share of an incoming weight the first copy of a doub
 
 
 def widen(weights: Path, wide_yaml: str, dest: Path, seed: int = 0) -> Path:
-    """Write ``dest``: a checkpoint of ``wide_yaml`` (e.g. ``yolo11s.yaml``) holding the
-    trained ``weights`` (a YOLO11n detector), widened; fine-tune it with ``niuniu train``."""
+    """Write ``dest``: a checkpoint of ``wide_yaml`` (e.g. ``yolo11s.yaml``, ``yolo11s-cls.yaml``)
+    holding the trained ``weights`` (a YOLO11n detector or classifier), widened; fine-tune
+    it with ``niuniu train``."""
     import torch
-    from ultralytics.nn.tasks import DetectionModel
 
     from vision.train import trained_model
 
-    ckpt, narrow = trained_model(weights, "weights to widen (a trained detector .pt)")
+    ckpt, narrow = trained_model(weights, "weights to widen (a trained detector or classifier .pt)")
     narrow = narrow.float().eval()
-    try:
-        wide = DetectionModel(wide_yaml, nc=narrow.nc, verbose=False).float().eval()
+    try:  # the narrow model's own class: a detector grows into a detector, a classifier into a classifier
+        wide = type(narrow)(wide_yaml, nc=narrow.yaml["nc"], verbose=False).float().eval()
     except Exception as exc:
         raise NiuniuError(f"cannot build the wide model from {wide_yaml!r} ({exc}); give e.g. yolo11s.yaml") from exc
     wide.load_state_dict(widened_state(narrow, wide, np.random.default_rng(seed)))

@@ -1,5 +1,6 @@
-"""Growing the shipped detector into a wider model: it must start out reading exactly
-what the shipped one reads, and its doubled channels must be free to learn apart."""
+"""Growing the shipped detector (or classifier) into a wider model: it must start out
+reading exactly what the shipped one reads, and its doubled channels must be free to
+learn apart."""
 
 from __future__ import annotations
 
@@ -51,6 +52,23 @@ def test_the_wider_detector_reads_the_held_out_tables_as_the_shipped_one(wide):
         assert sorted(d.card.code for d in grown.detect(image)) == sorted(d.card.code for d in shipped.detect(image))
 
 
+def test_the_wider_classifier_reads_the_held_out_tables_as_the_shipped_one(tmp_path):
+    import cv2
+
+    from vision.detector import CardDetector
+
+    grown_classifier = widen(MODELS_DIR / "card-classifier.pt", "yolo11s-cls.yaml", tmp_path / "wide-cls.pt")
+    assert grown_classifier.stat().st_size > 2 * (MODELS_DIR / "card-classifier.pt").stat().st_size
+    shipped = CardDetector(SHIPPED, MODELS_DIR / "card-classifier.pt", second_opinion=False)
+    grown = CardDetector(SHIPPED, grown_classifier, second_opinion=False)
+    for name in sorted(json.loads((HELD_OUT / "truth.json").read_text())):
+        image = cv2.imread(str(HELD_OUT / name))
+        read, read_wide = shipped.detect(image), grown.detect(image)
+        assert [d.card.code for d in read_wide] == [d.card.code for d in read]
+        # fp16 weights in both files: confidences equal to their rounding
+        assert max((abs(a.conf - b.conf) for a, b in zip(read_wide, read)), default=0) < 0.01
+
+
 def test_the_copies_of_a_channel_are_not_twins(wide):
     """Equal halves would give both copies the same gradient for ever: the split differs."""
     narrow, grown = _model(SHIPPED), _model(wide)
@@ -75,11 +93,13 @@ def test_what_cannot_be_widened_says_so(tmp_path):
     assert not (tmp_path / "w.pt").exists()
 
 
-def test_only_a_trained_detector_is_widened_for_training(tmp_path):
+def test_only_trained_weights_are_widened_for_training(tmp_path):
     from vision.train import train
 
     crops = tmp_path / "crops"
     crops.mkdir()
-    with pytest.raises(NiuniuError, match="--widen-to grows a trained detector"):
+    with pytest.raises(NiuniuError, match="--widen-to grows a trained classify model: give its weights"):
         train("classify", crops, project=tmp_path, name="x", epochs=1, model="yolo11n-cls.yaml",
               widen_to="yolo11s-cls.yaml")
+    with pytest.raises(NiuniuError, match="other layers"):       # a detector is not grown into a classifier
+        widen(SHIPPED, "yolo11s-cls.yaml", tmp_path / "w.pt")
