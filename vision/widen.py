@@ -44,7 +44,8 @@ def widen(weights: Path, wide_yaml: str, dest: Path, seed: int = 0) -> Path:
     try:  # the narrow model's own class: a detector grows into a detector, a classifier into a classifier
         wide = type(narrow)(wide_yaml, nc=narrow.yaml["nc"], verbose=False).float().eval()
     except Exception as exc:
-        raise NiuniuError(f"cannot build the wide model from {wide_yaml!r} ({exc}); give e.g. yolo11s.yaml") from exc
+        raise NiuniuError(f"cannot build the wide model from {wide_yaml!r} ({exc}); give e.g. yolo11s.yaml "
+                          "(a detector) or yolo11s-cls.yaml (a classifier)") from exc
     wide.load_state_dict(widened_state(narrow, wide, np.random.default_rng(seed)))
     wide.names, wide.args = narrow.names, getattr(narrow, "args", {})
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -60,7 +61,7 @@ def widened_state(narrow, wide, rng: np.random.Generator) -> dict:
     small, big = narrow.state_dict(), wide.state_dict()
     if small.keys() != big.keys():
         raise NiuniuError(f"{wide.yaml.get('yaml_file', 'the wide model')} has other layers than the model to widen "
-                          "(same family needed: yolo11n -> yolo11s)")
+                          "(the same family and task needed: yolo11n -> yolo11s, yolo11n-cls -> yolo11s-cls)")
     groups = {name: mod.groups for name, mod in wide.named_modules() if isinstance(mod, torch.nn.Conv2d)}
     heads = {name: (mod.key_dim, mod.head_dim) for name, mod in wide.named_modules()
              if hasattr(mod, "qkv") and hasattr(mod, "num_heads")}
