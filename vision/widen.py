@@ -75,10 +75,10 @@ def widened_state(narrow, wide, rng: np.random.Generator) -> dict:
         conv = layer if layer in groups else layer.rsplit(".", 1)[0] + ".conv"
         out_map = _channel_map(conv, source.shape[0], target.shape[0], heads, "out")
         if source.ndim < 4 or groups.get(layer, 1) > 1:  # vectors, and depthwise convs: nothing to split
-            out[key] = source[out_map].clone()
+            out[key] = source[out_map]
             continue
         in_map = _channel_map(conv, source.shape[1], target.shape[1], heads, "in")
-        w = source[out_map][:, in_map].clone()
+        w = source[out_map][:, in_map]
         copies = np.bincount(in_map, minlength=source.shape[1])[in_map]
         first_copy = np.unique(in_map, return_index=True)[1][in_map]  # where each input's first copy sits
         share = rng.uniform(*SPLIT_RANGE, size=(len(out_map), len(in_map)))

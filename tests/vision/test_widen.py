@@ -29,8 +29,33 @@ def wide(tmp_path_factory):
     return widen(SHIPPED, "yolo11s.yaml", tmp_path_factory.mktemp("wide") / "wide.pt")
 
 
-def test_the_wider_detector_starts_as_the_shipped_one(wide):
-    narrow, grown = _model(SHIPPED), _model(wide)
+@pytest.fixture(scope="module")
+def narrow():
+    return _model(SHIPPED)
+
+
+@pytest.fixture(scope="module")
+def grown(wide):
+    return _model(wide)
+
+
+def _held_out_readings(detector, classifier):
+    """What the reader finds on each committed held-out table, in its order."""
+    import cv2
+
+    from vision.detector import CardDetector
+
+    reader = CardDetector(detector, classifier, second_opinion=False)
+    return [reader.detect(cv2.imread(str(HELD_OUT / name)))
+            for name in sorted(json.loads((HELD_OUT / "truth.json").read_text()))]
+
+
+@pytest.fixture(scope="module")
+def shipped_readings():
+    return _held_out_readings(SHIPPED, MODELS_DIR / "card-classifier.pt")
+
+
+def test_the_wider_detector_starts_as_the_shipped_one(narrow, grown):
     assert sum(p.numel() for p in grown.parameters()) > 3 * sum(p.numel() for p in narrow.parameters())
     image = torch.rand(1, 3, 256, 320)
     with torch.no_grad():
@@ -40,38 +65,23 @@ def test_the_wider_detector_starts_as_the_shipped_one(wide):
     assert (before - after).abs().max() < 1e-3 * before.abs().max()
 
 
-def test_the_wider_detector_reads_the_held_out_tables_as_the_shipped_one(wide):
-    import cv2
-
-    from vision.detector import CardDetector
-
-    shipped = CardDetector(SHIPPED, MODELS_DIR / "card-classifier.pt", second_opinion=False)
-    grown = CardDetector(wide, MODELS_DIR / "card-classifier.pt", second_opinion=False)
-    for name in sorted(json.loads((HELD_OUT / "truth.json").read_text())):
-        image = cv2.imread(str(HELD_OUT / name))
-        assert sorted(d.card.code for d in grown.detect(image)) == sorted(d.card.code for d in shipped.detect(image))
+def test_the_wider_detector_reads_the_held_out_tables_as_the_shipped_one(wide, shipped_readings):
+    for read_wide, read in zip(_held_out_readings(wide, MODELS_DIR / "card-classifier.pt"), shipped_readings,
+                               strict=True):
+        assert sorted(d.card.code for d in read_wide) == sorted(d.card.code for d in read)
 
 
-def test_the_wider_classifier_reads_the_held_out_tables_as_the_shipped_one(tmp_path):
-    import cv2
-
-    from vision.detector import CardDetector
-
+def test_the_wider_classifier_reads_the_held_out_tables_as_the_shipped_one(tmp_path, shipped_readings):
     grown_classifier = widen(MODELS_DIR / "card-classifier.pt", "yolo11s-cls.yaml", tmp_path / "wide-cls.pt")
     assert grown_classifier.stat().st_size > 2 * (MODELS_DIR / "card-classifier.pt").stat().st_size
-    shipped = CardDetector(SHIPPED, MODELS_DIR / "card-classifier.pt", second_opinion=False)
-    grown = CardDetector(SHIPPED, grown_classifier, second_opinion=False)
-    for name in sorted(json.loads((HELD_OUT / "truth.json").read_text())):
-        image = cv2.imread(str(HELD_OUT / name))
-        read, read_wide = shipped.detect(image), grown.detect(image)
+    for read_wide, read in zip(_held_out_readings(SHIPPED, grown_classifier), shipped_readings, strict=True):
         assert [d.card.code for d in read_wide] == [d.card.code for d in read]
         # fp16 weights in both files: confidences equal to their rounding
         assert max((abs(a.conf - b.conf) for a, b in zip(read_wide, read)), default=0) < 0.01
 
 
-def test_the_copies_of_a_channel_are_not_twins(wide):
+def test_the_copies_of_a_channel_are_not_twins(narrow, grown):
     """Equal halves would give both copies the same gradient for ever: the split differs."""
-    narrow, grown = _model(SHIPPED), _model(wide)
     w_small, w_big = narrow.model[1].conv.weight, grown.model[1].conv.weight   # fed by a doubled layer 0
     assert w_big.shape[0] == 2 * w_small.shape[0] and w_big.shape[1] == 2 * w_small.shape[1]
     assert not torch.allclose(w_big[0], w_big[1])                       # two copies of output channel 0
