@@ -151,10 +151,13 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
 MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then left out")
 
 
-def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
+def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands") -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
-    a hand is right when the five cards read are exactly the five dealt.
+    a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
+    renders each hand held up in a player's fan instead (``render_scene``'s "held"), the
+    photos of fanned hands a phone takes; the cards whose index is hidden by the fan or
+    the hand are not counted as dealt, as on the table.
 
     ``missed`` says why each dealt card was not read (``why_missed``), so a model change
     can be told apart as a detector or a classifier change.  The model card's figures sum
@@ -175,7 +178,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
             deck = procedural_deck(int(PROCEDURAL_HOLDOUT_SEEDS[i % len(PROCEDURAL_HOLDOUT_SEEDS)]))
         else:
             deck = load_deck(names[i % len(names)])
-        scene = render_scene(rng, deck, size=(640, 480), kind="hands", seats=1, hand_size=5, max_tilt=0.35)
+        scene = render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -185,7 +188,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026) -> dict:
         if dealt - read:
             for cause in why_missed(detector, scene, dealt - read):
                 missed[cause] += 1
-    return {"hands": count, "seed": seed, "hands_right": hands_right,
+    return {"hands": count, "kind": kind, "seed": seed, "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": extra, "missed": missed}
 

@@ -109,6 +109,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="instead: N rendered five-card hands from held-out deck designs")
     ev.add_argument("--seed", type=int, default=2026,
                     help="which hands --synthetic-hands renders (the model card sums 100 of seed 2026 and 150 of seed 7)")
+    ev.add_argument("--held", action="store_true",
+                    help="with --synthetic-hands: each hand held up in a player's fan (as a phone photographs "
+                         "a hand) instead of lying on the table")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--limit", type=int, default=None)
     _model_args(ev, imgsz=PHOTO_IMGSZ)
@@ -176,6 +179,8 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
                    help="share of scenes that deal their jacks, queens and kings first" + (note or " (default 0)"))
     p.add_argument("--blur-share", type=_share, default=None if given_only else 0.0,
                    help="share of scenes drawn with the strongest blur of the usual range" + (note or " (default 0)"))
+    p.add_argument("--held-share", type=_share, default=None if given_only else 0.0,
+                   help="share of scenes that show one hand held up in a player's fan" + (note or " (default 0)"))
     p.add_argument("--procedural-designs", type=_designs, default=None if given_only else 400,
                    help="training scenes draw procedural faces from this many designs" + (note or " (default 400)"))
     p.add_argument("--scene-scale", type=_scale, default=None if given_only else 1.0,
@@ -247,10 +252,11 @@ def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
-        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed)
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, "held" if args.held else "hands")
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
-              f"{result['hands']} held-out hands (seed {args.seed}): all five right in {result['hands_right']} "
+              f"{result['hands']} held-out {'fans held up' if args.held else 'hands'} (seed {args.seed}): "
+              f"all five right in {result['hands_right']} "
               f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
               f"{result['extra_cards']} extra cards; dealt cards not read: {why}")
         return 0
@@ -282,7 +288,7 @@ def _cmd_synth(args) -> int:
                       val_images=args.val_images if args.val_images is not None else max(1, args.images // 8),
                       seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
-                      blur_share=args.blur_share, scene_scale=args.scene_scale,
+                      blur_share=args.blur_share, held_share=args.held_share, scene_scale=args.scene_scale,
                       procedural_designs=args.procedural_designs, crop_size=args.crop_size)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)

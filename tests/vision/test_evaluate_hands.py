@@ -61,3 +61,16 @@ def test_evaluate_synthetic_hands_accounts_for_every_dealt_card(capsys):
     assert main(["evaluate", "--synthetic-hands", "6", "--seed", "31"]) == 0
     text = capsys.readouterr().out
     assert f"all five right in {first['hands_right']} " in text and "dealt cards not read:" in text
+
+
+def test_evaluate_can_read_the_hands_held_up_in_a_fan(capsys):
+    """`--held` renders other scenes (fans of large cards in a player's hand) from the same
+    held-out designs, and says so; the shipped model reads most of their cards."""
+    assert main(["evaluate", "--synthetic-hands", "4", "--seed", "31", "--held", "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "4", "--seed", "31", "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert held["kind"] == "held" and table["kind"] == "hands"
+    assert held["card_recall"] >= 0.6 and held["cards_dealt"] - held["cards_right"] == sum(held["missed"].values())
+    assert main(["evaluate", "--synthetic-hands", "4", "--seed", "31", "--held"]) == 0
+    assert "held-out fans held up (seed 31)" in capsys.readouterr().out

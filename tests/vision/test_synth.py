@@ -177,11 +177,33 @@ def test_weighting_shares_of_zero_leave_the_set_as_it_was(tmp_path):
     """The weighting draws on its own stream: sets made before it existed stay reproducible."""
     base = dict(images=3, val_images=0, seed=5, procedural_share=1.0)
     write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
-    write_dataset(SynthConfig(out=tmp_path / "b", court_share=0.0, blur_share=0.0, **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", court_share=0.0, blur_share=0.0, held_share=0.0, **base),
+                  workers=1, progress=False)
     write_dataset(SynthConfig(out=tmp_path / "c", court_share=1.0, **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "d", held_share=1.0, **base), workers=1, progress=False)
     image = "detect/images/train/000000.jpg"
     assert (tmp_path / "a" / image).read_bytes() == (tmp_path / "b" / image).read_bytes()
     assert (tmp_path / "a" / image).read_bytes() != (tmp_path / "c" / image).read_bytes()
+    assert (tmp_path / "a" / image).read_bytes() != (tmp_path / "d" / image).read_bytes()
+    assert json.loads((tmp_path / "d" / "manifest.json").read_text())["held_share"] == 1.0
+
+
+def test_a_held_fan_is_one_hand_of_large_cards_whose_top_indices_show():
+    """A hand held up to a phone: one fan of large cards, no strays or chips, and in a fan
+    turned the usual way the upper-left index of nearly every card shows, although each
+    lower card shows only a wedge."""
+    deck = procedural_deck(10, 300)   # two corners: a fan turned the other way shows one index
+    shown = []
+    for seed in range(16):
+        scene = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="held", hand_size=5)
+        codes = {lab.code for lab in scene.labels if lab.cls == INDEX_CLASS}
+        assert len(scene.card_quads) == 5, f"seed {seed}: {len(scene.card_quads)} face-up cards, not one hand of 5"
+        longest = min(float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).max()) for quad in scene.card_quads)
+        assert longest > 0.3 * 312, f"seed {seed}: a held card is small ({longest:.0f} px long)"
+        whole = [lab for lab in scene.labels if lab.cls == CARD_CLASS]
+        assert len(whole) <= 2, f"seed {seed}: {len(whole)} cards mostly visible in a fan"
+        shown.append(len(codes))
+    assert np.mean(shown) >= 4.0 and shown.count(5) >= 10, shown
 
 
 def test_known_card_lands_in_its_label_box():

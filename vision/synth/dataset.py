@@ -70,6 +70,9 @@ class SynthConfig:
     # the share of scenes that deal their court cards first, and that are strongly blurred.
     court_share: float = 0.0
     blur_share: float = 0.0
+    # The share of scenes that show one hand held up in a player's fan (render_scene's
+    # "held"): the photos of fanned hands that table layouts never draw.
+    held_share: float = 0.0
     # Scenes rendered this many times the SIZES (or CROP_SCENE_SIZES) in pixels, the layout the
     # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
     # reads photos at 480) learns from real detail instead of an enlarged scene.
@@ -85,7 +88,8 @@ class SynthConfig:
 
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
-RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size")
+RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size",
+          "held_share")
 
 
 class _DeckPool:
@@ -156,9 +160,11 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     else:
         size = _scaled(SIZES[int(rng.integers(len(SIZES)))], cfg.scene_scale)
         kind, stem = None, f"{i:06d}"   # render_scene draws the kind
-    # Own stream: with both shares 0 the set is generator 8's bytes.
+    # Own stream: with every share 0 the set is generator 8's bytes.
     weight_rng = _rng(cfg, split, i, 17)
     courts_first, blurred = weight_rng.random() < cfg.court_share, weight_rng.random() < cfg.blur_share
+    if weight_rng.random() < cfg.held_share:
+        kind = "held"
     scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE,
                          courts_first=courts_first, blurred=blurred)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])

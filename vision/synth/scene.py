@@ -466,6 +466,34 @@ def _hand_positions(rng, k, card_w, card_h, center, theta):
     return out
 
 
+def _held_fan(rng: np.random.Generator, k: int, card_w: float, card_h: float, centre) -> list:
+    """The draw-order items of ``k`` cards fanned in a player's hand, then of the hand itself.
+
+    Why: a photo of a hand of cards, the way players hold and show them, turns each card
+    about one point near the lower corners, so each lower card shows a wedge that is
+    widest at its top and holds only its top index; the table layouts spread cards along
+    a line and never draw that wedge, nor a thumb over the cards' lower half.  Cards go
+    on top of each other turning clockwise (the upper-left indices show), or for one hand
+    in five the other way (only a four-corner design then shows an index on each card).
+    """
+    theta = rng.normal(0, 25) if rng.random() < 0.7 else rng.uniform(0, 360)
+    step = rng.uniform(9, 22) * (1 if rng.random() < 0.8 else -1)
+    reach = card_h * rng.uniform(0.3, 0.48)          # pivot to card centre
+    a = math.radians(theta)
+    pivot = np.array(centre) + reach * 0.5 * np.array([-math.sin(a), math.cos(a)])
+    items = []
+    for i in range(k):
+        ang = theta + (i - (k - 1) / 2) * step + rng.normal(0, 1.0)
+        r = math.radians(ang)
+        pos = pivot + (reach + rng.normal(0, 0.01) * card_h) * np.array([math.sin(r), -math.cos(r)])
+        items.append(("card", (tuple(pos), ang)))
+    if rng.random() < 0.75:  # the holding hand over the pivot (its thumb on the lower cards)
+        down = np.array([-math.sin(a), math.cos(a)])   # fingertips about the cards' middle, the palm below
+        grip = pivot + down * card_h * rng.uniform(0.25, 0.45) + rng.normal(0, 0.05, 2) * card_h
+        items.append(("grip", (tuple(grip), theta + rng.normal(0, 20))))
+    return items
+
+
 def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640, 480),
                  kind: str | None = None, max_tilt: float = 0.45, seats: int | None = None,
                  hand_size: int | None = None, colour_casts: float = 0.0, courts_first: bool = False,
@@ -474,7 +502,11 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
     "hands" (one to three seats filling the frame, as a seat-zone crop sees them) or
-    "closeup" (a few large cards, as a phone photo).  Random when ``None``.
+    "closeup" (a few large cards, as a phone photo) or "held" (one hand of cards fanned
+    about a point near their lower corners, as a player holds them up to a phone: only an
+    index strip of each lower card shows; see :func:`_held_fan`).  Random when ``None``,
+    among the first three only: "held" is asked for (a data set's ``--held-share``), so a
+    seed draws the same scenes it always drew.
     ``seats`` and ``hand_size`` fix the layout (used to measure whole-hand accuracy).
     ``colour_casts``: the share of scenes under a strong uncorrected cast (training sets);
     the cast draws from a side stream, so the scene is otherwise the same.
@@ -485,7 +517,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
-    cam = _camera_homography(rng, w, h, max_tilt if kind != "closeup" else max_tilt * 0.6)
+    cam = _camera_homography(rng, w, h, max_tilt if kind not in ("closeup", "held") else max_tilt * 0.6)
     out = _surface(rng, w, h)
     owner = np.zeros((h, w), np.int32)
     if rng.random() < 0.7:
@@ -519,6 +551,9 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     elif kind == "hands":
         card_h = h * rng.uniform(0.22, 0.48)
         seats = seats or int(rng.integers(1, 4))
+    elif kind == "held":
+        card_h = h * rng.uniform(0.35, 0.7)   # the whole fan, about 1.2 card heights across, in frame
+        seats = 1
     else:
         card_h = h * rng.uniform(0.35, 0.8)
         seats = 1
@@ -535,7 +570,12 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
             break
 
     items = []  # (kind, payload) in draw order
+    if kind == "held":
+        centres = [(w * rng.uniform(0.4, 0.6), h * rng.uniform(0.42, 0.58))]
     for c in centres:
+        if kind == "held":
+            items.extend(_held_fan(rng, hand_size or int(rng.integers(2, 8)), card_w, card_h, c))
+            continue
         if kind == "closeup":
             k = int(rng.integers(1, 6))
             for _ in range(k):
@@ -546,13 +586,13 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
         theta = rng.uniform(0, 360) if rng.random() < 0.5 else rng.normal(0, 12)
         for pos, ang in _hand_positions(rng, k, card_w, card_h, c, theta):
             items.append(("card", (tuple(pos), ang)))
-    for _ in range(int(rng.integers(0, 3))):  # stray cards, some face down
+    for _ in range(int(rng.integers(0, 3)) if kind != "held" else 0):  # stray cards, some face down
         pos = (rng.uniform(0, w), rng.uniform(0, h))
         items.append(("back" if rng.random() < 0.6 else "card", (pos, rng.uniform(0, 360))))
-    for _ in range(int(rng.integers(0, 7)) if kind != "closeup" else 0):
+    for _ in range(int(rng.integers(0, 7)) if kind not in ("closeup", "held") else 0):
         pos = (rng.uniform(0, w), rng.uniform(0, h))
         items.insert(int(rng.integers(0, len(items) + 1)), ("chip", pos))
-    if rng.random() < 0.2 and items:
+    if kind != "held" and rng.random() < 0.2 and items:   # a held fan has its own hand
         target = items[int(rng.integers(len(items)))][1]
         pos = target[0] if isinstance(target[0], tuple) else target
         items.append(("hand", (pos, rng.uniform(0, 360))))
@@ -575,6 +615,10 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
         elif what == "chip":
             chip = _chip(rng, int(card_w * rng.uniform(0.5, 0.8)))
             _paste(out, owner, chip, cam @ _affine3(payload, 0, 1.0, (chip.shape[1], chip.shape[0])), obj_id)
+        elif what == "grip":  # the hand holding a fan: where _held_fan put it
+            pos, ang = payload
+            hand = _dealer_hand(rng, int(card_w * rng.uniform(0.9, 1.3)))
+            _paste(out, owner, hand, cam @ _affine3(pos, ang, 1.0, (hand.shape[1], hand.shape[0])), obj_id)
         elif what == "hand":
             pos, ang = payload
             hand = _dealer_hand(rng, int(card_w * rng.uniform(0.7, 1.4)))
