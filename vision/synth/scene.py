@@ -570,7 +570,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
             break
 
     items = []  # (kind, payload) in draw order
-    if kind == "held":
+    if kind == "held":   # one fan near the middle (the spread drawn above is left unused: synth-v40's draws)
         centres = [(w * rng.uniform(0.4, 0.6), h * rng.uniform(0.42, 0.58))]
     for c in centres:
         if kind == "held":
