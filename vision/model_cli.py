@@ -252,10 +252,11 @@ def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
-        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, "held" if args.held else "hands")
+        kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
-              f"{result['hands']} held-out {'fans held up' if args.held else 'hands'} (seed {args.seed}): "
+              f"{result['hands']} held-out {what} (seed {args.seed}): "
               f"all five right in {result['hands_right']} "
               f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
               f"{result['extra_cards']} extra cards; dealt cards not read: {why}")

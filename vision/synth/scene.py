@@ -479,8 +479,8 @@ def _held_fan(rng: np.random.Generator, k: int, card_w: float, card_h: float, ce
     theta = rng.normal(0, 25) if rng.random() < 0.7 else rng.uniform(0, 360)
     step = rng.uniform(9, 22) * (1 if rng.random() < 0.8 else -1)
     reach = card_h * rng.uniform(0.3, 0.48)          # pivot to card centre
-    a = math.radians(theta)
-    pivot = np.array(centre) + reach * 0.5 * np.array([-math.sin(a), math.cos(a)])
+    down = np.array([-math.sin(math.radians(theta)), math.cos(math.radians(theta))])   # towards the cards' lower edge
+    pivot = np.array(centre) + reach * 0.5 * down
     items = []
     for i in range(k):
         ang = theta + (i - (k - 1) / 2) * step + rng.normal(0, 1.0)
@@ -488,7 +488,7 @@ def _held_fan(rng: np.random.Generator, k: int, card_w: float, card_h: float, ce
         pos = pivot + (reach + rng.normal(0, 0.01) * card_h) * np.array([math.sin(r), -math.cos(r)])
         items.append(("card", (tuple(pos), ang)))
     if rng.random() < 0.75:  # the holding hand over the pivot (its thumb on the lower cards)
-        down = np.array([-math.sin(a), math.cos(a)])   # fingertips about the cards' middle, the palm below
+        # fingertips about the cards' middle, the palm below
         grip = pivot + down * card_h * rng.uniform(0.25, 0.45) + rng.normal(0, 0.05, 2) * card_h
         items.append(("grip", (tuple(grip), theta + rng.normal(0, 20))))
     return items
