@@ -6,8 +6,12 @@
 # their indices and pips in (vision/synth/faces.py lists them: a classifier that
 # saw four fonts reads a fifth poorly); and GIMP's pattern library (gimp-data:
 # photographed wood, fabric, leather, stone, paper) for table tops that are not
-# felt (vision/synth/scene.py). Safe to run again: apt-get skips what is installed.
+# felt (vision/synth/scene.py). Then install-npm-decks.sh (beside this script)
+# fetches the decks that come from npm rather than Debian (datasets/decks.toml).
+# Safe to run again: apt-get skips what is installed, and so does npm's step.
 set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-card-art.sh: run as root, e.g. sudo $0" >&2
@@ -19,6 +23,10 @@ fonts-dejavu-core fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-tex
 fonts-crosextra-carlito fonts-crosextra-caladea fonts-linuxlibertine fonts-open-sans
 fonts-roboto-unhinted fonts-lato fonts-ebgaramond fonts-noto-core fonts-noto-mono
 gimp-data"
+# npm fetches Kennard's decks; Debian's package brings it where the machine has none.
+if ! command -v npm >/dev/null 2>&1; then
+    packages="$packages npm"
+fi
 missing=""
 for pkg in $packages; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
@@ -27,12 +35,12 @@ for pkg in $packages; do
 done
 
 if [ -z "$missing" ]; then
-    echo "card art already installed: $packages"
-    exit 0
+    echo "Debian card art already installed: $packages"
+else
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    # shellcheck disable=SC2086  # $missing is a space-separated package list on purpose
+    apt-get install -y --no-install-recommends $missing
+    echo "installed:$missing"
 fi
-
-export DEBIAN_FRONTEND=noninteractive
-apt-get update
-# shellcheck disable=SC2086  # $missing is a space-separated package list on purpose
-apt-get install -y --no-install-recommends $missing
-echo "installed:$missing"
+sh "$here/install-npm-decks.sh"

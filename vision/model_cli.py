@@ -112,6 +112,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--held", action="store_true",
                     help="with --synthetic-hands: each hand held up in a player's fan (as a phone photographs "
                          "a hand) instead of lying on the table")
+    ev.add_argument("--decks", type=_deck_list, default=None, metavar="NAME,...",
+                    help="with --synthetic-hands: deal from these decks (datasets/decks.toml) instead of the "
+                         "held-out designs, e.g. to read a new design before training on it")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--limit", type=int, default=None)
     _model_args(ev, imgsz=PHOTO_IMGSZ)
@@ -248,15 +251,26 @@ def _cmd_detect(args) -> int:
     return 2 if failures else 0
 
 
+def _deck_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one deck, e.g. --decks kennard_jumbo,kennard_slab")
+    return names
+
+
+def _whose(decks: list[str] | None) -> str:
+    return "held-out" if not decks else ", ".join(decks)
+
+
 def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
-        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind)
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
-              f"{result['hands']} held-out {what} (seed {args.seed}): "
+              f"{result['hands']} {_whose(args.decks)} {what} (seed {args.seed}): "
               f"all five right in {result['hands_right']} "
               f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
               f"{result['extra_cards']} extra cards; dealt cards not read: {why}")

@@ -16,7 +16,7 @@ HEIGHT = 160  # small renders keep the suite quick; boxes are fractions, so scal
 
 
 def _art_installed(name: str) -> bool:
-    return Path(load_manifest().deck[name].file).is_file()
+    return load_manifest().deck[name].missing_art() is None
 
 
 needs_tools = pytest.mark.skipif(
@@ -76,6 +76,38 @@ def test_missing_art_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(decks, "load_manifest", lambda path=None: manifest)
     with pytest.raises(DeckError, match="install-card-art.sh"):
         load_deck("anglo", cache_dir=tmp_path)
+
+
+def test_a_deck_of_one_file_a_card_finds_each_card_under_its_own_spelling():
+    """Kennard's decks spell ten "T" and name files rank-then-suit; a mix-up would label a
+    card with another card's picture, which no later check can see."""
+    entry = load_manifest().deck["kennard_jumbo"]
+    assert entry.ids == "files" and entry.split == "train"
+    assert entry.card_file("10D").name == "TD.svg" and entry.card_file("AS").name == "AS.svg"
+    assert entry.card_file("QC").parent == entry.card_file("2H").parent
+    assert len(set(entry.art_files())) == 53   # 52 faces and the back
+
+
+def test_a_files_deck_without_rank_and_suit_in_its_path_is_refused(tmp_path):
+    bad = tmp_path / "decks.toml"
+    bad.write_text('[deck.x]\nfile = "/somewhere/cards.svg"\npackage = "npm:@heruka_urgyen/react-playing-cards"\n'
+                   'ids = "files"\nfamily = "x"\nsplit = "train"\n')
+    with pytest.raises(DeckError, match=r"needs \{rank\} and \{suit\}.*fix the file"):
+        load_manifest(bad)
+
+
+@needs_tools
+def test_one_missing_card_file_is_named_with_the_install_command(monkeypatch, tmp_path):
+    """A half-installed package (one SVG gone) must not give a 51-card deck or a crash mid-scene."""
+    _require_art("kennard_slab")
+    entry = load_manifest().deck["kennard_slab"]
+    for path in entry.art_files():
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "QH.svg").unlink()
+    moved = entry.model_copy(update={"file": str(tmp_path / "{rank}{suit}.svg"), "back": str(tmp_path / "back.svg")})
+    monkeypatch.setattr(decks, "load_manifest", lambda path=None: decks.Manifest(deck={"kennard_slab": moved}))
+    with pytest.raises(DeckError, match=r"QH\.svg is not installed.*install-card-art\.sh"):
+        load_deck("kennard_slab", cache_dir=tmp_path / "cache")
 
 
 @needs_tools

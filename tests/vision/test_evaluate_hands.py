@@ -74,3 +74,15 @@ def test_evaluate_can_read_the_hands_held_up_in_a_fan(capsys):
     assert held["card_recall"] >= 0.6 and held["cards_dealt"] - held["cards_right"] == sum(held["missed"].values())
     assert main(["evaluate", "--synthetic-hands", "4", "--seed", "31", "--held"]) == 0
     assert "held-out fans held up (seed 31)" in capsys.readouterr().out
+
+
+def test_evaluate_can_deal_from_named_decks_and_refuses_an_unknown_one(capsys):
+    """`--decks` reads a design before it is trained on; a misspelt name stops before any hand."""
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--decks", "kennard_jumbo", "--json"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert named["decks"] == ["kennard_jumbo"] and named["cards_dealt"] >= 9
+    assert named["cards_dealt"] - named["cards_right"] == sum(named["missed"].values())
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["decks"] == "held-out"
+    assert main(["evaluate", "--synthetic-hands", "3", "--decks", "kennard_jumbo,no-such-deck"]) != 0
+    assert "unknown deck 'no-such-deck'" in capsys.readouterr().err

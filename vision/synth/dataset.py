@@ -47,7 +47,9 @@ from vision.synth.scene import CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, avai
 # 7: a quarter of the scenes under light nobody white-balanced (scene.COLOUR_CAST_SHARE)
 # 8: FreeSerif's suit symbols mapped right (it draws U+2660 as a club): a tenth of the
 #    procedural designs had spades and clubs labelled the other way round
-GENERATOR_VERSION = "8"
+# 9: Adrian Kennard's four decks (an npm package, datasets/install-npm-decks.sh) join the
+#    training decks: new court art, a slab typeface with a flat-topped 3, jumbo indices
+GENERATOR_VERSION = "9"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -160,7 +162,7 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     else:
         size = _scaled(SIZES[int(rng.integers(len(SIZES)))], cfg.scene_scale)
         kind, stem = None, f"{i:06d}"   # render_scene draws the kind
-    # Own stream: with every share 0 the set is generator 8's bytes.
+    # Own stream: with every share 0 a seed gives the scenes it gave before the shares existed.
     weight_rng = _rng(cfg, split, i, 17)
     courts_first, blurred = weight_rng.random() < cfg.court_share, weight_rng.random() < cfg.blur_share
     if weight_rng.random() < cfg.held_share:

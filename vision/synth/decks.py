@@ -9,7 +9,9 @@ card level.
 
 Why whole-sheet rendering: ``rsvg-convert --export-id`` silently renders empty or sliver
 court cards for many decks (see ``shared/data/DECKS.md``), so each sheet is rendered once
-and every card cut out by the bounding box Inkscape reports for its element.
+and every card cut out by the bounding box Inkscape reports for its element.  Decks that
+come as one SVG file per card (``ids = "files"``: the npm package that
+``datasets/install-npm-decks.sh`` installs) are rendered a file at a time instead.
 
 Which decks are used, how their ids are spelled and which are held out from training is
 data, in ``datasets/decks.toml``; nothing here is specific to one deck.
@@ -30,13 +32,13 @@ from typing import Literal
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from scoring.cards import CARD_CODES, Card, Suit
 from scoring.errors import NiuniuError
 
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "datasets" / "decks.toml"
-INSTALL_HINT = "run `sudo datasets/install-card-art.sh` to install the Debian card art"
+INSTALL_HINT = "run `sudo datasets/install-card-art.sh` to install the card art"
 ANALYSIS_HEIGHT = 400
 
 Box = tuple[float, float, float, float]
@@ -74,9 +76,14 @@ class DeckEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # The SVG sheet; with ``ids = "files"`` a path with ``{rank}`` and ``{suit}`` in it, one file a card.
     file: str
-    package: Literal["gnome-cards-data", "kdegames-card-data-kf5"]
-    ids: Literal["aisleriot", "kde"]
+    package: Literal["gnome-cards-data", "kdegames-card-data-kf5", "npm:@heruka_urgyen/react-playing-cards"]
+    ids: Literal["aisleriot", "kde", "files"]
+    # How a "files" deck spells the ranks ace to king and the suits clubs, diamonds, hearts, spades.
+    rank_names: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    suit_names: tuple[str, str, str, str] = ("C", "D", "H", "S")
+    back: str | None = None   # a "files" deck's back, if it has one
     split: Literal["train", "holdout", "excluded"]
     # Decks redrawn from the same artwork share a family; a family is never split between
     # train and holdout, or the holdout would measure memory instead of generalisation.
@@ -88,6 +95,31 @@ class DeckEntry(BaseModel):
     corner_window: tuple[float, float] = (0.30, 0.36)
     # Ink is any opaque pixel this far (max channel difference, 0-255) from the paper colour.
     ink_threshold: int = Field(default=70, ge=10, le=250)
+
+    @model_validator(mode="after")
+    def _one_file_a_card(self) -> "DeckEntry":
+        if self.ids == "files":
+            if "{rank}" not in self.file or "{suit}" not in self.file:
+                raise ValueError(f"ids 'files' needs {{rank}} and {{suit}} in file, not {self.file!r}")
+            if len(self.rank_names) != 13 or len(set(self.rank_names)) != 13:
+                raise ValueError(f"rank_names must spell 13 different ranks, ace to king: {self.rank_names}")
+        return self
+
+    def card_file(self, code: str) -> Path:
+        """The SVG of one card of a "files" deck."""
+        card = Card.parse(code)
+        suit = self.suit_names[(Suit.CLUBS, Suit.DIAMONDS, Suit.HEARTS, Suit.SPADES).index(card.suit)]
+        return Path(self.file.format(rank=self.rank_names[card.rank - 1], suit=suit))
+
+    def art_files(self) -> list[Path]:
+        """Every file the deck is drawn from: its sheet, or one SVG per card (and the back)."""
+        if self.ids != "files":
+            return [Path(self.file)]
+        return [self.card_file(code) for code in CARD_CODES] + ([Path(self.back)] if self.back else [])
+
+    def missing_art(self) -> Path | None:
+        """The first art file not installed, or None when the deck can be drawn."""
+        return next((p for p in self.art_files() if not p.is_file()), None)
 
 
 class Manifest(BaseModel):
@@ -155,12 +187,13 @@ def query_element_boxes(svg: Path) -> dict[str, tuple[float, float, float, float
     return boxes
 
 
-def render_sheet(svg: Path, zoom: float) -> np.ndarray:
-    """The whole deck sheet as RGBA at ``zoom`` times its document pixel size."""
+def render_sheet(svg: Path, zoom: float = 1.0, height: int | None = None) -> np.ndarray:
+    """The whole SVG as RGBA at ``zoom`` times its document pixel size, or ``height`` rows tall."""
+    size = ["--height", str(height), "--keep-aspect-ratio"] if height else ["--zoom", f"{zoom:.6f}"]
     with tempfile.TemporaryDirectory(prefix="niuniu-deck-") as tmp:
         png = Path(tmp) / "sheet.png"
         try:
-            subprocess.run(["rsvg-convert", "--zoom", f"{zoom:.6f}", "--background-color", "none",
+            subprocess.run(["rsvg-convert", *size, "--background-color", "none",
                             "-o", str(png), str(svg)], capture_output=True, timeout=600, check=True)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             raise DeckError(f"rsvg-convert could not render {svg}: {exc}; {INSTALL_HINT}") from None
@@ -344,16 +377,32 @@ def _entry(name: str) -> DeckEntry:
     return decks[name]
 
 
-def _fingerprint(entry: DeckEntry, svg: Path) -> str:
+def _fingerprint(entry: DeckEntry) -> str:
     """Changes when the art, its manifest entry or this renderer changes: a stale cache is rebuilt."""
-    stat = svg.stat()
+    stats = [(p.stat().st_size, int(p.stat().st_mtime)) for p in entry.art_files()]
     code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    text = json.dumps([code, entry.model_dump(mode="json"), stat.st_size, int(stat.st_mtime)])
+    text = json.dumps([code, entry.model_dump(mode="json"), *stats])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def render_card_files(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Render a "files" deck: each card's own SVG at ``height`` rows, trimmed to its outline."""
+    if shutil.which("rsvg-convert") is None:
+        raise DeckError(f"rsvg-convert is not installed; {INSTALL_HINT}")
+
+    def one(svg: Path) -> np.ndarray:
+        # Rendered a little taller than asked, so trimming a margin still leaves `height` rows of card.
+        image = render_sheet(svg, height=round(height * 1.05))
+        return cut_card(image, (0, 0, image.shape[1], image.shape[0]), 1.0, height)
+
+    faces = {code: one(entry.card_file(code)) for code in CARD_CODES}
+    return faces, (one(Path(entry.back)) if entry.back else None)
 
 
 def render_deck(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Render all 52 faces (and the back) of a manifest entry at ``height`` rows."""
+    if entry.ids == "files":
+        return render_card_files(entry, height)
     _require_tools()
     svg = Path(entry.file)
     boxes = query_element_boxes(svg)
@@ -387,11 +436,11 @@ def load_deck(name: str, height: int = 400, cache_dir: Path | None = None) -> De
                         f"{', '.join(deck_names())}")
     if not isinstance(height, int) or not 32 <= height <= 4000:
         raise DeckError(f"deck height {height!r} must be a whole number of pixels from 32 to 4000")
-    svg = Path(entry.file)
-    if not svg.is_file():
-        raise DeckError(f"deck {name!r}: {svg} is not installed (package {entry.package}); {INSTALL_HINT}")
+    missing = entry.missing_art()
+    if missing is not None:
+        raise DeckError(f"deck {name!r}: {missing} is not installed (package {entry.package}); {INSTALL_HINT}")
     folder = Path(cache_dir or default_cache_dir()) / name / str(height)
-    fingerprint = _fingerprint(entry, svg)
+    fingerprint = _fingerprint(entry)
     cached = _read_cache(folder, fingerprint, name, entry.split)
     if cached is not None:
         return cached
