@@ -258,19 +258,16 @@ def _deck_list(text: str) -> list[str]:
     return names
 
 
-def _whose(decks: list[str] | None) -> str:
-    return "held-out" if not decks else ", ".join(decks)
-
-
 def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
+        whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
-              f"{result['hands']} {_whose(args.decks)} {what} (seed {args.seed}): "
+              f"{result['hands']} {whose} {what} (seed {args.seed}): "
               f"all five right in {result['hands_right']} "
               f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
               f"{result['extra_cards']} extra cards; dealt cards not read: {why}")
