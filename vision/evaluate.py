@@ -175,8 +175,9 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
     from vision.synth.scene import render_scene
 
     names = decks or deck_names("holdout")
-    for name in names:
-        load_deck(name)   # an unknown, excluded or missing deck fails here with its fix, not mid-run
+    # Loaded once (an unknown, excluded or missing deck fails here with its fix, not mid-run),
+    # not once a hand: each load reads 52 cached PNGs and fingerprints the art again.
+    loaded = {name: load_deck(name) for name in names}
     hands_right = cards_right = cards_total = extra = 0
     missed = dict.fromkeys(MISSED_CAUSES, 0)
     for i in range(count):
@@ -184,7 +185,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
         if i % 3 == 2 and not decks:
             deck = procedural_deck(int(PROCEDURAL_HOLDOUT_SEEDS[i % len(PROCEDURAL_HOLDOUT_SEEDS)]))
         else:
-            deck = load_deck(names[i % len(names)])
+            deck = loaded[names[i % len(names)]]
         scene = render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}

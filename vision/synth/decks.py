@@ -163,8 +163,8 @@ def element_id(code: str, scheme: str) -> str:
 
 # --------------------------------------------------------------------------- rendering
 
-def _require_tools() -> None:
-    for tool in ("rsvg-convert", "inkscape"):
+def _require_tools(*tools: str) -> None:
+    for tool in tools:
         if shutil.which(tool) is None:
             raise DeckError(f"{tool} is not installed; {INSTALL_HINT}")
 
@@ -379,7 +379,7 @@ def _entry(name: str) -> DeckEntry:
 
 def _fingerprint(entry: DeckEntry) -> str:
     """Changes when the art, its manifest entry or this renderer changes: a stale cache is rebuilt."""
-    stats = [(p.stat().st_size, int(p.stat().st_mtime)) for p in entry.art_files()]
+    stats = [(st.st_size, int(st.st_mtime)) for st in (p.stat() for p in entry.art_files())]
     code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     text = json.dumps([code, entry.model_dump(mode="json"), *stats])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -387,8 +387,7 @@ def _fingerprint(entry: DeckEntry) -> str:
 
 def render_card_files(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Render a "files" deck: each card's own SVG at ``height`` rows, trimmed to its outline."""
-    if shutil.which("rsvg-convert") is None:
-        raise DeckError(f"rsvg-convert is not installed; {INSTALL_HINT}")
+    _require_tools("rsvg-convert")   # one file a card: no sheet for inkscape to map
 
     def one(svg: Path) -> np.ndarray:
         # Rendered a little taller than asked, so trimming a margin still leaves `height` rows of card.
@@ -403,7 +402,7 @@ def render_deck(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarray], n
     """Render all 52 faces (and the back) of a manifest entry at ``height`` rows."""
     if entry.ids == "files":
         return render_card_files(entry, height)
-    _require_tools()
+    _require_tools("rsvg-convert", "inkscape")
     svg = Path(entry.file)
     boxes = query_element_boxes(svg)
     ids = {code: element_id(code, entry.ids) for code in CARD_CODES}

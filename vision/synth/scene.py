@@ -570,12 +570,10 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
             break
 
     items = []  # (kind, payload) in draw order
-    if kind == "held":   # one fan near the middle (the spread drawn above is left unused: synth-v40's draws)
-        centres = [(w * rng.uniform(0.4, 0.6), h * rng.uniform(0.42, 0.58))]
+    if kind == "held":   # one fan near the middle; the spread drawn above goes unused (synth-v40's draws)
+        centre = (w * rng.uniform(0.4, 0.6), h * rng.uniform(0.42, 0.58))
+        items, centres = _held_fan(rng, hand_size or int(rng.integers(2, 8)), card_w, card_h, centre), []
     for c in centres:
-        if kind == "held":
-            items.extend(_held_fan(rng, hand_size or int(rng.integers(2, 8)), card_w, card_h, c))
-            continue
         if kind == "closeup":
             k = int(rng.integers(1, 6))
             for _ in range(k):
@@ -615,15 +613,12 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
         elif what == "chip":
             chip = _chip(rng, int(card_w * rng.uniform(0.5, 0.8)))
             _paste(out, owner, chip, cam @ _affine3(payload, 0, 1.0, (chip.shape[1], chip.shape[0])), obj_id)
-        elif what == "grip":  # the hand holding a fan: where _held_fan put it
+        elif what in ("hand", "grip"):  # a dealer's hand near a card, or the hand holding a fan (_held_fan's place)
             pos, ang = payload
-            hand = _dealer_hand(rng, int(card_w * rng.uniform(0.9, 1.3)))
+            hand = _dealer_hand(rng, int(card_w * (rng.uniform(0.7, 1.4) if what == "hand" else rng.uniform(0.9, 1.3))))
+            if what == "hand":
+                pos = (pos[0] + rng.normal(0, 0.4) * card_w, pos[1] + rng.normal(0, 0.4) * card_h)
             _paste(out, owner, hand, cam @ _affine3(pos, ang, 1.0, (hand.shape[1], hand.shape[0])), obj_id)
-        elif what == "hand":
-            pos, ang = payload
-            hand = _dealer_hand(rng, int(card_w * rng.uniform(0.7, 1.4)))
-            offset = (pos[0] + rng.normal(0, 0.4) * card_w, pos[1] + rng.normal(0, 0.4) * card_h)
-            _paste(out, owner, hand, cam @ _affine3(offset, ang, 1.0, (hand.shape[1], hand.shape[0])), obj_id)
         obj_id += 1
 
     labels = _labels(owner, placed, w, h)
