@@ -23,7 +23,7 @@ fonts-dejavu-core fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-tex
 fonts-crosextra-carlito fonts-crosextra-caladea fonts-linuxlibertine fonts-open-sans
 fonts-roboto-unhinted fonts-lato fonts-ebgaramond fonts-noto-core fonts-noto-mono
 gimp-data"
-# npm fetches Kennard's decks; Debian's package brings it where the machine has none.
+# npm fetches the npm decks; Debian's package brings it where the machine has none.
 if ! command -v npm >/dev/null 2>&1; then
     packages="$packages npm"
 fi

@@ -1,7 +1,11 @@
 #!/bin/sh
-# Install the card decks that come from an npm package rather than from Debian
-# (datasets/decks.toml names it "npm:..."): Adrian Kennard's public-domain (CC0)
-# designs, two- and four-colour, normal and jumbo indices, one SVG file a card.
+# Install the card decks that come from npm packages rather than from Debian
+# (datasets/decks.toml names them "npm:..."), one SVG file a card:
+# - Adrian Kennard's public-domain (CC0) designs, two- and four-colour, normal and
+#   jumbo indices;
+# - Chris Aguilar's "standard" design as redrawn in Responsive Playing Cards (LGPL-3.0):
+#   the narrow serif indices and English court pattern of the common casino and club
+#   decks that real photos show most.
 # Their court art and index lettering look like none of the Debian decks', and a
 # model that has read more designs reads an unseen one better. The package is
 # fetched with npm at a pinned version and checked against its SHA-256 before
@@ -50,3 +54,9 @@ fetch() {
 
 fetch @heruka_urgyen/react-playing-cards 0.5.0 \
     0a9e5c386c40af2ae591103589d3a4c340d66a325a64c3f5b1d3f6c0a907b468 heruka-react-playing-cards
+fetch @younestouati/playing-cards-standard-deck 3.0.0 \
+    35722591ff4efae9c66f62df6a6159d38bcf8742b38961d373c897aa4af13286 younestouati-playing-cards-standard-deck
+# Its 4 of spades still draws the small-size layout (a big "4" and a big spade across the
+# middle) over the full one; no real card looks like that. Drop that group (idempotent).
+sed -i 's#<g><use xlink:href="\#numeral" transform="matrix(3.5 0 0 3.5 78.4 33.95)"/><use xlink:href="\#suit" transform="matrix(2 0 0 2 55.5 170)"/></g>##' \
+    "$dest/younestouati-playing-cards-standard-deck/cards/4s.svg"

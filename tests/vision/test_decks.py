@@ -88,11 +88,15 @@ def test_a_deck_of_one_file_a_card_finds_each_card_under_its_own_spelling():
     assert len(set(entry.art_files())) == 53   # 52 faces and the back
 
 
-def test_a_files_deck_without_rank_and_suit_in_its_path_is_refused(tmp_path):
+@pytest.mark.parametrize("entry, error", [
+    ('file = "/somewhere/cards.svg"\n', r"needs \{rank\} and \{suit\}.*fix the file"),
+    ('file = "/s/{rank}{suit}.svg"\npaper = "white"\n', r"decks\.toml is invalid.*paper.*fix the file"),
+])
+def test_a_files_deck_entry_that_cannot_be_drawn_is_refused(tmp_path, entry, error):
     bad = tmp_path / "decks.toml"
-    bad.write_text('[deck.x]\nfile = "/somewhere/cards.svg"\npackage = "npm:@heruka_urgyen/react-playing-cards"\n'
+    bad.write_text(f'[deck.x]\n{entry}package = "npm:@heruka_urgyen/react-playing-cards"\n'
                    'ids = "files"\nfamily = "x"\nsplit = "train"\n')
-    with pytest.raises(DeckError, match=r"needs \{rank\} and \{suit\}.*fix the file"):
+    with pytest.raises(DeckError, match=error):
         load_manifest(bad)
 
 
@@ -108,6 +112,40 @@ def test_one_missing_card_file_is_named_with_the_install_command(monkeypatch, tm
     monkeypatch.setattr(decks, "load_manifest", lambda path=None: decks.Manifest(deck={"kennard_slab": moved}))
     with pytest.raises(DeckError, match=r"QH\.svg is not installed.*install-card-art\.sh"):
         load_deck("kennard_slab", cache_dir=tmp_path / "cache")
+
+
+def test_the_standard_deck_finds_each_card_under_its_own_spelling():
+    """Aguilar's files are named by number (1 = ace, 11-13 = courts) and lower-case suit."""
+    entry = load_manifest().deck["aguilar_standard"]
+    assert entry.ids == "files" and entry.paper is not None
+    assert entry.card_file("AS").name == "1s.svg" and entry.card_file("KD").name == "13d.svg"
+    assert entry.card_file("10C").name == "10c.svg"
+    assert len(set(entry.art_files())) == 52   # no back: the package's back is a tile, not a card
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="rsvg-convert not installed")
+def test_an_ink_only_deck_is_laid_on_a_whole_card_of_paper(monkeypatch, tmp_path):
+    """SVGs that draw only the print must become a card the size of the document; trimmed
+    to the ink, a face would be a few glyphs on nothing, and its index box would be wrong."""
+    for code in CARD_CODES:
+        (tmp_path / f"{code}.svg").write_text(
+            '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 225 314" width="225" height="314">'
+            '<rect x="8" y="10" width="20" height="34" fill="#d40000"/>'
+            '<rect x="10" y="48" width="16" height="16" fill="#d40000"/>'
+            '<rect x="90" y="130" width="40" height="50" fill="#000000"/>'
+            '<rect x="197" y="270" width="20" height="34" fill="#d40000"/>'
+            '<rect x="199" y="250" width="16" height="16" fill="#d40000"/></svg>')
+    entry = decks.DeckEntry(file=str(tmp_path / "{rank}{suit}.svg"), package="npm:@younestouati/playing-cards-standard-deck",
+                            ids="files", rank_names=("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"),
+                            paper="#fdfdfb", family="x", split="train")
+    monkeypatch.setattr(decks, "load_manifest", lambda path=None: decks.Manifest(deck={"inkonly": entry}))
+    face = load_deck("inkonly", height=HEIGHT, cache_dir=tmp_path / "cache").faces["7H"]
+    h, w = face.image.shape[:2]
+    assert h == HEIGHT and abs(w / h - 225 / 314) < 0.02            # the document, not the ink's extent
+    assert face.image[h // 2, w // 4, 3] == 255 and tuple(face.image[h // 2, w // 4, :3]) == (253, 253, 251)
+    assert face.image[0, 0, 3] == 0                                  # rounded corners, as a card is cut
+    top_left = min(face.index_boxes, key=lambda b: b[0] + b[1])
+    assert top_left == pytest.approx((8 / 225, 10 / 314, 28 / 225, 64 / 314), abs=0.02)
 
 
 @needs_tools

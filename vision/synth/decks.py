@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from scoring.cards import CARD_CODES, Card, Suit
 from scoring.errors import NiuniuError
+from vision.synth.faces import round_corners
 
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "datasets" / "decks.toml"
 INSTALL_HINT = "run `sudo datasets/install-card-art.sh` to install the card art"
@@ -78,12 +79,16 @@ class DeckEntry(BaseModel):
 
     # The SVG sheet; with ``ids = "files"`` a path with ``{rank}`` and ``{suit}`` in it, one file a card.
     file: str
-    package: Literal["gnome-cards-data", "kdegames-card-data-kf5", "npm:@heruka_urgyen/react-playing-cards"]
+    package: Literal["gnome-cards-data", "kdegames-card-data-kf5", "npm:@heruka_urgyen/react-playing-cards",
+                     "npm:@younestouati/playing-cards-standard-deck"]
     ids: Literal["aisleriot", "kde", "files"]
     # How a "files" deck spells the ranks ace to king and the suits clubs, diamonds, hearts, spades.
     rank_names: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
     suit_names: tuple[str, str, str, str] = ("C", "D", "H", "S")
     back: str | None = None   # a "files" deck's back, if it has one
+    # A "files" deck whose SVGs draw only the ink, no card: the card is this colour ("#rrggbb"),
+    # the whole SVG document, with rounded corners.
+    paper: str | None = Field(default=None, pattern=r"^#[0-9a-fA-F]{6}$")
     split: Literal["train", "holdout", "excluded"]
     # Decks redrawn from the same artwork share a family; a family is never split between
     # train and holdout, or the holdout would measure memory instead of generalisation.
@@ -390,12 +395,26 @@ def render_card_files(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarr
     _require_tools("rsvg-convert")   # one file a card: no sheet for inkscape to map
 
     def one(svg: Path) -> np.ndarray:
+        if entry.paper is not None:
+            # The document is the card: trimming to the ink would cut the card to its print.
+            return _on_paper(render_sheet(svg, height=height), entry.paper)
         # Rendered a little taller than asked, so trimming a margin still leaves `height` rows of card.
         image = render_sheet(svg, height=round(height * 1.05))
         return cut_card(image, (0, 0, image.shape[1], image.shape[0]), 1.0, height)
 
     faces = {code: one(entry.card_file(code)) for code in CARD_CODES}
     return faces, (one(Path(entry.back)) if entry.back else None)
+
+
+def _on_paper(ink: np.ndarray, paper: str) -> np.ndarray:
+    """Ink laid on an opaque card of colour ``paper`` (``#rrggbb``) with rounded corners."""
+    colour = np.array([int(paper[k:k + 2], 16) for k in (1, 3, 5)], np.float32)
+    a = ink[..., 3:4].astype(np.float32) / 255.0
+    card = np.empty_like(ink)
+    card[..., :3] = np.round(ink[..., :3] * a + colour * (1 - a)).astype(np.uint8)
+    card[..., 3] = 255
+    round_corners(card, radius=round(0.055 * card.shape[1]))
+    return card
 
 
 def render_deck(entry: DeckEntry, height: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:

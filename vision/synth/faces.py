@@ -10,7 +10,7 @@ draw them, every index box is known exactly.
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -158,6 +158,7 @@ class FaceStyle:
     ten_as_t: bool = False     # a few real decks print the ten as "T"
     pip_font: str | None = None  # suit symbols from this font instead of the drawn shapes
     court_art: str | None = None  # Debian deck whose court artwork fills the court cards
+    jumbo: bool = False        # drawn as a jumbo index (_jumbo): tall rank, small pip, two corners
 
     @classmethod
     def random(cls, rng: np.random.Generator, art_decks: tuple[str, ...] = ()) -> "FaceStyle":
@@ -399,12 +400,13 @@ def draw_face(card: Card, style: FaceStyle, height: int, rng: np.random.Generato
         img.paste(corner_bl, (box[0], height - box[3]))
         boxes += [mirrored_tr, (index_box[0], height - index_box[3], index_box[2], height - index_box[1])]
     rgba = np.dstack([np.asarray(img), np.full((height, width), 255, np.uint8)])
-    _round_corners(rgba, radius=int(width * 0.055))
+    round_corners(rgba, radius=int(width * 0.055))
     fractions = tuple((b[0] / width, b[1] / height, b[2] / width, b[3] / height) for b in boxes)
     return rgba, fractions
 
 
-def _round_corners(rgba: np.ndarray, radius: int) -> None:
+def round_corners(rgba: np.ndarray, radius: int) -> None:
+    """Make the corners outside a quarter circle transparent, as a printed card is cut."""
     h, w = rgba.shape[:2]
     if radius < 2:
         return
@@ -433,16 +435,44 @@ def draw_back(style: FaceStyle, height: int, rng: np.random.Generator) -> np.nda
         draw.line((m + k, m + height, m + k + height, m), fill=light, width=1)
     draw.rectangle((0, 0, width - 1, height - 1), outline=(245, 245, 245), width=m)
     rgba = np.dstack([np.asarray(img), np.full((height, width), 255, np.uint8)])
-    _round_corners(rgba, radius=int(width * 0.055))
+    round_corners(rgba, radius=int(width * 0.055))
     return rgba
+
+
+# Generator 10: this share of the training designs print jumbo indices (the casino decks'
+# rank a fifth to a quarter of the card high, a small pip under or beside it).  In a fanned
+# hand the next card covers part of such an index, and v12, which had seen few, read the
+# covered jumbo ranks of an unseen family as Q or J (models/README.md, "Jumbo indices in a
+# fan").  Drawn on the design's own side stream, so every other design keeps its look and
+# the held-out designs, which never change, are not touched.
+JUMBO_SHARE = 0.3
+
+
+def _jumbo(style: FaceStyle, seed: int) -> FaceStyle:
+    """``style`` with a jumbo index, for a share of the designs (two corners only: four
+    jumbo indices leave no room for the picture)."""
+    rng = np.random.default_rng([seed, 10])
+    if rng.random() >= JUMBO_SHARE:
+        return style
+    height = float(rng.uniform(0.19, 0.26))
+    # A heavy font's Q or K at that height would run into the picture: the widest rank
+    # (the ten is narrowed when drawn) stays within 0.27 of the card's width, which brings
+    # most wide typefaces down to 0.15-0.19 (median of the first 400 designs: 0.18).
+    font = cached_font(style.font, int(round(1000 * height * 1.35)))
+    widest = max(font.getbbox(r)[2] - font.getbbox(r)[0] for r in "A23456789JQK")
+    height *= min(1.0, 0.27 * 1000 * style.aspect / widest)
+    return replace(style, index_height=height, pip_scale=float(rng.uniform(0.4, 0.7)),
+                   pip_beside=bool(rng.random() < 0.2), margin=float(rng.uniform(0.025, 0.06)), four_corners=False,
+                   jumbo=True)
 
 
 def procedural_style(rng: np.random.Generator, seed: int) -> FaceStyle:
     """The style of design ``seed``; held-out designs take court art only from held-out decks."""
     from vision.synth.decks import deck_names
 
-    split = "holdout" if seed in PROCEDURAL_HOLDOUT_SEEDS else "train"
-    return FaceStyle.random(rng, art_decks=tuple(deck_names(split)))
+    if seed in PROCEDURAL_HOLDOUT_SEEDS:
+        return FaceStyle.random(rng, art_decks=tuple(deck_names("holdout")))
+    return _jumbo(FaceStyle.random(rng, art_decks=tuple(deck_names("train"))), seed)
 
 
 def procedural_deck(seed: int, height: int = 400):
