@@ -440,7 +440,7 @@ def draw_back(style: FaceStyle, height: int, rng: np.random.Generator) -> np.nda
 
 
 # Generator 10: this share of the training designs print jumbo indices (the casino decks'
-# rank a fifth to a quarter of the card high, a small pip under or beside it).  In a fanned
+# tall rank with a small pip under or beside it).  In a fanned
 # hand the next card covers part of such an index, and v12, which had seen few, read the
 # covered jumbo ranks of an unseen family as Q or J (models/README.md, "Jumbo indices in a
 # fan").  Drawn on the design's own side stream, so every other design keeps its look and
@@ -459,7 +459,7 @@ def _jumbo(style: FaceStyle, seed: int) -> FaceStyle:
     # (the ten is narrowed when drawn) stays within 0.27 of the card's width, which brings
     # most wide typefaces down to 0.15-0.19 (median of the first 400 designs: 0.18).
     font = cached_font(style.font, int(round(1000 * height * 1.35)))
-    widest = max(font.getbbox(r)[2] - font.getbbox(r)[0] for r in "A23456789JQK")
+    widest = max(right - left for left, _, right, _ in map(font.getbbox, "A23456789JQK"))
     height *= min(1.0, 0.27 * 1000 * style.aspect / widest)
     return replace(style, index_height=height, pip_scale=float(rng.uniform(0.4, 0.7)),
                    pip_beside=bool(rng.random() < 0.2), margin=float(rng.uniform(0.025, 0.06)), four_corners=False,
