@@ -269,8 +269,11 @@ def test_a_share_of_training_designs_print_jumbo_indices_and_no_held_out_design_
     train = [procedural_style(np.random.default_rng(s), s) for s in PROCEDURAL_TRAIN_SEEDS[:200]]
     jumbo = [st for st in train if st.jumbo]
     assert 0.2 <= len(jumbo) / len(train) <= 0.4
-    assert all(st.index_height >= 0.15 and st.pip_scale <= 0.7 and not st.four_corners for st in jumbo)
-    assert sum(st.index_height for st in jumbo) / len(jumbo) > 0.17 > sum(st.index_height for st in train) / len(train)
+    assert all(st.index_height >= 0.18 and st.pip_scale <= 0.7 and not st.four_corners and not st.pip_beside
+               and st.condense < 1 for st in jumbo)
+    plain = [st for st in train if not st.jumbo]
+    assert sum(st.index_height for st in jumbo) / len(jumbo) > 0.2 > 0.15 > sum(st.index_height for st in plain) / len(plain)
+    assert all(st.condense == 1 for st in train if not st.jumbo)
     for s in PROCEDURAL_HOLDOUT_SEEDS[:10]:
         plain = FaceStyle.random(np.random.default_rng(s), art_decks=tuple(deck_names("holdout")))
         assert procedural_style(np.random.default_rng(s), s) == plain
@@ -278,10 +281,35 @@ def test_a_share_of_training_designs_print_jumbo_indices_and_no_held_out_design_
     from scoring.cards import Card
     from vision.synth.faces import draw_face
 
-    for style in [st for st in jumbo if not st.pip_beside][:6]:
+    for style in jumbo[:6]:
         for code in ("QS", "KH", "AD"):
             _, boxes = draw_face(Card.parse(code), style, 400, np.random.default_rng(0))
-            assert boxes[0][2] - boxes[0][0] <= 0.3, (style.font, code)
+            assert boxes[0][2] - boxes[0][0] <= 0.36, (style.font, code)
+
+
+def test_a_condensed_rank_is_narrower_and_its_label_box_holds_its_ink():
+    """A jumbo rank is squeezed, not shrunk: as tall as the unsqueezed type, narrower, its
+    pip kept inside the margin, and its label box tight on the ink with paper below the pip."""
+    from dataclasses import replace
+
+    from vision.synth.faces import FaceStyle, draw_face
+
+    style = replace(FaceStyle.random(np.random.default_rng(8)), index_height=0.22, pip_beside=False,
+                    pip_font=None, court_art=None, border=False, four_corners=False, four_colour=())
+    for code in ("QS", "8H", "KC"):
+        wide_rgba, wide = draw_face(Card.parse(code), style, 400, np.random.default_rng(0))
+        rgba, narrow = draw_face(Card.parse(code), replace(style, condense=0.6), 400, np.random.default_rng(0))
+        h, w = rgba.shape[:2]
+        assert (narrow[0][2] - narrow[0][0]) < 0.9 * (wide[0][2] - wide[0][0]), code
+        assert abs((narrow[0][3] - narrow[0][1]) - (wide[0][3] - wide[0][1])) * h <= 2, code
+        assert narrow[0][0] >= wide[0][0] - 0.005, f"{code}: the pip runs into the margin"
+        x0, y0, x1, y1 = (int(round(f * s)) for f, s in zip(narrow[0], (w, h, w, h)))
+        ink = rgba[:, :, :3].min(axis=2) < 120
+        for edge in (ink[y0:y1 + 1, x0 - 1:x0 + 2], ink[y0:y1 + 1, x1 - 1:x1 + 2], ink[y0 - 1:y0 + 2, x0:x1 + 1],
+                     ink[y1 - 1:y1 + 2, x0:x1 + 1]):
+            assert edge.any(), f"{code}: the index box is not tight on its ink"
+        assert not ink[y0:y1 + 1, :x0 - 1].any(), f"{code}: ink left of the index box"
+        assert not ink[y1 + 3:y1 + 8, x0:x1 + 1].any(), f"{code}: ink spills below the index box"
 
 
 def test_a_glyph_pip_face_labels_its_index_ink():

@@ -50,8 +50,11 @@ from vision.synth.scene import CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, avai
 # 9: Adrian Kennard's four decks (an npm package, datasets/install-npm-decks.sh) join the
 #    training decks: new court art, a slab typeface with a flat-topped 3, jumbo indices
 # 10: Chris Aguilar's English pattern (a second npm package) joins them: the narrow serif
-#     indices and court art of the common club and casino decks
-GENERATOR_VERSION = "10"
+#     indices and court art of the common club and casino decks; 30% of the procedural
+#     training designs print jumbo indices (faces.JUMBO_SHARE)
+# 11: those jumbo ranks condensed to a real jumbo height, a fifth to a quarter of the card,
+#     their pip under the rank and inside the margin
+GENERATOR_VERSION = "11"
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's

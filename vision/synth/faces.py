@@ -159,6 +159,7 @@ class FaceStyle:
     pip_font: str | None = None  # suit symbols from this font instead of the drawn shapes
     court_art: str | None = None  # Debian deck whose court artwork fills the court cards
     jumbo: bool = False        # drawn as a jumbo index (_jumbo): tall rank, small pip, two corners
+    condense: float = 1.0      # rank glyphs squeezed to this share of their width (jumbo designs)
 
     @classmethod
     def random(cls, rng: np.random.Generator, art_decks: tuple[str, ...] = ()) -> "FaceStyle":
@@ -294,21 +295,43 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     y0 = style.margin * width * 0.9
     # Measure the ink of the text, then shift so its top-left sits at (x0, y0).
     l, t, r, b = draw.textbbox((0, 0), text, font=font)
-    if text == "10" and (r - l) > 0.32 * width:  # narrow the 10 so it fits the margin column
-        font = cached_font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / (r - l)))))
+    if text == "10" and (r - l) * style.condense > 0.32 * width:  # narrow the 10 so it fits the margin column
+        font = cached_font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / ((r - l) * style.condense)))))
         l, t, r, b = draw.textbbox((0, 0), text, font=font)
-    draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
-    rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
+    if style.condense == 1.0:
+        draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
+        rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
+    else:
+        rank_box = _draw_condensed(img, text, font, style.condense, x0, y0, ink)
     pip_size = (b - t) * style.pip_scale
     if style.pip_beside:
         cx = rank_box[2] + pip_size * 0.15 + pip_size * 0.5
         cy = (rank_box[1] + rank_box[3]) / 2
     else:
         cx = (rank_box[0] + rank_box[2]) / 2
+        if style.condense != 1.0:  # a squeezed rank can be narrower than its pip: keep the pip off the edge
+            cx = max(cx, x0 + pip_size / 2)
         cy = rank_box[3] + pip_size * 0.12 + pip_size * 0.5
     pip_box = _pip(img, style, card.suit, cx, cy, pip_size, ink)
     return (min(rank_box[0], pip_box[0]), min(rank_box[1], pip_box[1]),
             max(rank_box[2], pip_box[2]), max(rank_box[3], pip_box[3]))
+
+
+def _draw_condensed(img: Image.Image, text: str, font: ImageFont.FreeTypeFont, condense: float,
+                    x0: float, y0: float, ink: tuple[int, int, int]) -> tuple[float, float, float, float]:
+    """Draw ``text`` squeezed to ``condense`` of its width with its ink's top-left at (x0, y0).
+
+    Real jumbo indices are set in condensed type: a rank a quarter of the card high but
+    narrow enough to leave the picture its room.  Few installed fonts are condensed, so
+    any face is squeezed instead (the strokes' thick and thin change as a condensed cut's do).
+    """
+    l, t, r, b = font.getbbox(text)
+    mask = Image.new("L", (r - l + 2, b - t + 2), 0)
+    ImageDraw.Draw(mask).text((1 - l, 1 - t), text, font=font, fill=255)
+    mask = mask.resize((max(2, int(round(mask.width * condense))), mask.height), Image.LANCZOS)
+    ox, oy = int(round(x0)) - 1, int(round(y0)) - 1
+    img.paste(Image.new("RGB", mask.size, ink), (ox, oy), mask)
+    return (ox + 1, oy + 1, ox + mask.width - 1, oy + mask.height - 1)
 
 
 def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tuple, rng: np.random.Generator) -> None:
@@ -440,11 +463,13 @@ def draw_back(style: FaceStyle, height: int, rng: np.random.Generator) -> np.nda
 
 
 # Generator 10: this share of the training designs print jumbo indices (the casino decks'
-# tall rank with a small pip under or beside it).  In a fanned
-# hand the next card covers part of such an index, and v12, which had seen few, read the
-# covered jumbo ranks of an unseen family as Q or J (models/README.md, "Jumbo indices in a
-# fan").  Drawn on the design's own side stream, so every other design keeps its look and
-# the held-out designs, which never change, are not touched.
+# tall rank with a small pip under it).  In a fanned hand the next card covers part of such
+# an index, and v12, which had seen few, read the covered jumbo ranks of an unseen family as
+# Q or J (models/README.md, "Jumbo indices in a fan").  Generator 11 squeezes their ranks
+# (``FaceStyle.condense``) so they reach a real jumbo height, a fifth to a quarter of the
+# card, instead of the 0.15-0.19 that the width of unsqueezed type allowed.  Drawn on the
+# design's own side stream, so every other design keeps its look and the held-out designs,
+# which never change, are not touched.
 JUMBO_SHARE = 0.3
 
 
@@ -455,15 +480,15 @@ def _jumbo(style: FaceStyle, seed: int) -> FaceStyle:
     if rng.random() >= JUMBO_SHARE:
         return style
     height = float(rng.uniform(0.19, 0.26))
-    # A heavy font's Q or K at that height would run into the picture: the widest rank
-    # (the ten is narrowed when drawn) stays within 0.27 of the card's width, which brings
-    # most wide typefaces down to 0.15-0.19 (median of the first 400 designs: 0.18).
+    pip_scale, margin, condense = float(rng.uniform(0.4, 0.7)), float(rng.uniform(0.025, 0.06)), float(rng.uniform(0.5, 0.85))
+    # Even squeezed, a heavy font's Q or K at that height could run into the picture: the
+    # widest rank (the ten is narrowed when drawn) stays within 0.27 of the card's width,
+    # and the pip goes under it (beside it, the index would take half the card).
     font = cached_font(style.font, int(round(1000 * height * 1.35)))
-    widest = max(right - left for left, _, right, _ in map(font.getbbox, "A23456789JQK"))
+    widest = condense * max(right - left for left, _, right, _ in map(font.getbbox, "A23456789JQK"))
     height *= min(1.0, 0.27 * 1000 * style.aspect / widest)
-    return replace(style, index_height=height, pip_scale=float(rng.uniform(0.4, 0.7)),
-                   pip_beside=bool(rng.random() < 0.2), margin=float(rng.uniform(0.025, 0.06)), four_corners=False,
-                   jumbo=True)
+    return replace(style, index_height=height, pip_scale=pip_scale, pip_beside=False, margin=margin,
+                   four_corners=False, jumbo=True, condense=condense)
 
 
 def procedural_style(rng: np.random.Generator, seed: int) -> FaceStyle:
