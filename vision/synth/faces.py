@@ -298,7 +298,7 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     if text == "10" and (r - l) * style.condense > 0.32 * width:  # narrow the 10 so it fits the margin column
         font = cached_font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / ((r - l) * style.condense)))))
         l, t, r, b = draw.textbbox((0, 0), text, font=font)
-    if style.condense == 1.0:
+    if style.condense == 1.0:  # drawn straight on the face, so unsqueezed designs keep their bytes
         draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
         rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
     else:
@@ -323,7 +323,8 @@ def _draw_condensed(img: Image.Image, text: str, font: ImageFont.FreeTypeFont, c
 
     Real jumbo indices are set in condensed type: a rank a quarter of the card high but
     narrow enough to leave the picture its room.  Few installed fonts are condensed, so
-    any face is squeezed instead (the strokes' thick and thin change as a condensed cut's do).
+    any face is squeezed instead: its upright strokes thin as a condensed cut's do, though
+    a real cut keeps its curves rounder.
     """
     l, t, r, b = font.getbbox(text)
     mask = Image.new("L", (r - l + 2, b - t + 2), 0)
@@ -480,7 +481,8 @@ def _jumbo(style: FaceStyle, seed: int) -> FaceStyle:
     if rng.random() >= JUMBO_SHARE:
         return style
     height = float(rng.uniform(0.19, 0.26))
-    pip_scale, margin, condense = float(rng.uniform(0.4, 0.7)), float(rng.uniform(0.025, 0.06)), float(rng.uniform(0.5, 0.85))
+    pip_scale, margin = float(rng.uniform(0.4, 0.7)), float(rng.uniform(0.025, 0.06))
+    condense = float(rng.uniform(0.5, 0.85))
     # Even squeezed, a heavy font's Q or K at that height could run into the picture: the
     # widest rank (the ten is narrowed when drawn) stays within 0.27 of the card's width,
     # and the pip goes under it (beside it, the index would take half the card).
