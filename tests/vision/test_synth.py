@@ -269,7 +269,7 @@ def test_a_share_of_training_designs_print_jumbo_indices_and_no_held_out_design_
     train = [procedural_style(np.random.default_rng(s), s) for s in PROCEDURAL_TRAIN_SEEDS[:200]]
     jumbo = [st for st in train if st.jumbo]
     assert 0.2 <= len(jumbo) / len(train) <= 0.4
-    assert all(st.index_height >= 0.18 and st.pip_scale <= 0.7 and not st.four_corners and not st.pip_beside
+    assert all(st.index_height >= 0.15 and st.pip_scale <= 0.7 and not st.four_corners and not st.pip_beside
                and st.condense < 1 for st in jumbo)
     plain = [st for st in train if not st.jumbo]
     assert sum(st.index_height for st in jumbo) / len(jumbo) > 0.2 > 0.15 > sum(st.index_height for st in plain) / len(plain)

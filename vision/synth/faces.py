@@ -332,7 +332,11 @@ def _draw_condensed(img: Image.Image, text: str, font: ImageFont.FreeTypeFont, c
     mask = mask.resize((max(2, int(round(mask.width * condense))), mask.height), Image.LANCZOS)
     ox, oy = int(round(x0)) - 1, int(round(y0)) - 1
     img.paste(Image.new("RGB", mask.size, ink), (ox, oy), mask)
-    return (ox + 1, oy + 1, ox + mask.width - 1, oy + mask.height - 1)
+    # The label box is measured on the squeezed ink, not on the glyph's box: a serif's
+    # hairline squeezed to a fraction of a pixel no longer shows, and a box that kept it
+    # would stand up to two pixels off the rank a camera sees.
+    bx0, by0, bx1, by1 = mask.point(lambda v: 255 if v >= 128 else 0).getbbox() or (0, 0, *mask.size)
+    return (ox + bx0, oy + by0, ox + bx1, oy + by1)
 
 
 def _draw_centre(img: Image.Image, card: Card, style: FaceStyle, index_box: tuple, rng: np.random.Generator) -> None:
