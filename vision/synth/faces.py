@@ -298,18 +298,19 @@ def _draw_index(img: Image.Image, card: Card, style: FaceStyle, height: int) -> 
     if text == "10" and (r - l) * style.condense > 0.32 * width:  # narrow the 10 so it fits the margin column
         font = cached_font(style.font, max(8, int(round(glyph_h * 1.35 * 0.32 * width / ((r - l) * style.condense)))))
         l, t, r, b = draw.textbbox((0, 0), text, font=font)
-    if style.condense == 1.0:  # drawn straight on the face, so unsqueezed designs keep their bytes
+    squeezed = style.condense != 1.0
+    if squeezed:
+        rank_box = _draw_condensed(img, text, font, style.condense, x0, y0, ink)
+    else:  # drawn straight on the face, so unsqueezed designs keep their bytes
         draw.text((x0 - l, y0 - t), text, font=font, fill=ink)
         rank_box = (x0, y0, x0 + (r - l), y0 + (b - t))
-    else:
-        rank_box = _draw_condensed(img, text, font, style.condense, x0, y0, ink)
     pip_size = (b - t) * style.pip_scale
     if style.pip_beside:
         cx = rank_box[2] + pip_size * 0.15 + pip_size * 0.5
         cy = (rank_box[1] + rank_box[3]) / 2
     else:
         cx = (rank_box[0] + rank_box[2]) / 2
-        if style.condense != 1.0:  # a squeezed rank can be narrower than its pip: keep the pip off the edge
+        if squeezed:  # a squeezed rank can be narrower than its pip: keep the pip off the edge
             cx = max(cx, x0 + pip_size / 2)
         cy = rank_box[3] + pip_size * 0.12 + pip_size * 0.5
     pip_box = _pip(img, style, card.suit, cx, cy, pip_size, ink)
