@@ -55,6 +55,9 @@ from vision.synth.scene import CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, avai
 # 11: those jumbo ranks condensed to a real jumbo height, a fifth to a quarter of the card,
 #     their pip under the rank and inside the margin
 GENERATOR_VERSION = "11"
+# How far a stretched scene (``stretch_share``) squeezes one axis: 0.5625 is a 16:9 frame
+# stretched to a square, 0.75 a 4:3 photo.
+STRETCH_RANGE = (0.55, 0.95)
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -80,6 +83,9 @@ class SynthConfig:
     # The share of scenes that show one hand held up in a player's fan (render_scene's
     # "held"): the photos of fanned hands that table layouts never draw.
     held_share: float = 0.0
+    # The share of scenes squeezed along one axis to 0.55-0.95 (render_scene's ``squeeze``), as
+    # a photo exported stretched to a square is: narrower or shorter indices than a lens draws.
+    stretch_share: float = 0.0
     # Scenes rendered this many times the SIZES (or CROP_SCENE_SIZES) in pixels, the layout the
     # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
     # reads photos at 480) learns from real detail instead of an enlarged scene.
@@ -96,7 +102,7 @@ class SynthConfig:
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
 RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size",
-          "held_share")
+          "held_share", "stretch_share")
 
 
 class _DeckPool:
@@ -172,8 +178,12 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     courts_first, blurred = weight_rng.random() < cfg.court_share, weight_rng.random() < cfg.blur_share
     if weight_rng.random() < cfg.held_share:
         kind = "held"
+    squeeze = (1.0, 1.0)
+    if weight_rng.random() < cfg.stretch_share:
+        factor = float(weight_rng.uniform(*STRETCH_RANGE))
+        squeeze = (factor, 1.0) if weight_rng.random() < 0.5 else (1.0, factor)
     scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE,
-                         courts_first=courts_first, blurred=blurred)
+                         courts_first=courts_first, blurred=blurred, squeeze=squeeze)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
