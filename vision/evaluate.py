@@ -114,19 +114,28 @@ def _key(card: Card, mode: str) -> str:
 
 
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
-             ignore_ranks: set[str] | None = None) -> Score:
+             ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0)) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
-    set never labels (2..8 in edje) are ignored rather than counted as false."""
+    set never labels (2..8 in edje) are ignored rather than counted as false.
+    ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
+    sets are exported stretched to a square, so an unseen set's indices may be narrower or
+    shorter than any lens draws them."""
     score = Score()
     labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None
+    sx, sy = stretch
     for item in images[:limit]:
         image = cv2.imread(str(item.path))
         if image is None:
             raise NiuniuError(f"cannot read image {item.path}")
+        truth = list(item.truth)
+        if (sx, sy) != (1.0, 1.0):
+            h, w = image.shape[:2]
+            image = cv2.resize(image, (max(1, round(w * sx)), max(1, round(h * sy))), interpolation=cv2.INTER_AREA)
+            truth = [(key, (b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy)) for key, b in truth]
         preds = [(_key(d.card, mode), d.box) for d in detector.detect(image)]
         if labelled_ranks is not None:
             preds = [p for p in preds if p[0] in labelled_ranks]
-        unmatched = list(item.truth)
+        unmatched = list(truth)
         right = 0
         for key, box in preds:
             cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
@@ -140,10 +149,10 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
                 pair = f"{under[0] if under else 'nothing'}->{key}"
                 score.confusions[pair] = score.confusions.get(pair, 0) + 1
         score.images += 1
-        score.truth += len(item.truth)
+        score.truth += len(truth)
         score.predicted += len(preds)
         score.correct += right
-        score.perfect_images += int(right == len(item.truth) == len(preds))
+        score.perfect_images += int(right == len(truth) == len(preds))
     return score
 
 

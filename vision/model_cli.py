@@ -116,6 +116,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="with --synthetic-hands: deal from these decks (datasets/decks.toml) instead of the "
                          "held-out designs, e.g. to read a new design before training on it")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
+    ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
+                    help="read each photo resized by these factors, its labels alike, as a set exported "
+                         "stretched to a square is (e.g. 0.75,1: a 4:3 photo squeezed across to a square)")
     ev.add_argument("--limit", type=int, default=None)
     _model_args(ev, imgsz=PHOTO_IMGSZ)
     ev.add_argument("--json", action="store_true")
@@ -167,6 +170,15 @@ def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
 
 
 _crop_size = _whole_from(16, 256, "a crop size", " of pixels")
+
+
+def _stretch(text: str) -> tuple[float, float]:
+    """An argparse type: two factors "ACROSS,DOWN", each from 0.25 to 4."""
+    factor = _number_from(0.25, 4.0, "a resize factor", "0.75,1")
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not two factors: give ACROSS,DOWN, e.g. 0.75,1")
+    return factor(parts[0]), factor(parts[1])
 
 
 def _designs(text: str) -> int:
@@ -285,7 +297,7 @@ def _cmd_evaluate(args) -> int:
         raise NiuniuError(f"{args.data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
-    score = evaluate(_detector(args), images, mode, limit=args.limit)
+    score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch)
     result = {"data": str(args.data), "mode": mode, **score.to_json()}
     if args.json:
         print(json.dumps(result))

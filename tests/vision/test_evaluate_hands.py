@@ -90,3 +90,34 @@ def test_evaluate_can_deal_from_named_decks_and_refuses_an_unknown_one(capsys):
     assert json.loads(capsys.readouterr().out)["decks"] == "held-out"
     assert main(["evaluate", "--synthetic-hands", "3", "--decks", "kennard_jumbo,no-such-deck"]) != 0
     assert "unknown deck 'no-such-deck'" in capsys.readouterr().err
+
+
+def test_photos_read_stretched_are_scored_against_labels_stretched_alike(tmp_path):
+    """`niuniu evaluate --stretch 0.5,1`: the detector gets the photo at half its width and
+    a card found where its label now lies counts as read, not as a miss and an extra."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    photo = tmp_path / "photo.jpg"
+    cv2.imwrite(str(photo), np.full((100, 200, 3), 128, np.uint8))
+    seen = []
+
+    class Detector:   # finds the seven of hearts on the right half of whatever it is given
+        def detect(self, image):
+            seen.append(image.shape[:2])
+            h, w = image.shape[:2]
+            return [Detection(card=Card.parse("7H"), conf=0.9, box=(w * 0.6, h * 0.2, w * 0.9, h * 0.8))]
+
+    images = [LabelledImage(photo, [("7H", (110.0, 10.0, 190.0, 90.0))])]
+    assert evaluate(Detector(), images, "card").perfect_images == 1
+    squeezed = evaluate(Detector(), images, "card", stretch=(0.5, 1.0))
+    assert seen[-1] == (100, 100)
+    assert (squeezed.correct, squeezed.predicted, squeezed.perfect_images) == (1, 1, 1)
+
+
+def test_a_stretch_that_is_not_two_factors_is_one_clear_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "some-photos", "--stretch", "0.75"])
+    assert "'0.75' is not two factors: give ACROSS,DOWN, e.g. 0.75,1" in capsys.readouterr().err

@@ -177,15 +177,41 @@ def test_weighting_shares_of_zero_leave_the_set_as_it_was(tmp_path):
     """The weighting draws on its own stream: sets made before it existed stay reproducible."""
     base = dict(images=3, val_images=0, seed=5, procedural_share=1.0)
     write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
-    write_dataset(SynthConfig(out=tmp_path / "b", court_share=0.0, blur_share=0.0, held_share=0.0, **base),
-                  workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", court_share=0.0, blur_share=0.0, held_share=0.0,
+                              stretch_share=0.0, **base), workers=1, progress=False)
     write_dataset(SynthConfig(out=tmp_path / "c", court_share=1.0, **base), workers=1, progress=False)
     write_dataset(SynthConfig(out=tmp_path / "d", held_share=1.0, **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "e", stretch_share=1.0, **base), workers=1, progress=False)
     image = "detect/images/train/000000.jpg"
     assert (tmp_path / "a" / image).read_bytes() == (tmp_path / "b" / image).read_bytes()
-    assert (tmp_path / "a" / image).read_bytes() != (tmp_path / "c" / image).read_bytes()
-    assert (tmp_path / "a" / image).read_bytes() != (tmp_path / "d" / image).read_bytes()
+    for other in "cde":
+        assert (tmp_path / "a" / image).read_bytes() != (tmp_path / other / image).read_bytes(), other
     assert json.loads((tmp_path / "d" / "manifest.json").read_text())["held_share"] == 1.0
+    assert json.loads((tmp_path / "e" / "manifest.json").read_text())["stretch_share"] == 1.0
+
+
+def test_a_squeezed_scene_is_the_same_scene_resized_and_its_labels_follow():
+    """A photo exported stretched to a square: the same cards where they were, every
+    x (or y) pulled toward the centre, and each index label still on its ink."""
+    deck = _only_card_deck("QH")
+    w, h = 416, 312
+    moved = 0
+    for seed in range(12):
+        plain = render_scene(np.random.default_rng(seed), deck, size=(w, h), kind="closeup")
+        for squeeze in ((0.6, 1.0), (1.0, 0.6)):
+            squeezed = render_scene(np.random.default_rng(seed), deck, size=(w, h), kind="closeup", squeeze=squeeze)
+            assert len(squeezed.card_quads) == len(plain.card_quads)
+            for before, after in zip(plain.card_quads, squeezed.card_quads):
+                expected = (before - (w / 2, h / 2)) * squeeze + (w / 2, h / 2)
+                assert np.abs(after - expected).max() < 0.01, f"seed {seed}: the card did not move with the squeeze"
+                moved += 1
+            for lab in squeezed.labels:
+                if lab.cls != INDEX_CLASS:
+                    continue
+                x0, y0, x1, y1 = (int(round(v)) for v in lab.box)
+                patch = squeezed.image[y0:y1 + 1, x0:x1 + 1].astype(int)
+                assert patch.max() - patch.min() > 60, f"seed {seed} {squeeze}: no ink inside index box {lab.box}"
+    assert moved >= 20
 
 
 def test_a_held_fan_is_one_hand_of_large_cards_whose_top_indices_show():
@@ -492,6 +518,7 @@ def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--blur-share", "30", "'30' is not a share: give a number from 0 to 1"),
+    ("--stretch-share", "-0.2", "'-0.2' is not a share: give a number from 0 to 1"),
     ("--scene-scale", "15", "'15' is not a scene scale: give a number from 0.5 to 4"),
     ("--scene-scale", "big", "'big' is not a scene scale"),
     ("--procedural-designs", "100000", "'100000' is not a number of designs"),
