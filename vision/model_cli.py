@@ -98,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     det = sub.add_parser("detect", help="read the cards in images; one JSON object per image")
     det.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
-    _model_args(det, imgsz=PHOTO_IMGSZ)
+    _photo_args(det)
     det.add_argument("--json", action="store_true", help="JSON lines (the default output is JSON too)")
     det.set_defaults(func=_cmd_detect)
 
@@ -120,7 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="read each photo resized by these factors, its labels alike, as a set exported "
                          "stretched to a square is (e.g. 0.75,1: a 4:3 photo squeezed across to a square)")
     ev.add_argument("--limit", type=int, default=None)
-    _model_args(ev, imgsz=PHOTO_IMGSZ)
+    _photo_args(ev)
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -217,6 +217,14 @@ def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
 
 
+def _photo_args(p: argparse.ArgumentParser) -> None:
+    """A photo reader's flags: the card model's, and whether a photo is also read re-stretched."""
+    _model_args(p, imgsz=PHOTO_IMGSZ)
+    p.add_argument("--one-aspect", action="store_true",
+                   help="read each image as it is only, not also re-stretched 4:3 across and down (a third of "
+                        "the time; photos exported stretched to a square read worse)")
+
+
 def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     _detector_args(p, imgsz)
     p.add_argument("--classifier", type=Path, default=None, help="card classifier; default: beside --model")
@@ -235,7 +243,7 @@ def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
 
 
 def _detector(args):
-    from vision.detector import LONE_REPORT_CONF, REPORT_CONF, CardDetector
+    from vision.detector import LONE_REPORT_CONF, PHOTO_ASPECTS, REPORT_CONF, CardDetector
 
     min_card = REPORT_CONF if args.min_card_conf is None else args.min_card_conf
     min_lone = LONE_REPORT_CONF if args.min_lone_conf is None else args.min_lone_conf
@@ -244,7 +252,8 @@ def _detector(args):
             raise NiuniuError(f"{flag} {value} must lie between 0 and 1")
     second = False if args.no_second_opinion else args.second_opinion
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
-                        min_card_conf=min_card, min_lone_conf=min_lone)
+                        min_card_conf=min_card, min_lone_conf=min_lone,
+                        aspects=PHOTO_ASPECTS if getattr(args, "one_aspect", True) is False else ())
 
 
 def _cmd_detect(args) -> int:

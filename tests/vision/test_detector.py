@@ -178,7 +178,8 @@ def test_detect_any_image_size(detector):
 
 @pytest.fixture(scope="module")
 def photo():
-    """The detector as `niuniu detect` reads photos."""
+    """The detector as `niuniu detect` reads photos, once each: the re-stretched readings
+    (PHOTO_ASPECTS) have tests of their own at the end of this file."""
     from vision.detector import PHOTO_IMGSZ, REPORT_CONF
 
     return CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
@@ -405,6 +406,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.classifier, det.tta, det.cls_imgsz, det.min_card_conf, det.min_lone_conf = classifier, True, 64, 0.0, 0.0
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
+    det.aspects = ()  # read once, as the table pipeline reads
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
@@ -562,3 +564,60 @@ def test_a_second_opinion_reading_other_classes_is_refused(tmp_path):
     torch.save(checkpoint, tmp_path / "card-second-opinion.pt")
     with pytest.raises(ModelError, match="other classes"):
         CardDetector(second_opinion=tmp_path / "card-second-opinion.pt")
+
+
+def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_surer_by_the_margin():
+    """A photo squeezed to a square: read again 4/3 wider, it finds a card the squeezed
+    reading missed, and that reading wins, its boxes given back in the photo's own pixels.
+    A re-stretched reading that only adds a faint card (0.3, under ASPECT_MARGIN) does not."""
+    from scoring.cards import Card
+    from vision.detector import ASPECT_MARGIN, PHOTO_ASPECTS, Detection
+
+    assert 0.3 < ASPECT_MARGIN < 0.8
+    det = _reader_of(classifier=None)
+    det.aspects = PHOTO_ASPECTS
+    photo = np.zeros((300, 300, 3), np.uint8)
+
+    def reading(extra_conf):
+        def read(image, regions):
+            h, w = image.shape[:2]
+            found = [Detection(Card.parse("7H"), 0.9, (w * 0.1, h * 0.1, w * 0.3, h * 0.4))]
+            if w > h:   # only the reading stretched across sees the second card
+                found.append(Detection(Card.parse("8S"), extra_conf, (w * 0.6, h * 0.5, w * 0.8, h * 0.9)))
+            return found
+        return read
+
+    det._read_at_its_size = reading(0.8)
+    found = det.detect(photo)
+    assert [d.card.code for d in found] == ["7H", "8S"]
+    assert found[1].box == pytest.approx((180.0, 150.0, 240.0, 270.0))   # the photo's pixels, not the stretched ones
+    det._read_at_its_size = reading(0.3)
+    assert [d.card.code for d in det.detect(photo)] == ["7H"]
+
+
+def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched():
+    """Twelve held-out hands rendered as a photo squeezed to 0.6 of its width (a 16:9 frame
+    exported as a square is 0.56): `niuniu detect`, which also reads each photo re-stretched,
+    must read more of their cards than one reading does, and no card it reports may lie
+    off that card's own index or outline."""
+    from vision.detector import LONE_REPORT_CONF, PHOTO_ASPECTS, PHOTO_IMGSZ, REPORT_CONF
+    from vision.synth.decks import deck_names, load_deck
+    from vision.synth.scene import render_scene
+
+    once = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF)
+    again = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF,
+                         aspects=PHOTO_ASPECTS)
+    names = deck_names("holdout")
+    right_once = right_again = 0
+    for i in range(12):
+        scene = render_scene(np.random.default_rng([6060, i]), load_deck(names[i % len(names)]), size=(640, 480),
+                             kind="hands", seats=1, hand_size=5, max_tilt=0.35, squeeze=(0.6, 1.0))
+        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
+        right_once += len(dealt & {d.card.code for d in once.detect(scene.image)})
+        for d in again.detect(scene.image):
+            if d.card.code in dealt:
+                right_again += 1
+                own = [lab.box for lab in scene.labels if lab.code == d.card.code]
+                x1, y1, x2, y2 = d.box
+                assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
+    assert right_again > right_once, f"re-stretched {right_again} cards right, read once {right_once}"
