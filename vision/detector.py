@@ -442,21 +442,21 @@ class CardDetector(IndexFinder):
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
-        found = self._read_at_its_size(image, regions)
         if not self.aspects:
-            return found
+            return self._read_at_its_size(image, regions)
         h, w = image.shape[:2]
-        best, enough = found, sum(d.conf for d in found) + ASPECT_MARGIN
+        best = self._read_at_its_size(image, regions, every=True)
+        enough = _sureness(best) + ASPECT_MARGIN
         for fx, fy in self.aspects:
             resized = cv2.resize(image, (round(w * fx), round(h * fy)), interpolation=cv2.INTER_CUBIC)
             scaled = [(r[0] * fx, r[1] * fy, r[2] * fx, r[3] * fy) for r in regions] if regions else None
             other = [replace(d, box=(d.box[0] / fx, d.box[1] / fy, d.box[2] / fx, d.box[3] / fy))
-                     for d in self._read_at_its_size(resized, scaled)]
-            if sum(d.conf for d in other) > enough:
-                best, enough = other, sum(d.conf for d in other)
-        return best
+                     for d in self._read_at_its_size(resized, scaled, every=True)]
+            if _sureness(other) > enough:
+                best, enough = other, _sureness(other)
+        return self._reported(best)
 
-    def _read_at_its_size(self, image: np.ndarray, regions) -> list[Detection]:
+    def _read_at_its_size(self, image: np.ndarray, regions, every: bool = False) -> list[Detection]:
         """``read_as_given``, a thumbnail enlarged first."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
@@ -467,13 +467,14 @@ class CardDetector(IndexFinder):
             # right against 371; half size unchanged at 438; models/README.md).
             big = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
             wider = [tuple(v * grow for v in r) for r in regions] if regions else None
-            return [replace(d, box=tuple(v / grow for v in d.box)) for d in self.read_as_given(big, wider)]
-        return self.read_as_given(image, regions)
+            return [replace(d, box=tuple(v / grow for v in d.box)) for d in self.read_as_given(big, wider, every)]
+        return self.read_as_given(image, regions, every)
 
-    def read_as_given(self, image: np.ndarray, regions: list[tuple[float, float, float, float]] | None = None
-                      ) -> list[Detection]:
+    def read_as_given(self, image: np.ndarray, regions: list[tuple[float, float, float, float]] | None = None,
+                      every: bool = False) -> list[Detection]:
         """``detect`` without enlarging a small image first: what enlarging gains is measured
-        against this (a test holds the gain, whichever model is shipped)."""
+        against this (a test holds the gain, whichever model is shipped).  ``every`` keeps
+        the cards read below the reporting thresholds too."""
         h, w = image.shape[:2]
         indices, cards = self._find(image, regions or [(0, 0, w, h)])
         if not indices:
@@ -483,6 +484,9 @@ class CardDetector(IndexFinder):
         if not keep:
             return []
         found = _merge_corners([indices[i] for i in keep], labels[keep], probs[keep], cards, self._cards)
+        return found if every else self._reported(found)
+
+    def _reported(self, found: list[Detection]) -> list[Detection]:
         return [d for d in found if d.conf >= (self.min_lone_conf if d.lone else self.min_card_conf)]
 
     @property
@@ -515,6 +519,13 @@ class CardDetector(IndexFinder):
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
+
+
+def _sureness(reading: list[Detection]) -> float:
+    """How sure a reading is of itself: the confidences of the cards it would report at the
+    default thresholds, added up.  Fixed, so a caller's own thresholds only filter the
+    reading chosen, whichever they are."""
+    return sum(d.conf for d in reading if d.conf >= (LONE_REPORT_CONF if d.lone else REPORT_CONF))
 
 
 def _second_opinion_of(classifier_path: Path, given: str | Path | bool | None, auto: bool) -> Path | None:

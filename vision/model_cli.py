@@ -286,6 +286,9 @@ def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
     if args.synthetic_hands:
+        if args.stretch != (1.0, 1.0):
+            raise NiuniuError("--stretch resizes labelled photos; rendered hands are drawn at the camera's aspect: "
+                              "leave --stretch out, or give a photo folder instead of --synthetic-hands")
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks)

@@ -579,7 +579,7 @@ def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_sure
     photo = np.zeros((300, 300, 3), np.uint8)
 
     def reading(extra_conf):
-        def read(image, regions):
+        def read(image, regions, every=False):
             h, w = image.shape[:2]
             found = [Detection(Card.parse("7H"), 0.9, (w * 0.1, h * 0.1, w * 0.3, h * 0.4))]
             if w > h:   # only the reading stretched across sees the second card

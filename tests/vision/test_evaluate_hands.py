@@ -117,7 +117,10 @@ def test_photos_read_stretched_are_scored_against_labels_stretched_alike(tmp_pat
     assert (squeezed.correct, squeezed.predicted, squeezed.perfect_images) == (1, 1, 1)
 
 
-def test_a_stretch_that_is_not_two_factors_is_one_clear_error(capsys):
+def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_clear_error(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "some-photos", "--stretch", "0.75"])
     assert "'0.75' is not two factors: give ACROSS,DOWN, e.g. 0.75,1" in capsys.readouterr().err
+    assert main(["evaluate", "--synthetic-hands", "2", "--stretch", "0.75,1"]) != 0
+    err = capsys.readouterr().err
+    assert "--stretch resizes labelled photos" in err and len(err.strip().splitlines()) == 1
