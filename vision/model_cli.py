@@ -251,9 +251,11 @@ def _detector(args):
         if not 0.0 <= value <= 1.0:
             raise NiuniuError(f"{flag} {value} must lie between 0 and 1")
     second = False if args.no_second_opinion else args.second_opinion
+    # Photo readers (_photo_args) also read each photo re-stretched unless told --one-aspect;
+    # the other commands (real-crops) have no such flag and read once.
+    once = getattr(args, "one_aspect", True)
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
-                        min_card_conf=min_card, min_lone_conf=min_lone,
-                        aspects=PHOTO_ASPECTS if getattr(args, "one_aspect", True) is False else ())
+                        min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS)
 
 
 def _cmd_detect(args) -> int:

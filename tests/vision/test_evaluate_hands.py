@@ -124,3 +124,17 @@ def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_cle
     assert main(["evaluate", "--synthetic-hands", "2", "--stretch", "0.75,1"]) != 0
     err = capsys.readouterr().err
     assert "--stretch resizes labelled photos" in err and len(err.strip().splitlines()) == 1
+
+
+def test_photo_commands_read_re_stretched_unless_told_one_aspect_and_the_table_pipeline_reads_once():
+    """`niuniu detect` and `niuniu evaluate` read each photo also re-stretched (PHOTO_ASPECTS);
+    `--one-aspect` reads once, as a detector built without it (the table pipeline's) does."""
+    from kiosk.cli import build_parser
+    from vision.detector import PHOTO_ASPECTS, CardDetector
+    from vision.model_cli import _detector
+
+    parser = build_parser()
+    assert _detector(parser.parse_args(["detect", "a.jpg"])).aspects == PHOTO_ASPECTS
+    assert _detector(parser.parse_args(["evaluate", "photos"])).aspects == PHOTO_ASPECTS
+    assert _detector(parser.parse_args(["detect", "a.jpg", "--one-aspect"])).aspects == ()
+    assert CardDetector().aspects == ()
