@@ -172,13 +172,15 @@ def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
 _crop_size = _whole_from(16, 256, "a crop size", " of pixels")
 
 
+_factor = _number_from(0.25, 4.0, "a resize factor", "0.75,1")
+
+
 def _stretch(text: str) -> tuple[float, float]:
     """An argparse type: two factors "ACROSS,DOWN", each from 0.25 to 4."""
-    factor = _number_from(0.25, 4.0, "a resize factor", "0.75,1")
     parts = text.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(f"{text!r} is not two factors: give ACROSS,DOWN, e.g. 0.75,1")
-    return factor(parts[0]), factor(parts[1])
+    return _factor(parts[0]), _factor(parts[1])
 
 
 def _designs(text: str) -> int:
