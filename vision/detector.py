@@ -12,8 +12,8 @@ Two small models do the reading (why: ``models/README.md``):
 
 The two corners of one card are merged, so counting Detections counts cards.
 Large images are tiled, where their indices are too small to read whole, so an index
-stays a readable size at the detector's input; callers that know where cards can be
-(seat zones) pass ``regions``.
+stays a readable size at the detector's input; a photo reader zooms a close-up out, where
+its indices are too large; callers that know where cards can be (seat zones) pass ``regions``.
 """
 
 from __future__ import annotations
@@ -94,6 +94,23 @@ LONE_REPORT_CONF = 0.25
 # table pipeline reads once.
 PHOTO_ASPECTS = ((4 / 3, 1.0), (1.0, 4 / 3))
 ASPECT_MARGIN = 0.5
+# A close-up (a phone held over one card or a fanned hand) shows indices larger than the
+# detector learnt (its training scenes' indices span ~5-60 px at its input): it then boxes
+# pips as indices, misreads, or finds nothing at all.  A photo reader (``zoom_out``) reads a
+# whole image whose median index box is over LARGE_INDEX_PX at the detector's input again
+# placed in the middle of a plain canvas, zoomed out so that median comes to ZOOMED_INDEX_PX
+# (at most MAX_ZOOM_OUT times); and since an index far too large is often not boxed at all,
+# it also reads each photo zoomed out ZOOM_OUT times, kept as a re-stretched reading is
+# (ASPECT_MARGIN surer).  Real poker4 cards cut out to fill a 1600-pixel frame: 184 -> 196 of
+# 197 read; held-out fans cropped to fill the frame 104 -> 129 of 150 hands; the real photos
+# and held-out hands as they are level (models/README.md, "Twenty-seventh session").  A zoomed
+# canvas is at most ZOOM_CANVAS_INPUTS detector inputs wide (the photo shrunk first if need be):
+# an index there still spans ~140 pixels for the classifier's crop.
+LARGE_INDEX_PX = 50
+ZOOMED_INDEX_PX = 36
+MAX_ZOOM_OUT = 4.0
+ZOOM_OUT = 2.0
+ZOOM_CANVAS_INPUTS = 4
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -284,7 +301,7 @@ class IndexFinder:
         return self._find(image, [(0, 0, image.shape[1], image.shape[0])])
 
     # -- internals -----------------------------------------------------------------------
-    def _find(self, image, regions) -> tuple[list, list]:
+    def _find(self, image, regions, tiles_too: bool = True) -> tuple[list, list]:
         """Each region read whole; a large one is read again in tiles only when its indices
         are too small to read whole.
 
@@ -299,7 +316,7 @@ class IndexFinder:
         whole = [w for w in (self._clip(image.shape, r) for r in regions) if w is not None]
         found = self._predict(image, whole)
         tiles = []
-        for win, dets in zip(whole, found):
+        for win, dets in zip(whole, found) if tiles_too else ():
             side = self._tile_side(win, dets)
             tiles += self._tiles(win, side) if side else []
         if tiles:
@@ -390,9 +407,9 @@ class CardDetector(IndexFinder):
                  second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
                  conf: float = 0.25, cls_imgsz: int | None = None, tile: int | None = None, tta: bool = True,
                  min_card_conf: float = 0.0, min_lone_conf: float = 0.0,
-                 aspects: tuple[tuple[float, float], ...] = ()):
+                 aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
-        self.aspects = tuple(aspects)
+        self.aspects, self.zoom_out = tuple(aspects), zoom_out
         det_path = self.detector_path
         cls_path = Path(classifier_path) if classifier_path else _companion(
             det_path if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
@@ -438,23 +455,29 @@ class CardDetector(IndexFinder):
         With ``aspects`` (a photo reader's ``PHOTO_ASPECTS``) the image is also read resized by
         each (across, down) factor, and a reading replaces the plain one only when its cards'
         confidences add up to ``ASPECT_MARGIN`` more: a photo squeezed to a square shows
-        indices narrower than the detector learnt, and re-stretched they read again."""
+        indices narrower than the detector learnt, and re-stretched they read again.
+        With ``zoom_out`` a close-up is read zoomed out (``LARGE_INDEX_PX``), and every
+        image also ``ZOOM_OUT`` times zoomed out, kept by the same margin."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
-        if not self.aspects:
+        if not self.aspects and not self.zoom_out:
             return self._read_at_its_size(image, regions)
         best = self._read_at_its_size(image, regions, every=True)
         enough = _sureness(best) + ASPECT_MARGIN
-        for fx, fy in self.aspects:
-            other = self._read_resized(image, regions, fx, fy, every=True)
+        others = [lambda fx=fx, fy=fy: self._read_resized(image, regions, fx, fy, every=True)
+                  for fx, fy in self.aspects]
+        if self.zoom_out and not regions:
+            others.append(lambda: self._read_zoomed_out(image, ZOOM_OUT, every=True))
+        for read in others:
+            other = read()
             sure = _sureness(other)
             if sure > enough:
                 best, enough = other, sure
         return self._reported(best)
 
     def _read_at_its_size(self, image: np.ndarray, regions, every: bool = False) -> list[Detection]:
-        """``read_as_given``, a thumbnail enlarged first."""
+        """``read_as_given``, a thumbnail enlarged first and (``zoom_out``) a close-up zoomed out."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
         if grow > 1.01:
@@ -463,7 +486,38 @@ class CardDetector(IndexFinder):
             # enlargement reads better (the real photos shrunk to 0.3x: 380 of 451 fully
             # right against 371; half size unchanged at 438; models/README.md).
             return self._read_resized(image, regions, grow, grow, every)
-        return self.read_as_given(image, regions, every)
+        if not self.zoom_out or regions:   # seat zones are the table camera's: its indices are small
+            return self.read_as_given(image, regions, every)
+        indices, cards = self._find(image, [(0, 0, w, h)])
+        sizes = [max(b[2] - b[0], b[3] - b[1]) * grow for b, _ in indices]
+        median = float(np.median(sizes)) if sizes else 0.0
+        if median > LARGE_INDEX_PX:
+            return self._read_zoomed_out(image, min(MAX_ZOOM_OUT, median / ZOOMED_INDEX_PX), every)
+        return self._read_found(image, indices, cards, every)
+
+    def _read_zoomed_out(self, image: np.ndarray, k: float, every: bool) -> list[Detection]:
+        """``image`` read in the middle of a plain canvas ``k`` times its size (its border's
+        median colour, so no edge or card is drawn around it), each card boxed in ``image``'s
+        own pixels.  Not tiled: the canvas is there to make indices smaller, and tiles would
+        magnify them again."""
+        h, w = image.shape[:2]
+        # Shrunk to fit the canvas, or a thumbnail enlarged to the detector's input (as it is read alone).
+        f = min(ZOOM_CANVAS_INPUTS * self.imgsz / (k * max(h, w)), max(1.0, self.imgsz / max(h, w)))
+        small = image if f == 1.0 else cv2.resize(image, (max(1, round(w * f)), max(1, round(h * f))),
+                                                  interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_CUBIC)
+        sh, sw = small.shape[:2]
+        border = np.concatenate([small[0], small[-1], small[:, 0], small[:, -1]])
+        canvas = np.empty((round(sh * k), round(sw * k), 3), np.uint8)
+        canvas[:] = np.median(border, axis=0).astype(np.uint8)
+        y0, x0 = (canvas.shape[0] - sh) // 2, (canvas.shape[1] - sw) // 2
+        canvas[y0:y0 + sh, x0:x0 + sw] = small
+        indices, cards = self._find(canvas, [(0, 0, canvas.shape[1], canvas.shape[0])], tiles_too=False)
+        found = []
+        for d in self._read_found(canvas, indices, cards, every):
+            x1, y1, x2, y2 = ((d.box[0] - x0) / f, (d.box[1] - y0) / f, (d.box[2] - x0) / f, (d.box[3] - y0) / f)
+            if 0 <= (x1 + x2) / 2 <= w and 0 <= (y1 + y2) / 2 <= h:
+                found.append(replace(d, box=(max(0.0, x1), max(0.0, y1), min(float(w), x2), min(float(h), y2))))
+        return found
 
     def _read_resized(self, image: np.ndarray, regions, fx: float, fy: float, every: bool) -> list[Detection]:
         """``image`` read resized (cubic) by ``fx`` across and ``fy`` down, each card boxed in
@@ -481,7 +535,10 @@ class CardDetector(IndexFinder):
         against this (a test holds the gain, whichever model is shipped).  ``every`` keeps
         the cards read below the reporting thresholds too."""
         h, w = image.shape[:2]
-        indices, cards = self._find(image, regions or [(0, 0, w, h)])
+        return self._read_found(image, *self._find(image, regions or [(0, 0, w, h)]), every)
+
+    def _read_found(self, image: np.ndarray, indices, cards, every: bool) -> list[Detection]:
+        """The second stage: the found indices read and each card's corners merged."""
         if not indices:
             return []
         labels, probs, not_index = self.classify_indices(image, [b for b, _ in indices])

@@ -11,12 +11,16 @@ A prediction is right when its card (or rank) equals a labelled card's and its
 box centre lies inside that card's box; each labelled card is matched once.
 Reported: precision, recall, and the share of images whose cards were all read
 right with nothing extra.
+
+``close_up`` measures the photos a phone held close takes instead: each labelled card (or
+each rendered hand) cut out to fill a CLOSE_UP_SIDE-pixel frame, its indices far larger
+than in the photo it came from.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
@@ -36,6 +40,49 @@ def card_from_words(name: str) -> str:
     rank_word, suit_word = words[0], words[-1]
     rank = _RANK_WORDS.get(rank_word) or int(rank_word)
     return RANK_NAMES[rank] + _SUIT_WORDS[suit_word]
+
+
+# A close-up: the card or hand and CLOSE_UP_MARGIN of its size around it, enlarged (cubic)
+# to CLOSE_UP_SIDE pixels on its long side.  A labelled card counts in a cut-out photo when
+# CLOSE_UP_INSIDE of its box lies in it; a neighbour's sliver does not, and a sliver read
+# scores as an extra card (so a close-up's precision understates: recall is its measure).
+CLOSE_UP_MARGIN = 0.03
+CLOSE_UP_SIDE = 1280
+CLOSE_UP_INSIDE = 0.9
+
+
+def cut_out(image, box) -> tuple:
+    """``(photo, to_photo)``: the close-up of ``box`` in ``image``, and the function that
+    takes a box in ``image``'s pixels to the close-up's."""
+    h, w = image.shape[:2]
+    mx, my = (box[2] - box[0]) * CLOSE_UP_MARGIN, (box[3] - box[1]) * CLOSE_UP_MARGIN
+    x0, y0 = int(max(0, box[0] - mx)), int(max(0, box[1] - my))
+    x1, y1 = int(min(w, box[2] + mx + 1)), int(min(h, box[3] + my + 1))
+    cut = image[y0:y1, x0:x1]
+    f = CLOSE_UP_SIDE / max(cut.shape[:2])
+    photo = cv2.resize(cut, (max(1, round(cut.shape[1] * f)), max(1, round(cut.shape[0] * f))),
+                       interpolation=cv2.INTER_CUBIC)
+
+    def to_photo(b):
+        return ((b[0] - x0) * f, (b[1] - y0) * f, (b[2] - x0) * f, (b[3] - y0) * f)
+    return photo, to_photo
+
+
+def _close_ups(image, truth) -> list[tuple]:
+    """One ``(photo, truth)`` per labelled card: the card cut out, and the labelled cards
+    (nearly) whole in the cut, in its pixels."""
+    out = []
+    for _, box in truth:
+        photo, to_photo = cut_out(image, box)
+        ph, pw = photo.shape[:2]
+        kept = []
+        for key, b in truth:
+            c = to_photo(b)
+            inside = max(0.0, min(pw, c[2]) - max(0, c[0])) * max(0.0, min(ph, c[3]) - max(0, c[1]))
+            if inside >= CLOSE_UP_INSIDE * (c[2] - c[0]) * (c[3] - c[1]):
+                kept.append((key, c))
+        out.append((photo, kept))
+    return out
 
 
 @dataclass
@@ -114,12 +161,14 @@ def _key(card: Card, mode: str) -> str:
 
 
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
-             ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0)) -> Score:
+             ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
+             close_up: bool = False) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
     sets are exported stretched to a square, so an unseen set's indices may be narrower or
-    shorter than any lens draws them."""
+    shorter than any lens draws them.  ``close_up`` scores each labelled card cut out
+    (``cut_out``) as a photo of its own: ``images`` counts the cut-out photos."""
     score = Score()
     labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None
     sx, sy = stretch
@@ -132,28 +181,34 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             h, w = image.shape[:2]
             image = cv2.resize(image, (max(1, round(w * sx)), max(1, round(h * sy))), interpolation=cv2.INTER_AREA)
             truth = [(key, (b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy)) for key, b in truth]
-        preds = [(_key(d.card, mode), d.box) for d in detector.detect(image)]
-        if labelled_ranks is not None:
-            preds = [p for p in preds if p[0] in labelled_ranks]
-        unmatched = list(truth)
-        right = 0
-        for key, box in preds:
-            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            hit = next((t for t in unmatched if t[0] == key and t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]),
-                       None)
-            if hit is not None:
-                unmatched.remove(hit)
-                right += 1
-            else:
-                under = next((t for t in unmatched if t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]), None)
-                pair = f"{under[0] if under else 'nothing'}->{key}"
-                score.confusions[pair] = score.confusions.get(pair, 0) + 1
-        score.images += 1
-        score.truth += len(truth)
-        score.predicted += len(preds)
-        score.correct += right
-        score.perfect_images += int(right == len(truth) == len(preds))
+        for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
+            _score(score, detector, photo, photo_truth, mode, labelled_ranks)
     return score
+
+
+def _score(score: Score, detector, image, truth, mode: str, labelled_ranks) -> None:
+    """One photo read and scored into ``score``."""
+    preds = [(_key(d.card, mode), d.box) for d in detector.detect(image)]
+    if labelled_ranks is not None:
+        preds = [p for p in preds if p[0] in labelled_ranks]
+    unmatched = list(truth)
+    right = 0
+    for key, box in preds:
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        hit = next((t for t in unmatched if t[0] == key and t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]),
+                   None)
+        if hit is not None:
+            unmatched.remove(hit)
+            right += 1
+        else:
+            under = next((t for t in unmatched if t[1][0] <= cx <= t[1][2] and t[1][1] <= cy <= t[1][3]), None)
+            pair = f"{under[0] if under else 'nothing'}->{key}"
+            score.confusions[pair] = score.confusions.get(pair, 0) + 1
+    score.images += 1
+    score.truth += len(truth)
+    score.predicted += len(preds)
+    score.correct += right
+    score.perfect_images += int(right == len(truth) == len(preds))
 
 
 # Why a dealt card was not read, in the order the two models meet it.
@@ -161,7 +216,7 @@ MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then 
 
 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
-                    decks: list[str] | None = None) -> dict:
+                    decks: list[str] | None = None, close_up: bool = False) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -172,6 +227,9 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
     ``decks`` deals from those decks in turn instead (no procedural designs): how a model
     reads a design before it is trained on, which is the closest this machine comes to
     the unseen decks of a real casino.
+
+    ``close_up`` cuts each hand out to fill the frame (``cut_out``), as a phone held close
+    photographs it: the same cards, their indices about twice the size.
 
     ``missed`` says why each dealt card was not read (``why_missed``), so a model change
     can be told apart as a detector or a classifier change.  The model card's figures sum
@@ -196,6 +254,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
         else:
             deck = loaded[names[i % len(names)]]
         scene = render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
+        if close_up:
+            scene = _cut_out_hand(scene)
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -206,9 +266,23 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             for cause in why_missed(detector, scene, dealt - read):
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
+            "close_up": close_up,
             "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": extra, "missed": missed}
+
+
+def _cut_out_hand(scene):
+    """The scene's close-up: every labelled card and index together cut out, labels alike."""
+    import numpy as np
+
+    boxes = np.array([lab.box for lab in scene.labels])
+    photo, to_photo = cut_out(scene.image, (*boxes[:, :2].min(axis=0), *boxes[:, 2:].max(axis=0)))
+
+    def quad(q):
+        return None if q is None else np.array([to_photo((x, y, x, y))[:2] for x, y in q])
+    labels = [replace(lab, box=to_photo(lab.box), quad=quad(lab.quad)) for lab in scene.labels]
+    return replace(scene, image=photo, labels=labels, index_quads=[], card_quads=[])
 
 
 def why_missed(detector, scene, codes: set[str]) -> list[str]:

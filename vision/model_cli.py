@@ -115,6 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--decks", type=_deck_list, default=None, metavar="NAME,...",
                     help="with --synthetic-hands: deal from these decks (datasets/decks.toml) instead of the "
                          "held-out designs, e.g. to read a new design before training on it")
+    ev.add_argument("--close-up", action="store_true",
+                    help="read each labelled card (or each rendered hand) cut out to fill the frame, as a phone "
+                         "held close photographs it")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -220,11 +223,11 @@ def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
 
 
 def _photo_args(p: argparse.ArgumentParser) -> None:
-    """A photo reader's flags: the card model's, and whether a photo is also read re-stretched."""
+    """A photo reader's flags: the card model's, and whether a photo is read more ways than once."""
     _model_args(p, imgsz=PHOTO_IMGSZ)
-    p.add_argument("--one-aspect", action="store_true",
-                   help="read each image as it is only, not also re-stretched 4:3 across and down (a third of "
-                        "the time; photos exported stretched to a square read worse)")
+    p.add_argument("--read-once", "--one-aspect", action="store_true",
+                   help="read each image once, as it is: not also re-stretched 4:3 across and down, nor zoomed "
+                        "out (a quarter of the time; photos exported stretched to a square and close-ups read worse)")
 
 
 def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -253,11 +256,12 @@ def _detector(args):
         if not 0.0 <= value <= 1.0:
             raise NiuniuError(f"{flag} {value} must lie between 0 and 1")
     second = False if args.no_second_opinion else args.second_opinion
-    # Photo readers (_photo_args) also read each photo re-stretched unless told --one-aspect;
-    # the other commands (real-crops) have no such flag and read once.
-    once = getattr(args, "one_aspect", True)
+    # Photo readers (_photo_args) also read each photo re-stretched and zoomed out unless told
+    # --read-once; the other commands (real-crops) have no such flag and read once.
+    once = getattr(args, "read_once", True)
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
-                        min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS)
+                        min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS,
+                        zoom_out=not once)
 
 
 def _cmd_detect(args) -> int:
@@ -295,7 +299,8 @@ def _cmd_evaluate(args) -> int:
                               "leave --stretch out, or give a photo folder instead of --synthetic-hands")
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
-        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks)
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up)
+        what += ", close up" if args.close_up else ""
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
@@ -313,7 +318,7 @@ def _cmd_evaluate(args) -> int:
         raise NiuniuError(f"{args.data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
-    score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch)
+    score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up)
     result = {"data": str(args.data), "mode": mode, **score.to_json()}
     if args.json:
         print(json.dumps(result))

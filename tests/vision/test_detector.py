@@ -406,7 +406,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.classifier, det.tta, det.cls_imgsz, det.min_card_conf, det.min_lone_conf = classifier, True, 64, 0.0, 0.0
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
-    det.aspects = ()  # read once, as the table pipeline reads
+    det.aspects, det.zoom_out = (), False  # read once, as the table pipeline reads
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
@@ -593,6 +593,75 @@ def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_sure
     assert found[1].box == pytest.approx((180.0, 150.0, 240.0, 270.0))   # the photo's pixels, not the stretched ones
     det._read_at_its_size = reading(0.3)
     assert [d.card.code for d in det.detect(photo)] == ["7H"]
+
+
+def test_a_close_up_is_read_zoomed_out_and_its_cards_boxed_in_its_own_pixels():
+    """A photo whose indices are larger than the detector learnt (median over LARGE_INDEX_PX at
+    its input) is read again in the middle of a plain canvas that brings them to
+    ZOOMED_INDEX_PX, its card boxed where it lies in the photo; a photo with indices of the
+    usual size is read as it is, once."""
+    from scoring.cards import Card
+    from vision.detector import LARGE_INDEX_PX, ZOOM_CANVAS_INPUTS, ZOOMED_INDEX_PX, Detection
+
+    det = _reader_of(classifier=None)
+    det.zoom_out, det.imgsz = True, 480
+    seen = []
+
+    def find(image, regions, tiles_too=True):   # the "index": the white square, wherever the image puts it
+        seen.append(image.shape[:2])
+        ys, xs = np.nonzero(image[..., 0] == 255)
+        return [((float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)), 0.9)], []
+
+    det._find = find
+    det._read_found = lambda image, indices, cards, every: [Detection(Card.parse("7H"), 0.9, indices[0][0])]
+    photo = np.full((900, 1200, 3), 40, np.uint8)
+    photo[100:400, 200:440] = 255                     # 300 px tall: 120 px at the detector's 480 input
+    found = det._read_at_its_size(photo, None)
+    assert 120 > LARGE_INDEX_PX and len(seen) == 2
+    k = 120 / ZOOMED_INDEX_PX                          # 3.3 times: a 4,000-pixel canvas, drawn at 4 inputs wide
+    assert seen[1] == (round(ZOOM_CANVAS_INPUTS * 480 * 900 / 1200), ZOOM_CANVAS_INPUTS * 480)
+    assert max(seen[1]) < k * 1200
+    assert found[0].box == pytest.approx((200, 100, 440, 400), abs=4)   # the photo's pixels, not the canvas's
+    seen.clear()
+    photo = np.full((900, 1200, 3), 40, np.uint8)
+    photo[100:160, 200:248] = 255                     # 60 px: 24 px at the input, the size the detector learnt
+    assert det._read_at_its_size(photo, None)[0].box == (200.0, 100.0, 248.0, 160.0) and len(seen) == 1
+
+
+def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
+    """Twelve held-out fans cut out to fill a 1280-pixel frame, as a phone held close photographs
+    a hand: their indices are twice the size the detector learnt.  A reader that also reads a
+    photo zoomed out (as `niuniu detect` does) must read more of their cards than one reading
+    does (v13: 46 of 46 against 43), and no card it reports may lie off that card's own index
+    or outline."""
+    from vision.detector import LONE_REPORT_CONF, PHOTO_IMGSZ, REPORT_CONF
+    from vision.synth.decks import deck_names, load_deck
+    from vision.synth.scene import render_scene
+
+    once = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF)
+    zooming = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF,
+                           zoom_out=True)
+    names = deck_names("holdout")
+    right_once = right_zoomed = 0
+    for i in range(12):
+        scene = render_scene(np.random.default_rng([7070, i]), load_deck(names[i % len(names)]), size=(640, 480),
+                             kind="held", seats=1, hand_size=5, max_tilt=0.35)
+        boxes = np.array([lab.box for lab in scene.labels])
+        x0, y0 = (int(max(0, v - 8)) for v in boxes[:, :2].min(axis=0))
+        x1, y1 = (int(v + 8) for v in boxes[:, 2:].max(axis=0))
+        crop = scene.image[y0:y1, x0:x1]
+        f = 1280 / max(crop.shape[:2])
+        photo = cv2.resize(crop, (round(crop.shape[1] * f), round(crop.shape[0] * f)), interpolation=cv2.INTER_CUBIC)
+        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
+        right_once += len(dealt & {d.card.code for d in once.detect(photo)})
+        for d in zooming.detect(photo):
+            if d.card.code in dealt:
+                right_zoomed += 1
+                own = [((b[0] - x0) * f, (b[1] - y0) * f, (b[2] - x0) * f, (b[3] - y0) * f)
+                       for b in (lab.box for lab in scene.labels if lab.code == d.card.code)]
+                bx1, by1, bx2, by2 = d.box
+                assert any(bx1 < b[2] and b[0] < bx2 and by1 < b[3] and b[1] < by2 for b in own), d
+    assert right_zoomed > right_once, f"zoomed out {right_zoomed} cards right, read once {right_once}"
 
 
 def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched():

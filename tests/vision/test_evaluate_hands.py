@@ -117,6 +117,54 @@ def test_photos_read_stretched_are_scored_against_labels_stretched_alike(tmp_pat
     assert (squeezed.correct, squeezed.predicted, squeezed.perfect_images) == (1, 1, 1)
 
 
+def test_close_ups_cut_each_labelled_card_out_to_fill_the_frame_and_score_it_against_its_own_labels(tmp_path):
+    """`niuniu evaluate --close-up`: each labelled card becomes a photo of its own, enlarged
+    to CLOSE_UP_SIDE; a card read where its label lies in the cut-out counts as read, and a
+    card far off (not in the cut) is neither a miss nor an extra there."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import CLOSE_UP_SIDE, LabelledImage, evaluate
+
+    image = np.full((200, 400, 3), 128, np.uint8)
+    image[20:180, 20:120] = (0, 0, 255)      # the seven of hearts, red
+    image[20:180, 250:350] = (255, 0, 0)     # the eight of spades, blue
+    photo = tmp_path / "photo.png"
+    cv2.imwrite(str(photo), image)
+    seen = []
+
+    class Detector:   # reads each coloured card where it is in whatever it is given
+        def detect(self, img):
+            seen.append(img.shape[:2])
+            found = []
+            for code, channel in (("7H", 2), ("8S", 0)):
+                ys, xs = np.nonzero((img[..., channel] > 200) & (img[..., 1] < 60))
+                if len(xs):
+                    found.append(Detection(Card.parse(code), 0.9, (xs.min(), ys.min(), xs.max(), ys.max())))
+            return found
+
+    images = [LabelledImage(photo, [("7H", (20.0, 20.0, 120.0, 180.0)), ("8S", (250.0, 20.0, 350.0, 180.0))])]
+    whole = evaluate(Detector(), images, "card")
+    assert (whole.images, whole.correct, whole.perfect_images) == (1, 2, 1)
+    close = evaluate(Detector(), images, "card", close_up=True)
+    assert [max(shape) for shape in seen[1:]] == [CLOSE_UP_SIDE, CLOSE_UP_SIDE]
+    assert (close.images, close.truth, close.predicted, close.correct, close.perfect_images) == (2, 2, 2, 2, 2)
+
+
+def test_rendered_hands_read_close_up_are_the_same_hands_cut_out(capsys):
+    """`--synthetic-hands N --close-up` deals the same cards as without it, each hand cut out
+    to fill the frame, and says so."""
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--close-up", "--json"]) == 0
+    close = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert (close["close_up"], whole["close_up"]) == (True, False)
+    assert close["cards_dealt"] == whole["cards_dealt"] and close["cards_right"] >= close["cards_dealt"] - 2
+    assert close["cards_dealt"] - close["cards_right"] == sum(close["missed"].values())
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--close-up"]) == 0
+    assert "fans held up, close up (seed 31)" in capsys.readouterr().out
+
+
 def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_clear_error(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "some-photos", "--stretch", "0.75"])
@@ -126,15 +174,20 @@ def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_cle
     assert "--stretch resizes labelled photos" in err and len(err.strip().splitlines()) == 1
 
 
-def test_photo_commands_read_re_stretched_unless_told_one_aspect_and_the_table_pipeline_reads_once():
-    """`niuniu detect` and `niuniu evaluate` read each photo also re-stretched (PHOTO_ASPECTS);
-    `--one-aspect` reads once, as a detector built without it (the table pipeline's) does."""
+def test_photo_commands_read_re_stretched_and_zoomed_out_unless_told_read_once_and_the_table_pipeline_reads_once():
+    """`niuniu detect` and `niuniu evaluate` read each photo also re-stretched (PHOTO_ASPECTS)
+    and zoomed out; `--read-once` (or its first name, `--one-aspect`) reads once, as a
+    detector built without them (the table pipeline's) does."""
     from kiosk.cli import build_parser
     from vision.detector import PHOTO_ASPECTS, CardDetector
     from vision.model_cli import _detector
 
     parser = build_parser()
-    assert _detector(parser.parse_args(["detect", "a.jpg"])).aspects == PHOTO_ASPECTS
-    assert _detector(parser.parse_args(["evaluate", "photos"])).aspects == PHOTO_ASPECTS
-    assert _detector(parser.parse_args(["detect", "a.jpg", "--one-aspect"])).aspects == ()
-    assert CardDetector().aspects == ()
+    for argv in (["detect", "a.jpg"], ["evaluate", "photos"]):
+        reader = _detector(parser.parse_args(argv))
+        assert (reader.aspects, reader.zoom_out) == (PHOTO_ASPECTS, True)
+    for flag in ("--read-once", "--one-aspect"):
+        reader = _detector(parser.parse_args(["detect", "a.jpg", flag]))
+        assert (reader.aspects, reader.zoom_out) == ((), False)
+    table = CardDetector()
+    assert (table.aspects, table.zoom_out) == ((), False)
