@@ -255,7 +255,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             deck = loaded[names[i % len(names)]]
         scene = render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
         if close_up:
-            scene = _cut_out_hand(scene)
+            scene = cut_out_hand(scene)
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -272,7 +272,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": extra, "missed": missed}
 
 
-def _cut_out_hand(scene):
+def cut_out_hand(scene):
     """The scene's close-up: every labelled card and index together cut out, labels alike."""
     import numpy as np
 

@@ -628,13 +628,28 @@ def test_a_close_up_is_read_zoomed_out_and_its_cards_boxed_in_its_own_pixels():
     assert det._read_at_its_size(photo, None)[0].box == (200.0, 100.0, 248.0, 160.0) and len(seen) == 1
 
 
+def _cards_read_right(reader, scene) -> int:
+    """How many of the scene's dealt cards ``reader`` reads; none it reports may lie off that
+    card's own index or outline."""
+    dealt = {lab.code for lab in scene.labels if lab.cls == 0}
+    right = set()
+    for d in reader.detect(scene.image):
+        if d.card.code in dealt:
+            right.add(d.card.code)
+            own = [lab.box for lab in scene.labels if lab.code == d.card.code]
+            x1, y1, x2, y2 = d.box
+            assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
+    return len(right)
+
+
 def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
-    """Twelve held-out fans cut out to fill a 1280-pixel frame, as a phone held close photographs
-    a hand: their indices are twice the size the detector learnt.  A reader that also reads a
-    photo zoomed out (as `niuniu detect` does) must read more of their cards than one reading
-    does (v13: 46 of 46 against 43), and no card it reports may lie off that card's own index
-    or outline."""
+    """Twelve held-out fans cut out to fill a 1280-pixel frame (`niuniu evaluate --close-up`),
+    as a phone held close photographs a hand: their indices are about twice the size the
+    detector learnt.  A reader that also reads a photo zoomed out (as `niuniu detect` does)
+    must read more of their cards than one reading does (v13: 46 of 46 against 43), each on
+    its own index or outline."""
     from vision.detector import LONE_REPORT_CONF, PHOTO_IMGSZ, REPORT_CONF
+    from vision.evaluate import cut_out_hand
     from vision.synth.decks import deck_names, load_deck
     from vision.synth.scene import render_scene
 
@@ -644,31 +659,17 @@ def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
     names = deck_names("holdout")
     right_once = right_zoomed = 0
     for i in range(12):
-        scene = render_scene(np.random.default_rng([7070, i]), load_deck(names[i % len(names)]), size=(640, 480),
-                             kind="held", seats=1, hand_size=5, max_tilt=0.35)
-        boxes = np.array([lab.box for lab in scene.labels])
-        x0, y0 = (int(max(0, v - 8)) for v in boxes[:, :2].min(axis=0))
-        x1, y1 = (int(v + 8) for v in boxes[:, 2:].max(axis=0))
-        crop = scene.image[y0:y1, x0:x1]
-        f = 1280 / max(crop.shape[:2])
-        photo = cv2.resize(crop, (round(crop.shape[1] * f), round(crop.shape[0] * f)), interpolation=cv2.INTER_CUBIC)
-        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
-        right_once += len(dealt & {d.card.code for d in once.detect(photo)})
-        for d in zooming.detect(photo):
-            if d.card.code in dealt:
-                right_zoomed += 1
-                own = [((b[0] - x0) * f, (b[1] - y0) * f, (b[2] - x0) * f, (b[3] - y0) * f)
-                       for b in (lab.box for lab in scene.labels if lab.code == d.card.code)]
-                bx1, by1, bx2, by2 = d.box
-                assert any(bx1 < b[2] and b[0] < bx2 and by1 < b[3] and b[1] < by2 for b in own), d
+        scene = cut_out_hand(render_scene(np.random.default_rng([7070, i]), load_deck(names[i % len(names)]),
+                                          size=(640, 480), kind="held", seats=1, hand_size=5, max_tilt=0.35))
+        right_once += _cards_read_right(once, scene)
+        right_zoomed += _cards_read_right(zooming, scene)
     assert right_zoomed > right_once, f"zoomed out {right_zoomed} cards right, read once {right_once}"
 
 
 def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched():
     """Twelve held-out hands rendered as a photo squeezed to 0.6 of its width (a 16:9 frame
     exported as a square is 0.56): `niuniu detect`, which also reads each photo re-stretched,
-    must read more of their cards than one reading does, and no card it reports may lie
-    off that card's own index or outline."""
+    must read more of their cards than one reading does, each on its own index or outline."""
     from vision.detector import LONE_REPORT_CONF, PHOTO_ASPECTS, PHOTO_IMGSZ, REPORT_CONF
     from vision.synth.decks import deck_names, load_deck
     from vision.synth.scene import render_scene
@@ -681,12 +682,6 @@ def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched
     for i in range(12):
         scene = render_scene(np.random.default_rng([6060, i]), load_deck(names[i % len(names)]), size=(640, 480),
                              kind="hands", seats=1, hand_size=5, max_tilt=0.35, squeeze=(0.6, 1.0))
-        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
-        right_once += len(dealt & {d.card.code for d in once.detect(scene.image)})
-        for d in again.detect(scene.image):
-            if d.card.code in dealt:
-                right_again += 1
-                own = [lab.box for lab in scene.labels if lab.code == d.card.code]
-                x1, y1, x2, y2 = d.box
-                assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
+        right_once += _cards_read_right(once, scene)
+        right_again += _cards_read_right(again, scene)
     assert right_again > right_once, f"re-stretched {right_again} cards right, read once {right_once}"
