@@ -628,18 +628,38 @@ def test_a_close_up_is_read_zoomed_out_and_its_cards_boxed_in_its_own_pixels():
     assert det._read_at_its_size(photo, None)[0].box == (200.0, 100.0, 248.0, 160.0) and len(seen) == 1
 
 
-def _cards_read_right(reader, scene) -> int:
-    """How many of the scene's dealt cards ``reader`` reads; none it reports may lie off that
+def _cards_read_right(reader, scenes) -> int:
+    """How many of the scenes' dealt cards ``reader`` reads; none it reports may lie off that
     card's own index or outline."""
-    dealt = {lab.code for lab in scene.labels if lab.cls == 0}
-    right = set()
-    for d in reader.detect(scene.image):
-        if d.card.code in dealt:
-            right.add(d.card.code)
-            own = [lab.box for lab in scene.labels if lab.code == d.card.code]
-            x1, y1, x2, y2 = d.box
-            assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
-    return len(right)
+    total = 0
+    for scene in scenes:
+        dealt = {lab.code for lab in scene.labels if lab.cls == 0}
+        right = set()
+        for d in reader.detect(scene.image):
+            if d.card.code in dealt:
+                right.add(d.card.code)
+                own = [lab.box for lab in scene.labels if lab.code == d.card.code]
+                x1, y1, x2, y2 = d.box
+                assert any(x1 < b[2] and b[0] < x2 and y1 < b[3] and b[1] < y2 for b in own), d
+        total += len(right)
+    return total
+
+
+def _photo_reader(**how) -> CardDetector:
+    """A reader at `niuniu detect`'s input size and reporting thresholds, reading as ``how`` says."""
+    from vision.detector import LONE_REPORT_CONF, PHOTO_IMGSZ, REPORT_CONF
+
+    return CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF, **how)
+
+
+def _held_out_hands(seed: int, kind: str, **drawn) -> list:
+    """Twelve one-seat, five-card scenes dealt in turn from the held-out designs."""
+    from vision.synth.decks import deck_names, load_deck
+    from vision.synth.scene import render_scene
+
+    names = deck_names("holdout")
+    return [render_scene(np.random.default_rng([seed, i]), load_deck(names[i % len(names)]), size=(640, 480),
+                         kind=kind, seats=1, hand_size=5, max_tilt=0.35, **drawn) for i in range(12)]
 
 
 def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
@@ -648,21 +668,11 @@ def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
     detector learnt.  A reader that also reads a photo zoomed out (as `niuniu detect` does)
     must read more of their cards than one reading does (v13: 46 of 46 against 43), each on
     its own index or outline."""
-    from vision.detector import LONE_REPORT_CONF, PHOTO_IMGSZ, REPORT_CONF
     from vision.evaluate import cut_out_hand
-    from vision.synth.decks import deck_names, load_deck
-    from vision.synth.scene import render_scene
 
-    once = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF)
-    zooming = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF,
-                           zoom_out=True)
-    names = deck_names("holdout")
-    right_once = right_zoomed = 0
-    for i in range(12):
-        scene = cut_out_hand(render_scene(np.random.default_rng([7070, i]), load_deck(names[i % len(names)]),
-                                          size=(640, 480), kind="held", seats=1, hand_size=5, max_tilt=0.35))
-        right_once += _cards_read_right(once, scene)
-        right_zoomed += _cards_read_right(zooming, scene)
+    fans = [cut_out_hand(scene) for scene in _held_out_hands(7070, "held")]
+    right_once, right_zoomed = _cards_read_right(_photo_reader(), fans), _cards_read_right(
+        _photo_reader(zoom_out=True), fans)
     assert right_zoomed > right_once, f"zoomed out {right_zoomed} cards right, read once {right_once}"
 
 
@@ -670,18 +680,9 @@ def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched
     """Twelve held-out hands rendered as a photo squeezed to 0.6 of its width (a 16:9 frame
     exported as a square is 0.56): `niuniu detect`, which also reads each photo re-stretched,
     must read more of their cards than one reading does, each on its own index or outline."""
-    from vision.detector import LONE_REPORT_CONF, PHOTO_ASPECTS, PHOTO_IMGSZ, REPORT_CONF
-    from vision.synth.decks import deck_names, load_deck
-    from vision.synth.scene import render_scene
+    from vision.detector import PHOTO_ASPECTS
 
-    once = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF)
-    again = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF,
-                         aspects=PHOTO_ASPECTS)
-    names = deck_names("holdout")
-    right_once = right_again = 0
-    for i in range(12):
-        scene = render_scene(np.random.default_rng([6060, i]), load_deck(names[i % len(names)]), size=(640, 480),
-                             kind="hands", seats=1, hand_size=5, max_tilt=0.35, squeeze=(0.6, 1.0))
-        right_once += _cards_read_right(once, scene)
-        right_again += _cards_read_right(again, scene)
+    hands = _held_out_hands(6060, "hands", squeeze=(0.6, 1.0))
+    right_once, right_again = _cards_read_right(_photo_reader(), hands), _cards_read_right(
+        _photo_reader(aspects=PHOTO_ASPECTS), hands)
     assert right_again > right_once, f"re-stretched {right_again} cards right, read once {right_once}"
