@@ -90,6 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--cos-lr", action="store_true", default=None, help="cosine learning-rate decay")
     tr.add_argument("--hsv-h", type=float, default=None,
                     help="hue jitter, 0..0.5 (classifier default 0.5: any hue, so a suit is read by shape, not ink)")
+    tr.add_argument("--hsv-s", type=float, default=None,
+                    help="saturation jitter, 0..1 (1: some crops turned fully grey, as a black-and-white photo shows them)")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
     tr.add_argument("--name", default=None, help="run name (default: the task)")
     tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
@@ -118,6 +120,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--close-up", action="store_true",
                     help="read each labelled card (or each rendered hand) cut out to fill the frame, as a phone "
                          "held close photographs it")
+    ev.add_argument("--grey", action="store_true",
+                    help="read each photo (or rendered hand) turned black and white first, as a monochrome "
+                         "camera or a greyscale export shows it")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -299,14 +304,17 @@ def _cmd_evaluate(args) -> int:
                               "leave --stretch out, or give a photo folder instead of --synthetic-hands")
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
-        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up)
-        what += ", close up" if args.close_up else ""
+        result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
+                                 args.grey)
+        what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "")
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
               f"all five right in {result['hands_right']} "
               f"({result['hands_all_right']:.1%}), card recall {result['card_recall']:.3f}, "
-              f"{result['extra_cards']} extra cards; dealt cards not read: {why}")
+              f"{result['extra_cards']} extra cards ({result['hidden_cards_read']} of them hidden cards read, "
+              f"{result['false_cards']} not on the table; {result['hands_right_lenient']} hands right counting "
+              f"hidden cards read as no error); dealt cards not read: {why}")
         return 0
     if args.data is None:
         raise NiuniuError("give a labelled photo folder, or --synthetic-hands N")
@@ -318,12 +326,13 @@ def _cmd_evaluate(args) -> int:
         raise NiuniuError(f"{args.data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
-    score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up)
-    result = {"data": str(args.data), "mode": mode, **score.to_json()}
+    score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
+                     grey=args.grey)
+    result = {"data": str(args.data), "mode": mode, "grey": args.grey, **score.to_json()}
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.data} ({mode} labels): precision {score.precision:.3f}, recall {score.recall:.3f}, "
+        print(f"{args.data} ({mode} labels{', read black and white' if args.grey else ''}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
               f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
     return 0
 
@@ -413,7 +422,7 @@ def _cmd_train(args) -> int:
     best = train(args.task, args.data, project=args.project, name=name, epochs=args.epochs, model=args.model,
                  resume=args.resume, widen_to=args.widen_to, imgsz=args.imgsz, batch=args.batch, lr0=args.lr0,
                  warmup_epochs=args.warmup_epochs, optimizer=args.optimizer, cos_lr=args.cos_lr,
-                 hsv_h=args.hsv_h)
+                 hsv_h=args.hsv_h, hsv_s=args.hsv_s)
     print(f"best weights: {best}")
     if args.publish:
         print(f"published: {publish(best, args.publish)}")

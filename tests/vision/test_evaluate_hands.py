@@ -63,6 +63,39 @@ def test_evaluate_synthetic_hands_accounts_for_every_dealt_card(capsys):
     assert f"all five right in {first['hands_right']} " in text and "dealt cards not read:" in text
 
 
+def test_a_hidden_card_read_right_fails_only_the_strict_count_and_a_card_not_on_the_table_fails_both(monkeypatch):
+    """A card of the fan whose index shows too little to be dealt may be read: it is on the
+    table, so the lenient count forgives it; a card that is nowhere on the table is false."""
+    import vision.synth.scene as scene_module
+    from vision.evaluate import synthetic_hands
+
+    rendered = []
+    render = scene_module.render_scene
+    monkeypatch.setattr(scene_module, "render_scene", lambda *a, **k: rendered.append(render(*a, **k)) or rendered[-1])
+
+    class ReadsEveryFaceUpCard:
+        extra = None
+
+        def detect(self, image):
+            codes = list(rendered[-1].face_up) + ([self.extra] if self.extra else [])
+            return [type("Read", (), {"card": Card.parse(c)})() for c in codes]
+
+    reader = ReadsEveryFaceUpCard()
+    result = synthetic_hands(reader, 6, seed=31, kind="held")
+    hidden = sum(len(set(s.face_up) - {lab.code for lab in s.labels if lab.cls == 0}) for s in rendered)
+    assert hidden > 0, "some fans hide a card's index"
+    assert all(len(s.face_up) == 5 for s in rendered)
+    assert result["hidden_cards_read"] == result["extra_cards"] == hidden and result["false_cards"] == 0
+    assert result["hands_right_lenient"] == 6 and result["hands_right"] < 6
+    assert result["cards_right"] == result["cards_dealt"]
+
+    rendered.clear()
+    reader.extra = next(c for c in CARD_CODES if c.startswith("A"))
+    again = synthetic_hands(reader, 6, seed=31, kind="held")
+    on_table = sum(reader.extra in s.face_up for s in rendered)
+    assert again["false_cards"] == 6 - on_table and again["hands_right_lenient"] == on_table
+
+
 def test_evaluate_can_read_the_hands_held_up_in_a_fan(capsys):
     """`--held` renders other scenes (fans of large cards in a player's hand) from the same
     held-out designs, and says so; the shipped model reads most of their cards."""
@@ -115,6 +148,31 @@ def test_photos_read_stretched_are_scored_against_labels_stretched_alike(tmp_pat
     squeezed = evaluate(Detector(), images, "card", stretch=(0.5, 1.0))
     assert seen[-1] == (100, 100)
     assert (squeezed.correct, squeezed.predicted, squeezed.perfect_images) == (1, 1, 1)
+
+
+def test_photos_read_black_and_white_lose_their_ink_and_keep_their_labels(tmp_path):
+    """`niuniu evaluate --grey`: the detector gets the photo without colour, so a reader
+    that tells hearts from spades by ink alone scores its red card as a miss and an extra."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    photo = tmp_path / "photo.png"
+    image = np.full((100, 200, 3), 255, np.uint8)
+    image[20:80, 120:180] = (40, 40, 220)   # a red pip (BGR)
+    cv2.imwrite(str(photo), image)
+
+    class ReadsTheInk:
+        def detect(self, image):
+            b, g, r = image[50, 150].astype(int)
+            return [Detection(card=Card.parse("7H" if r - b > 60 else "7S"), conf=0.9, box=(120, 20, 180, 80))]
+
+    images = [LabelledImage(photo, [("7H", (110.0, 10.0, 190.0, 90.0))])]
+    in_colour = evaluate(ReadsTheInk(), images, "card")
+    grey = evaluate(ReadsTheInk(), images, "card", grey=True)
+    assert (in_colour.correct, in_colour.perfect_images) == (1, 1)
+    assert (grey.correct, grey.predicted, grey.truth, grey.confusions) == (0, 1, 1, {"7H->7S": 1})
 
 
 def test_close_ups_cut_each_labelled_card_out_to_fill_the_frame_and_score_it_against_its_own_labels(tmp_path):

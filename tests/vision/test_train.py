@@ -132,8 +132,9 @@ def test_a_detector_fine_tune_gets_the_rate_it_was_given(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(vision.train, "train", lambda task, data, **kw: seen.update(kw) or tmp_path / "best.pt")
     assert main(["train", "detect", "--data", str(tmp_path / "d.yaml"), "--model", "last.pt", "--epochs", "8",
-                 "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr", "--hsv-h", "0.5"]) == 0
-    assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"], seen["hsv_h"]) == ("AdamW", 0.0005, True, 8, 0.5)
+                 "--optimizer", "AdamW", "--lr0", "0.0005", "--cos-lr", "--hsv-h", "0.5", "--hsv-s", "1"]) == 0
+    assert (seen["optimizer"], seen["lr0"], seen["cos_lr"], seen["epochs"], seen["hsv_h"], seen["hsv_s"]) == \
+        ("AdamW", 0.0005, True, 8, 0.5, 1.0)
 
 
 def test_a_corrupt_classifier_file_is_named_not_a_traceback(tmp_path):

@@ -61,6 +61,9 @@ class Scene:
     # where an index may show at all, so no "not an index" crop is cut there.
     index_quads: list[np.ndarray] = field(default_factory=list)
     card_quads: list[np.ndarray] = field(default_factory=list)
+    # The code of every face-up card placed, shown or hidden: a reader that names a card
+    # whose index is too hidden to be labelled has still read a card that is there.
+    face_up: list[str] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------------------
@@ -644,7 +647,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     img = _optics(_lighting(out, rng, cast), rng, blurred)
     index_quads, card_quads = _quads(placed)
     return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)),
-                 index_quads=index_quads, card_quads=card_quads)
+                 index_quads=index_quads, card_quads=card_quads, face_up=[p.code for p in placed])
 
 
 def _shade_card(face_rgba: np.ndarray, rng: np.random.Generator) -> np.ndarray:
