@@ -223,6 +223,19 @@ def test_rendered_hands_read_close_up_are_the_same_hands_cut_out(capsys):
     assert "fans held up, close up (seed 31)" in capsys.readouterr().out
 
 
+def test_rendered_hands_read_black_and_white_are_the_same_hands_and_say_so(capsys):
+    """`--synthetic-hands N --grey` deals the same cards as in colour; the shipped model,
+    which learnt suits by shape, still reads nearly all of them."""
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--grey", "--json"]) == 0
+    grey = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--json"]) == 0
+    colour = json.loads(capsys.readouterr().out)
+    assert (grey["grey"], colour["grey"]) == (True, False) and grey["cards_dealt"] == colour["cards_dealt"]
+    assert grey["cards_right"] >= colour["cards_right"] - 2
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--held", "--grey"]) == 0
+    assert "fans held up, black and white (seed 31)" in capsys.readouterr().out
+
+
 def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_clear_error(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "some-photos", "--stretch", "0.75"])
