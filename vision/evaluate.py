@@ -261,8 +261,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
     # Loaded once (an unknown, excluded or missing deck fails here with its fix, not mid-run),
     # not once a hand: each load reads 52 cached PNGs and fingerprints the art again.
     loaded = {name: load_deck(name) for name in names}
-    hands_right = cards_right = cards_total = extra = 0
-    lenient = hidden_read = false_cards = 0
+    hands_right = cards_right = cards_total = lenient = hidden_read = false_cards = 0
     missed = dict.fromkeys(MISSED_CAUSES, 0)
     for i in range(count):
         rng = np.random.default_rng([seed, i])
@@ -279,9 +278,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
         cards_right += len(read & dealt)
-        extra += len(read - dealt)
         hands_right += int(read == dealt)
-        on_table = set(scene.face_up)
+        on_table = set(scene.face_up)   # holds every dealt card: an extra is hidden or not there
         hidden_read += len((read & on_table) - dealt)
         false_cards += len(read - on_table)
         lenient += int(dealt <= read <= on_table)
@@ -292,7 +290,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             "close_up": close_up, "grey": grey,
             "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
-            "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": extra,
+            "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
             "hands_right_lenient": lenient, "hidden_cards_read": hidden_read, "false_cards": false_cards,
             "missed": missed}
 
