@@ -30,11 +30,13 @@ import numpy as np
 
 from scoring.cards import Card
 from scoring.errors import NiuniuError
+from vision.mirror import MIRROR_CLASSES, MIRRORED, mirrored_odds
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_DETECTOR = "index-detector"
 DEFAULT_CLASSIFIER = "card-classifier"
 DEFAULT_SECOND_OPINION = "card-second-opinion"
+DEFAULT_MIRROR_JUDGE = "card-mirror"
 INDEX_CLASS, CARD_CLASS = 0, 1
 # The classifier's reject class: a crop that is no corner index at all (a pip, court art,
 # a chip, felt, table print the detector took for one).  Its folder name sorts after
@@ -111,6 +113,11 @@ ZOOMED_INDEX_PX = 36
 MAX_ZOOM_OUT = 4.0
 ZOOM_OUT = 2.0
 ZOOM_CANVAS_INPUTS = 4
+# A photo may come mirrored (a set flipped as augmentation, a front camera): a photo reader
+# (``unmirror``) reads it mirrored back when the mirror judge (vision.mirror) finds its
+# indices mirrored by more than MIRROR_LOG_ODDS, summed over them (models/README.md,
+# "Twenty-ninth session").
+MIRROR_LOG_ODDS = 2.0
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -407,7 +414,7 @@ class CardDetector(IndexFinder):
                  second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
                  conf: float = 0.25, cls_imgsz: int | None = None, tile: int | None = None, tta: bool = True,
                  min_card_conf: float = 0.0, min_lone_conf: float = 0.0,
-                 aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False):
+                 aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False, unmirror: bool = False):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
         self.aspects, self.zoom_out = tuple(aspects), zoom_out
         det_path = self.detector_path
@@ -437,13 +444,26 @@ class CardDetector(IndexFinder):
                                  f"{cls_path.name} ({len(other)} against {len(names)}); its readings cannot be "
                                  "averaged — pass a classifier trained on the same classes, or --no-second-opinion")
             self.second_imgsz = trained_input_size(self.second_opinion, CROP_SIZE)
+        self.mirror_judge_path = _companion(cls_path, DEFAULT_MIRROR_JUDGE) if unmirror else None
+        if self.mirror_judge_path is not None and not self.mirror_judge_path.exists():
+            self.mirror_judge_path = _resolve(None, DEFAULT_MIRROR_JUDGE, "pt")
+        self.mirror_judge = self.mirror_imgsz = None
+        if self.mirror_judge_path is not None:
+            self.mirror_judge = _load_yolo(self.mirror_judge_path, "classify", "mirror-judge classifier")
+            names = _class_names(self.mirror_judge)
+            if sorted(names) != sorted(MIRROR_CLASSES):
+                raise ModelError(f"mirror-judge classifier {self.mirror_judge_path} reads {names}, not "
+                                 f"{list(MIRROR_CLASSES)}; restore models/{DEFAULT_MIRROR_JUDGE}.pt from the repository")
+            self._mirrored_class = names.index(MIRRORED)
+            self.mirror_imgsz = trained_input_size(self.mirror_judge, CROP_SIZE)
         self.name = "+".join(p.name for p in (det_path, cls_path, self.second_opinion_path) if p is not None)
         self._sha256: str | None = None
 
     @property
     def file_sha256(self) -> str:
         if self._sha256 is None:
-            files = [p for p in (self.detector_path, self.classifier_path, self.second_opinion_path) if p is not None]
+            files = [p for p in (self.detector_path, self.classifier_path, self.second_opinion_path,
+                                 self.mirror_judge_path) if p is not None]
             self._sha256 = hashlib.sha256("".join(file_sha256(p) for p in files).encode()).hexdigest()
         return self._sha256
 
@@ -457,10 +477,36 @@ class CardDetector(IndexFinder):
         confidences add up to ``ASPECT_MARGIN`` more: a photo squeezed to a square shows
         indices narrower than the detector learnt, and re-stretched they read again.
         With ``zoom_out`` a close-up is read zoomed out (``LARGE_INDEX_PX``), and every
-        image also ``ZOOM_OUT`` times zoomed out, kept by the same margin."""
+        image also ``ZOOM_OUT`` times zoomed out, kept by the same margin.
+        With ``unmirror`` a photo whose indices the mirror judge finds mirrored is read
+        mirrored back, its cards boxed in the photo's own pixels."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
+        if self.mirror_judge is not None and not regions and self.mirrored_odds(image) > MIRROR_LOG_ODDS:
+            w = image.shape[1]
+            return [replace(d, box=(w - d.box[2], d.box[1], w - d.box[0], d.box[3]))
+                    for d in self._read_photo(np.ascontiguousarray(image[:, ::-1]), regions)]
+        return self._read_photo(image, regions)
+
+    def mirrored_odds(self, image: np.ndarray) -> float:
+        """The log-odds that ``image`` is a mirror image, from the mirror judge's reading of
+        the indices found in it (``vision.mirror.mirrored_odds``); 0 with no judge or no index."""
+        if self.mirror_judge is None:
+            return 0.0
+        h, w = image.shape[:2]
+        grow = self.imgsz / max(h, w)
+        if grow > 1.01:   # a thumbnail's indices are found and cut as _read_at_its_size does
+            image = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
+            h, w = image.shape[:2]
+        indices, _ = self._find(image, [(0, 0, w, h)])
+        if not indices:
+            return 0.0
+        probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in indices], self.tta)
+        return mirrored_odds(probs[:, self._mirrored_class])
+
+    def _read_photo(self, image: np.ndarray, regions) -> list[Detection]:
+        """``detect`` as the image is given: read once, or (a photo reader) also re-stretched and zoomed out."""
         if not self.aspects and not self.zoom_out:
             return self._read_at_its_size(image, regions)
         best = self._read_at_its_size(image, regions, every=True)

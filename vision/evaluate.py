@@ -16,7 +16,8 @@ right with nothing extra.
 each rendered hand) cut out to fill a CLOSE_UP_SIDE-pixel frame, its indices far larger
 than in the photo it came from.  ``grey`` reads each photo (or hand) turned black and white
 first, as a monochrome camera or a set exported in greyscale shows it: the suit must then
-come from the pip's shape alone.
+come from the pip's shape alone.  ``mirror`` reads each photo (or hand) mirrored left-right,
+as a set flipped for augmentation or a front camera shows it: the reader must un-mirror it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cv2
+import numpy as np
 import yaml
 
 from scoring.cards import RANK_NAMES, Card
@@ -73,6 +75,13 @@ def cut_out(image, box) -> tuple:
 def greyed(image):
     """``image`` (BGR) as a black-and-white photo of it, still three channels."""
     return cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+
+
+def mirrored(image, truth) -> tuple:
+    """``image`` mirrored left-right, and ``truth``'s ``(key, box)`` pairs moved with it."""
+    w = image.shape[1]
+    return (np.ascontiguousarray(image[:, ::-1]),
+            [(key, (w - b[2], b[1], w - b[0], b[3])) for key, b in truth])
 
 
 def _close_ups(image, truth) -> list[tuple]:
@@ -169,7 +178,7 @@ def _key(card: Card, mode: str) -> str:
 
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
-             close_up: bool = False, grey: bool = False) -> Score:
+             close_up: bool = False, grey: bool = False, mirror: bool = False) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
@@ -190,6 +199,8 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             truth = [(key, (b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy)) for key, b in truth]
         if grey:
             image = greyed(image)
+        if mirror:
+            image, truth = mirrored(image, truth)
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
             _score(score, detector, photo, photo_truth, mode, labelled_ranks)
     return score
@@ -225,7 +236,8 @@ MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then 
 
 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
-                    decks: list[str] | None = None, close_up: bool = False, grey: bool = False) -> dict:
+                    decks: list[str] | None = None, close_up: bool = False, grey: bool = False,
+                    mirror: bool = False) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -251,8 +263,6 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
     can be told apart as a detector or a classifier change.  The model card's figures sum
     two seeds: ``--synthetic-hands 100 --seed 2026`` and ``--synthetic-hands 150 --seed 7``.
     """
-    import numpy as np
-
     from vision.synth.decks import deck_names, load_deck
     from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, procedural_deck
     from vision.synth.scene import render_scene
@@ -274,6 +284,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = cut_out_hand(scene)
         if grey:
             scene = replace(scene, image=greyed(scene.image))
+        if mirror:
+            scene = mirrored_scene(scene)
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -287,7 +299,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             for cause in why_missed(detector, scene, dealt - read):
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
-            "close_up": close_up, "grey": grey,
+            "close_up": close_up, "grey": grey, "mirror": mirror,
             "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
@@ -297,8 +309,6 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
 
 def cut_out_hand(scene):
     """The scene's close-up: every labelled card and index together cut out, labels alike."""
-    import numpy as np
-
     boxes = np.array([lab.box for lab in scene.labels])
     photo, to_photo = cut_out(scene.image, (*boxes[:, :2].min(axis=0), *boxes[:, 2:].max(axis=0)))
 
@@ -306,6 +316,19 @@ def cut_out_hand(scene):
         return None if q is None else np.array([to_photo((x, y, x, y))[:2] for x, y in q])
     labels = [replace(lab, box=to_photo(lab.box), quad=quad(lab.quad)) for lab in scene.labels]
     return replace(scene, image=photo, labels=labels, index_quads=[], card_quads=[])
+
+
+def mirrored_scene(scene):
+    """The scene mirrored left-right, its labelled boxes and outlines alike."""
+    w = scene.image.shape[1]
+    image, _ = mirrored(scene.image, [])
+
+    def quad(q):
+        return None if q is None else np.column_stack([w - q[:, 0], q[:, 1]])
+    labels = [replace(lab, box=(w - lab.box[2], lab.box[1], w - lab.box[0], lab.box[3]), quad=quad(lab.quad))
+              for lab in scene.labels]
+    return replace(scene, image=image, labels=labels, index_quads=[quad(q) for q in scene.index_quads],
+                   card_quads=[quad(q) for q in scene.card_quads])
 
 
 def why_missed(detector, scene, codes: set[str]) -> list[str]:

@@ -123,6 +123,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--grey", action="store_true",
                     help="read each photo (or rendered hand) turned black and white first, as a monochrome "
                          "camera or a greyscale export shows it")
+    ev.add_argument("--mirror", action="store_true",
+                    help="read each photo (or rendered hand) mirrored left-right first, as a set flipped for "
+                         "augmentation or a front camera shows it")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -266,7 +269,7 @@ def _detector(args):
     once = getattr(args, "read_once", True)
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
                         min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS,
-                        zoom_out=not once)
+                        zoom_out=not once, unmirror=not once)
 
 
 def _cmd_detect(args) -> int:
@@ -305,8 +308,9 @@ def _cmd_evaluate(args) -> int:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
-                                 args.grey)
-        what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "")
+                                 args.grey, args.mirror)
+        what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "") + \
+            (", mirrored" if args.mirror else "")
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
@@ -327,12 +331,13 @@ def _cmd_evaluate(args) -> int:
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
-                     grey=args.grey)
-    result = {"data": str(args.data), "mode": mode, "grey": args.grey, **score.to_json()}
+                     grey=args.grey, mirror=args.mirror)
+    result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror, **score.to_json()}
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.data} ({mode} labels{', read black and white' if args.grey else ''}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
+        how = (", read black and white" if args.grey else "") + (", read mirrored" if args.mirror else "")
+        print(f"{args.data} ({mode} labels{how}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
               f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
     return 0
 

@@ -1,0 +1,82 @@
+"""Is a photo mirrored?  A mirror-judge classifier reads each index crop as printed or mirrored.
+
+Photo sets flip their pictures left-right or top-bottom as augmentation (Roboflow's flip;
+the real poker4 set's own `train` is one), and a phone's front camera saves mirror
+images.  A mirrored index is no card the card classifier learnt (``fliplr=0``): it reads
+a mirrored 2 as a 5, a 9 as a queen, and surely — on the real photos mirrored, v14 read 0
+of 88 poker4 photos fully right and half their cards.  Its own confidence cannot tell:
+a mirrored glyph is read as surely as a printed one (the summed log-probability gap
+between a photo and its mirror image is under 0.5 nats on half the real photos).
+
+So a small second classifier answers only "printed or mirrored" for an index crop.  Which
+way a glyph faces is the same at any turn, so it is learnt from the card classifier's
+own crops (every rotation) and their mirror images; an ace or an 8 looks the same both
+ways and is read near 50:50, so a photo is judged by its indices together
+(``mirrored_odds``).  A top-bottom flip is a left-right one turned half round, and the
+reader reads any turn, so un-mirroring left-right mends both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from scoring.errors import NiuniuError
+
+PRINTED, MIRRORED = "printed", "mirrored"
+MIRROR_CLASSES = (MIRRORED, PRINTED)   # ultralytics orders classify folders by name
+# Each crop's log-odds is capped here before they are added up: one crop read wrongly with
+# great conviction (a symmetric ace, a pip) must not outvote the rest of the photo.
+CROP_LOG_ODDS_CAP = 4.0
+JPEG_QUALITY = 95
+
+
+def write_mirror_crops(src: Path, out: Path, per_class: int, seed: int = 0, val_share: float = 0.1) -> dict:
+    """A printed-or-mirrored crop set from a card classifier's crop set (``src/train/<card>/``).
+
+    ``per_class`` crops are drawn from each card folder (the "no index" folder left out:
+    a mark has no handedness) and written twice, as they are and mirrored, both re-encoded
+    alike so that a second JPEG pass gives nothing away.  ``val_share`` of them go to
+    ``val`` from ``src/val`` where it has crops, else from the drawn ones."""
+    import cv2
+
+    from vision.detector import NOT_INDEX
+
+    src, out = Path(src), Path(out)
+    train_root = src / "train"
+    if not train_root.is_dir():
+        raise NiuniuError(f"{src} has no train/ folder: give a card classifier crop set (made by "
+                          "`niuniu datasets synth` or real-crops)")
+    rng = np.random.default_rng(seed)
+    counts = {"train": 0, "val": 0, "cards": 0}
+    for card_dir in sorted(p for p in train_root.iterdir() if p.is_dir() and p.name != NOT_INDEX):
+        counts["cards"] += 1
+        files = sorted(card_dir.iterdir())
+        picked = [files[i] for i in sorted(rng.choice(len(files), min(per_class, len(files)), replace=False))]
+        own_val = sorted((src / "val" / card_dir.name).glob("*")) if (src / "val" / card_dir.name).is_dir() else []
+        n_val = max(1, round(per_class * val_share))
+        val = own_val[:n_val] if own_val else picked[:n_val]
+        train = picked if own_val else picked[n_val:]
+        for split, paths in (("train", train), ("val", val)):
+            for path in paths:
+                image = cv2.imread(str(path))
+                if image is None:
+                    continue
+                stem = f"{card_dir.name}_{path.stem}"[:120]
+                for label, crop in ((PRINTED, image), (MIRRORED, image[:, ::-1])):
+                    folder = out / split / label
+                    folder.mkdir(parents=True, exist_ok=True)
+                    cv2.imwrite(str(folder / f"{stem}.jpg"), np.ascontiguousarray(crop),
+                                [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+                counts[split] += 2
+    if not counts["cards"]:
+        raise NiuniuError(f"{train_root} holds no card folders")
+    return counts
+
+
+def mirrored_odds(p_mirrored: np.ndarray) -> float:
+    """A photo's log-odds of being mirrored, from its index crops' mirrored probabilities:
+    each crop's log-odds capped at ``CROP_LOG_ODDS_CAP``, added up."""
+    p = np.clip(np.asarray(p_mirrored, dtype=float), 1e-6, 1 - 1e-6)
+    return float(np.clip(np.log(p) - np.log1p(-p), -CROP_LOG_ODDS_CAP, CROP_LOG_ODDS_CAP).sum())
