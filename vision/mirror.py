@@ -32,6 +32,11 @@ CROP_LOG_ODDS_CAP = 4.0
 JPEG_QUALITY = 95
 
 
+def mirror_box(box, width: float) -> tuple:
+    """``box`` (x1, y1, x2, y2) where it lies once its ``width``-wide image is mirrored left-right."""
+    return (width - box[2], box[1], width - box[0], box[3])
+
+
 def write_mirror_crops(src: Path, out: Path, per_class: int, seed: int = 0, val_share: float = 0.1) -> dict:
     """A printed-or-mirrored crop set from a card classifier's crop set (``src/train/<card>/``).
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from vision.detector import CROP_SIZE, NOT_INDEX
 from vision.evaluate import load_yolo_set
+from vision.mirror import mirror_box
 from vision.synth.dataset import save_crop
 
 MIN_INDEX_CONF = 0.35       # below this the "index" is as often a pip or a mark
@@ -85,10 +86,6 @@ def _write_crops(image, box, folder: Path, stem: str, copies: int, rng, size: in
     return copies + 1
 
 
-def _mirror_box(box, width: int):
-    return (width - box[2], box[1], width - box[0], box[3])
-
-
 def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, seed: int = 0,
             check_mirror: bool = True, out_split: str | None = None, negatives: bool = True,
             crop_size: int = CROP_SIZE) -> dict:
@@ -123,7 +120,7 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         if check_mirror:
             width = image.shape[1]
             mirrored = np.ascontiguousarray(image[:, ::-1])
-            mboxes = [_mirror_box(b, width) for b in boxes]
+            mboxes = [mirror_box(b, width) for b in boxes]
             _, mprobs, _ = detector.classify_indices(mirrored, mboxes)
             rows = np.arange(len(kept))
             gap = float(np.mean(np.log(mprobs[rows, truth_ids] + 1e-6) - np.log(probs[rows, truth_ids] + 1e-6)))

@@ -175,6 +175,38 @@ def test_photos_read_black_and_white_lose_their_ink_and_keep_their_labels(tmp_pa
     assert (grey.correct, grey.predicted, grey.truth, grey.confusions) == (0, 1, 1, {"7H->7S": 1})
 
 
+def test_photos_read_mirrored_are_scored_against_labels_mirrored_alike(tmp_path):
+    """`niuniu evaluate --mirror`: the reader gets the photo mirrored left-right and its
+    labels move with it, so a reader that finds the card where it now lies scores it right."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    photo = tmp_path / "photo.png"
+    image = np.full((100, 200, 3), 255, np.uint8)
+    image[20:80, 20:60] = 0   # a dark card on the left
+    cv2.imwrite(str(photo), image)
+
+    class ReadsWhereTheCardIs:
+        def detect(self, image):
+            xs = np.flatnonzero(image[50, :, 0] < 128)
+            return [Detection(card=Card.parse("7S"), conf=0.9, box=(xs[0], 20, xs[-1] + 1, 80))]
+
+    images = [LabelledImage(photo, [("7S", (15.0, 15.0, 65.0, 85.0))])]
+    for mirror in (False, True):
+        score = evaluate(ReadsWhereTheCardIs(), images, "card", mirror=mirror)
+        assert (score.correct, score.perfect_images) == (1, 1), mirror
+
+
+def test_a_photo_is_judged_mirrored_by_its_indices_together_and_one_sure_crop_cannot_outvote_them():
+    from vision.mirror import CROP_LOG_ODDS_CAP, mirrored_odds
+
+    assert mirrored_odds([0.8, 0.8, 0.5]) > 2 > mirrored_odds([0.8, 0.5, 0.5])
+    assert mirrored_odds([1.0, 0.2, 0.2, 0.2]) < 0   # capped: one crop "sure" at 1.0 counts CROP_LOG_ODDS_CAP
+    assert mirrored_odds([1.0]) == pytest.approx(CROP_LOG_ODDS_CAP) and mirrored_odds([]) == 0
+
+
 def test_close_ups_cut_each_labelled_card_out_to_fill_the_frame_and_score_it_against_its_own_labels(tmp_path):
     """`niuniu evaluate --close-up`: each labelled card becomes a photo of its own, enlarged
     to CLOSE_UP_SIDE; a card read where its label lies in the cut-out counts as read, and a
@@ -256,9 +288,9 @@ def test_photo_commands_read_re_stretched_and_zoomed_out_unless_told_read_once_a
     parser = build_parser()
     for argv in (["detect", "a.jpg"], ["evaluate", "photos"]):
         reader = _detector(parser.parse_args(argv))
-        assert (reader.aspects, reader.zoom_out) == (PHOTO_ASPECTS, True)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge is not None) == (PHOTO_ASPECTS, True, True)
     for flag in ("--read-once", "--one-aspect"):
         reader = _detector(parser.parse_args(["detect", "a.jpg", flag]))
-        assert (reader.aspects, reader.zoom_out) == ((), False)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge) == ((), False, None)
     table = CardDetector()
-    assert (table.aspects, table.zoom_out) == ((), False)
+    assert (table.aspects, table.zoom_out, table.mirror_judge) == ((), False, None)
