@@ -462,6 +462,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
     det.aspects, det.zoom_out = (), False  # read once, as the table pipeline reads
+    det.mirror_judge = None   # and never judged mirrored
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
