@@ -30,7 +30,7 @@ import numpy as np
 
 from scoring.cards import Card
 from scoring.errors import NiuniuError
-from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirrored_odds
+from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirror_image, mirrored_odds
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_DETECTOR = "index-detector"
@@ -485,7 +485,7 @@ class CardDetector(IndexFinder):
                               f"{getattr(image, 'shape', type(image).__name__)}")
         if self.mirror_judge is not None and not regions and self.mirrored_odds(image) > MIRROR_LOG_ODDS:
             w = image.shape[1]
-            back = self._read_photo(np.ascontiguousarray(image[:, ::-1]), regions)
+            back = self._read_photo(mirror_image(image), regions)
             return [replace(d, box=mirror_box(d.box, w)) for d in back]
         return self._read_photo(image, regions)
 

@@ -32,7 +32,7 @@ import yaml
 
 from scoring.cards import RANK_NAMES, Card
 from scoring.errors import NiuniuError
-from vision.mirror import mirror_box
+from vision.mirror import mirror_box, mirror_image
 
 _RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13, "ten": 10, "nine": 9, "eight": 8, "seven": 7,
                "six": 6, "five": 5, "four": 4, "three": 3, "two": 2}
@@ -81,8 +81,7 @@ def greyed(image):
 def mirrored(image, truth) -> tuple:
     """``image`` mirrored left-right, and ``truth``'s ``(key, box)`` pairs moved with it."""
     w = image.shape[1]
-    return (np.ascontiguousarray(image[:, ::-1]),
-            [(key, mirror_box(b, w)) for key, b in truth])
+    return mirror_image(image), [(key, mirror_box(b, w)) for key, b in truth]
 
 
 def _close_ups(image, truth) -> list[tuple]:
@@ -322,12 +321,11 @@ def cut_out_hand(scene):
 def mirrored_scene(scene):
     """The scene mirrored left-right, its labelled boxes and outlines alike."""
     w = scene.image.shape[1]
-    image, _ = mirrored(scene.image, [])
 
     def quad(q):
         return None if q is None else np.column_stack([w - q[:, 0], q[:, 1]])
     labels = [replace(lab, box=mirror_box(lab.box, w), quad=quad(lab.quad)) for lab in scene.labels]
-    return replace(scene, image=image, labels=labels, index_quads=[quad(q) for q in scene.index_quads],
+    return replace(scene, image=mirror_image(scene.image), labels=labels, index_quads=[quad(q) for q in scene.index_quads],
                    card_quads=[quad(q) for q in scene.card_quads])
 
 

@@ -32,6 +32,11 @@ CROP_LOG_ODDS_CAP = 4.0
 JPEG_QUALITY = 95
 
 
+def mirror_image(image: np.ndarray) -> np.ndarray:
+    """``image`` mirrored left-right, as a contiguous array (the models need one)."""
+    return np.ascontiguousarray(image[:, ::-1])
+
+
 def mirror_box(box, width: float) -> tuple:
     """``box`` (x1, y1, x2, y2) where it lies once its ``width``-wide image is mirrored left-right."""
     return (width - box[2], box[1], width - box[0], box[3])
@@ -69,10 +74,10 @@ def write_mirror_crops(src: Path, out: Path, per_class: int, seed: int = 0, val_
                 if image is None:
                     continue
                 stem = f"{card_dir.name}_{path.stem}"[:120]
-                for label, crop in ((PRINTED, image), (MIRRORED, image[:, ::-1])):
+                for label, crop in ((PRINTED, image), (MIRRORED, mirror_image(image))):
                     folder = out / split / label
                     folder.mkdir(parents=True, exist_ok=True)
-                    cv2.imwrite(str(folder / f"{stem}.jpg"), np.ascontiguousarray(crop),
+                    cv2.imwrite(str(folder / f"{stem}.jpg"), crop,
                                 [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
                 counts[split] += 2
     if not counts["cards"]:

@@ -39,7 +39,7 @@ import numpy as np
 
 from vision.detector import CROP_SIZE, NOT_INDEX
 from vision.evaluate import load_yolo_set
-from vision.mirror import mirror_box
+from vision.mirror import mirror_box, mirror_image
 from vision.synth.dataset import save_crop
 
 MIN_INDEX_CONF = 0.35       # below this the "index" is as often a pip or a mark
@@ -119,7 +119,7 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         _, probs, _ = detector.classify_indices(image, boxes)
         if check_mirror:
             width = image.shape[1]
-            mirrored = np.ascontiguousarray(image[:, ::-1])
+            mirrored = mirror_image(image)
             mboxes = [mirror_box(b, width) for b in boxes]
             _, mprobs, _ = detector.classify_indices(mirrored, mboxes)
             rows = np.arange(len(kept))
