@@ -31,6 +31,7 @@ import numpy as np
 from scoring.cards import Card
 from scoring.errors import NiuniuError
 from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirror_image, mirrored_odds
+from vision.speckle import despeckled
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DEFAULT_DETECTOR = "index-detector"
@@ -414,9 +415,10 @@ class CardDetector(IndexFinder):
                  second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
                  conf: float = 0.25, cls_imgsz: int | None = None, tile: int | None = None, tta: bool = True,
                  min_card_conf: float = 0.0, min_lone_conf: float = 0.0,
-                 aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False, unmirror: bool = False):
+                 aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False, unmirror: bool = False,
+                 despeckle: bool = False):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
-        self.aspects, self.zoom_out = tuple(aspects), zoom_out
+        self.aspects, self.zoom_out, self.despeckle = tuple(aspects), zoom_out, despeckle
         det_path = self.detector_path
         cls_path = Path(classifier_path) if classifier_path else _companion(
             det_path if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
@@ -479,10 +481,13 @@ class CardDetector(IndexFinder):
         With ``zoom_out`` a close-up is read zoomed out (``LARGE_INDEX_PX``), and every
         image also ``ZOOM_OUT`` times zoomed out, kept by the same margin.
         With ``unmirror`` a photo whose indices the mirror judge finds mirrored is read
-        mirrored back, its cards boxed in the photo's own pixels."""
+        mirrored back, its cards boxed in the photo's own pixels.  With ``despeckle`` a photo
+        speckled with salt-and-pepper noise is read through a median filter (vision.speckle)."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
+        if self.despeckle:
+            image = despeckled(image)
         if self.mirror_judge is not None and not regions and self.mirrored_odds(image) > MIRROR_LOG_ODDS:
             w = image.shape[1]
             back = self._read_photo(mirror_image(image), regions)

@@ -18,6 +18,8 @@ than in the photo it came from.  ``grey`` reads each photo (or hand) turned blac
 first, as a monochrome camera or a set exported in greyscale shows it: the suit must then
 come from the pip's shape alone.  ``mirror`` reads each photo (or hand) mirrored left-right,
 as a set flipped for augmentation or a front camera shows it: the reader must un-mirror it.
+``speckle`` sets that share of each photo's (or hand's) pixels black or white first, as a set
+augmented with salt-and-pepper noise shows it (the same specks for a photo every run).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import yaml
 from scoring.cards import RANK_NAMES, Card
 from scoring.errors import NiuniuError
 from vision.mirror import mirror_box, mirror_image
+from vision.speckle import speckle as speckled
 
 _RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13, "ten": 10, "nine": 9, "eight": 8, "seven": 7,
                "six": 6, "five": 5, "four": 4, "three": 3, "two": 2}
@@ -178,7 +181,7 @@ def _key(card: Card, mode: str) -> str:
 
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
-             close_up: bool = False, grey: bool = False, mirror: bool = False) -> Score:
+             close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
@@ -188,7 +191,7 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
     score = Score()
     labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None
     sx, sy = stretch
-    for item in images[:limit]:
+    for i, item in enumerate(images[:limit]):
         image = cv2.imread(str(item.path))
         if image is None:
             raise NiuniuError(f"cannot read image {item.path}")
@@ -201,6 +204,8 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             image = greyed(image)
         if mirror:
             image, truth = mirrored(image, truth)
+        if speckle:
+            image = speckled(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
             _score(score, detector, photo, photo_truth, mode, labelled_ranks)
     return score
@@ -231,13 +236,15 @@ def _score(score: Score, detector, image, truth, mode: str, labelled_ranks) -> N
     score.perfect_images += int(right == len(truth) == len(preds))
 
 
+SPECKLE_SEED = 5   # the specks' own random stream (``speckle``)
+
 # Why a dealt card was not read, in the order the two models meet it.
 MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then left out")
 
 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                     decks: list[str] | None = None, close_up: bool = False, grey: bool = False,
-                    mirror: bool = False) -> dict:
+                    mirror: bool = False, speckle: float = 0.0) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -286,6 +293,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = replace(scene, image=greyed(scene.image))
         if mirror:
             scene = mirrored_scene(scene)
+        if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
+            scene = replace(scene, image=speckled(scene.image, speckle, np.random.default_rng([seed, i, SPECKLE_SEED])))
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -299,7 +308,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             for cause in why_missed(detector, scene, dealt - read):
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
-            "close_up": close_up, "grey": grey, "mirror": mirror,
+            "close_up": close_up, "grey": grey, "mirror": mirror, "speckle": speckle,
             "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,

@@ -126,6 +126,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--mirror", action="store_true",
                     help="read each photo (or rendered hand) mirrored left-right first, as a set flipped for "
                          "augmentation or a front camera shows it")
+    ev.add_argument("--speckle", type=_share, default=0.0, metavar="SHARE",
+                    help="set this share (0..0.5) of each photo's (or rendered hand's) pixels black or white first, "
+                         "as a set augmented with salt-and-pepper noise shows it (e.g. 0.05)")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -269,7 +272,7 @@ def _detector(args):
     once = getattr(args, "read_once", True)
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
                         min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS,
-                        zoom_out=not once, unmirror=not once)
+                        zoom_out=not once, unmirror=not once, despeckle=not once)
 
 
 def _cmd_detect(args) -> int:
@@ -291,6 +294,16 @@ def _cmd_detect(args) -> int:
     return 2 if failures else 0
 
 
+def _share(text: str) -> float:
+    try:
+        share = float(text)
+    except ValueError:
+        share = -1.0
+    if not 0.0 <= share <= 0.5:
+        raise argparse.ArgumentTypeError(f"{text!r} is no share of pixels: give a number from 0 to 0.5, e.g. 0.05")
+    return share
+
+
 def _deck_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
@@ -308,9 +321,9 @@ def _cmd_evaluate(args) -> int:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
-                                 args.grey, args.mirror)
+                                 args.grey, args.mirror, args.speckle)
         what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "") + \
-            (", mirrored" if args.mirror else "")
+            (", mirrored" if args.mirror else "") + (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
@@ -331,12 +344,14 @@ def _cmd_evaluate(args) -> int:
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
-                     grey=args.grey, mirror=args.mirror)
-    result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror, **score.to_json()}
+                     grey=args.grey, mirror=args.mirror, speckle=args.speckle)
+    result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror,
+              "speckle": args.speckle, **score.to_json()}
     if args.json:
         print(json.dumps(result))
     else:
-        how = (", read black and white" if args.grey else "") + (", read mirrored" if args.mirror else "")
+        how = (", read black and white" if args.grey else "") + (", read mirrored" if args.mirror else "") + \
+            (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
         print(f"{args.data} ({mode} labels{how}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
               f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
     return 0

@@ -1,0 +1,58 @@
+"""Salt-and-pepper photos: found by their specks, read through a median filter, clean ones left alone."""
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.speckle import SPECKLED_SHARE, despeckled, speck_share, speckle
+
+HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "heldout"
+
+
+@pytest.fixture(scope="module")
+def shots():
+    return [cv2.imread(str(p)) for p in sorted(HELD_OUT.glob("*.jpg"))]
+
+
+def test_a_clean_photo_is_read_as_it_is(shots):
+    """Hard-edged rendered art and JPEG blocks are no specks: a photo that needs no filter
+    gets none (the very same array back, so nothing is rounded off its indices)."""
+    for shot in shots:
+        assert speck_share(shot) < SPECKLED_SHARE / 2
+        assert despeckled(shot) is shot
+
+
+def test_one_percent_of_specks_is_found_and_filtered_out(shots):
+    for i, shot in enumerate(shots):
+        noisy = speckle(shot, 0.01, np.random.default_rng(i))
+        assert speck_share(noisy) > SPECKLED_SHARE
+        mended = despeckled(noisy)
+        # A median rounds thin strokes a little whatever it reads; what must go is the specks:
+        # the pixels far off the photo's own, as the same filter shows the clean photo.
+        far_before = (np.abs(noisy.astype(int) - shot).max(axis=2) > 60).mean()
+        far_after = (np.abs(mended.astype(int) - cv2.medianBlur(shot, 3)).max(axis=2) > 60).mean()
+        assert mended.shape == shot.shape and far_after < far_before / 4, (far_before, far_after)
+        assert speck_share(mended) < SPECKLED_SHARE / 2
+
+
+def test_specks_survive_a_jpeg_save(shots):
+    """A set is exported as JPEG after its noise is added; the specks, blurred by it, still show."""
+    noisy = speckle(shots[0], 0.05, np.random.default_rng(3))
+    saved = cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
+    assert speck_share(saved) > SPECKLED_SHARE
+
+
+def test_speckle_is_the_same_for_a_seed_and_half_salt_half_pepper(shots):
+    grey = np.full((200, 300, 3), 128, np.uint8)
+    a = speckle(grey, 0.2, np.random.default_rng(7))
+    assert np.array_equal(a, speckle(grey, 0.2, np.random.default_rng(7)))
+    salt, pepper = (a == 255).all(axis=2).mean(), (a == 0).all(axis=2).mean()
+    assert 0.09 < salt < 0.11 and 0.09 < pepper < 0.11
+    assert ((a == 128).all(axis=2) | (a == 255).all(axis=2) | (a == 0).all(axis=2)).all()   # all channels alike
+
+
+def test_a_photo_other_than_8_bit_is_left_alone():
+    wide = (np.random.default_rng(1).random((50, 60, 3)) * 65535).astype(np.uint16)
+    assert despeckled(wide) is wide
