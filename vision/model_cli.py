@@ -126,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--mirror", action="store_true",
                     help="read each photo (or rendered hand) mirrored left-right first, as a set flipped for "
                          "augmentation or a front camera shows it")
-    ev.add_argument("--speckle", type=_share, default=0.0, metavar="SHARE",
+    ev.add_argument("--speckle", type=_pixel_share, default=0.0, metavar="SHARE",
                     help="set this share (0..0.5) of each photo's (or rendered hand's) pixels black or white first, "
                          "as a set augmented with salt-and-pepper noise shows it (e.g. 0.05)")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
@@ -172,6 +172,7 @@ def _number_from(lo: float, hi: float, what: str, example: str):
 
 _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
+_pixel_share = _number_from(0.0, 0.5, "a share of pixels", "0.05")
 
 
 def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
@@ -292,16 +293,6 @@ def _cmd_detect(args) -> int:
         cards = [d.to_json() for d in detector.detect(image)]
         print(json.dumps({"image": str(path), "cards": cards}), flush=True)
     return 2 if failures else 0
-
-
-def _share(text: str) -> float:
-    try:
-        share = float(text)
-    except ValueError:
-        share = -1.0
-    if not 0.0 <= share <= 0.5:
-        raise argparse.ArgumentTypeError(f"{text!r} is no share of pixels: give a number from 0 to 0.5, e.g. 0.05")
-    return share
 
 
 def _deck_list(text: str) -> list[str]:

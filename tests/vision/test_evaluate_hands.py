@@ -199,6 +199,37 @@ def test_photos_read_mirrored_are_scored_against_labels_mirrored_alike(tmp_path)
         assert (score.correct, score.perfect_images) == (1, 1), mirror
 
 
+def test_photos_read_speckled_get_the_same_specks_every_run_and_keep_their_labels(tmp_path):
+    """`niuniu evaluate --speckle 0.1`: the reader gets each photo with a tenth of its pixels
+    black or white, the same ones every run (a measure must be repeatable), the labels as they were."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    photo = tmp_path / "photo.png"
+    cv2.imwrite(str(photo), np.full((100, 200, 3), 128, np.uint8))
+    seen = []
+
+    class CountsTheSpecks:
+        def detect(self, image):
+            seen.append(image.copy())
+            return [Detection(card=Card.parse("7S"), conf=0.9, box=(20, 20, 60, 80))]
+
+    images = [LabelledImage(photo, [("7S", (15.0, 15.0, 65.0, 85.0))])]
+    for _ in range(2):
+        score = evaluate(CountsTheSpecks(), images, "card", speckle=0.1)
+        assert (score.correct, score.perfect_images) == (1, 1)
+    assert np.array_equal(seen[0], seen[1])
+    assert 0.08 < (seen[0] != 128).any(axis=2).mean() < 0.12
+
+
+def test_a_speckle_share_out_of_range_is_one_clear_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "photos", "--speckle", "0.9"])
+    assert "'0.9' is not a share of pixels: give a number from 0 to 0.5, e.g. 0.05" in capsys.readouterr().err
+
+
 def test_a_photo_is_judged_mirrored_by_its_indices_together_and_one_sure_crop_cannot_outvote_them():
     from vision.mirror import CROP_LOG_ODDS_CAP, mirrored_odds
 
@@ -268,6 +299,19 @@ def test_rendered_hands_read_black_and_white_are_the_same_hands_and_say_so(capsy
     assert "fans held up, black and white (seed 31)" in capsys.readouterr().out
 
 
+def test_rendered_hands_read_speckled_are_the_same_hands_read_through_the_filter(capsys):
+    """`--synthetic-hands N --speckle 0.05` deals the same cards (the specks have their own
+    random stream); the photo reader, reading through its median filter, keeps nearly all."""
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--speckle", "0.05", "--json"]) == 0
+    noisy = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "3", "--seed", "31", "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    assert (noisy["speckle"], clean["speckle"]) == (0.05, 0.0) and noisy["cards_dealt"] == clean["cards_dealt"]
+    assert noisy["cards_right"] >= clean["cards_right"] - 2
+    assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--speckle", "0.05"]) == 0
+    assert "hands, 5.0% of the pixels speckled (seed 31)" in capsys.readouterr().out
+
+
 def test_a_stretch_that_is_not_two_factors_or_given_to_rendered_hands_is_one_clear_error(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "some-photos", "--stretch", "0.75"])
@@ -288,9 +332,10 @@ def test_photo_commands_read_re_stretched_and_zoomed_out_unless_told_read_once_a
     parser = build_parser()
     for argv in (["detect", "a.jpg"], ["evaluate", "photos"]):
         reader = _detector(parser.parse_args(argv))
-        assert (reader.aspects, reader.zoom_out, reader.mirror_judge is not None) == (PHOTO_ASPECTS, True, True)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge is not None, reader.despeckle) == \
+            (PHOTO_ASPECTS, True, True, True)
     for flag in ("--read-once", "--one-aspect"):
         reader = _detector(parser.parse_args(["detect", "a.jpg", flag]))
-        assert (reader.aspects, reader.zoom_out, reader.mirror_judge) == ((), False, None)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge, reader.despeckle) == ((), False, None, False)
     table = CardDetector()
-    assert (table.aspects, table.zoom_out, table.mirror_judge) == ((), False, None)
+    assert (table.aspects, table.zoom_out, table.mirror_judge, table.despeckle) == ((), False, None, False)
