@@ -35,7 +35,7 @@ import yaml
 from scoring.cards import RANK_NAMES, Card
 from scoring.errors import NiuniuError
 from vision.mirror import mirror_box, mirror_image
-from vision.speckle import speckle as speckled
+from vision.speckle import add_specks, despeckled
 
 _RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13, "ten": 10, "nine": 9, "eight": 8, "seven": 7,
                "six": 6, "five": 5, "four": 4, "three": 3, "two": 2}
@@ -205,7 +205,7 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
         if mirror:
             image, truth = mirrored(image, truth)
         if speckle:
-            image = speckled(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
+            image = add_specks(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
             _score(score, detector, photo, photo_truth, mode, labelled_ranks)
     return score
@@ -294,7 +294,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
         if mirror:
             scene = mirrored_scene(scene)
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
-            scene = replace(scene, image=speckled(scene.image, speckle, np.random.default_rng([seed, i, SPECKLE_SEED])))
+            scene = replace(scene, image=add_specks(scene.image, speckle, np.random.default_rng([seed, i, SPECKLE_SEED])))
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)
@@ -345,11 +345,12 @@ def why_missed(detector, scene, codes: set[str]) -> list[str]:
     are read again by the classifier: no box is the detector's miss; boxes all read as
     "not an index", or all as other cards, are the classifier's; a box read right means
     the card was lost after reading (merged into another card or below the reporting
-    confidence).
+    confidence).  A reader that despeckles is asked about the photo as it reads it.
     """
     from vision.detector import box_iou, read_as_indices
 
-    indices, _ = detector.find_indices(scene.image)
+    image = despeckled(scene.image) if getattr(detector, "despeckle", False) else scene.image
+    indices, _ = detector.find_indices(image)
     causes = []
     for code in sorted(codes):
         own = [lab.box for lab in scene.labels if lab.cls == 0 and lab.code == code]
@@ -357,7 +358,7 @@ def why_missed(detector, scene, codes: set[str]) -> list[str]:
         if not boxes:
             causes.append(MISSED_CAUSES[0])
             continue
-        labels, probs, not_index = detector.classify_indices(scene.image, boxes)
+        labels, probs, not_index = detector.classify_indices(image, boxes)
         kept = read_as_indices(labels, probs, not_index)
         if not kept:
             causes.append(MISSED_CAUSES[1])

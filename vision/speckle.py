@@ -47,7 +47,7 @@ def despeckled(image: np.ndarray) -> np.ndarray:
     return cv2.medianBlur(image, MEDIAN_SIDE)
 
 
-def speckle(image: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
+def add_specks(image: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
     """``image`` with ``share`` of its pixels set black or white, half each, all channels
     alike: how a set augmented with salt-and-pepper noise shows a photo (``niuniu evaluate
     --speckle``)."""

@@ -326,13 +326,13 @@ def test_a_speckled_photo_is_read_through_a_median_filter(photo):
     are, 40 speckled through the filter, 18 speckled read without it (real photos with 5%
     speckled: 435 of 451 fully right through it, 286 without; models/README.md)."""
     from vision.detector import PHOTO_IMGSZ, REPORT_CONF
-    from vision.speckle import speckle
+    from vision.speckle import add_specks
 
     mended = CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, despeckle=True)
     right = {"as is": 0, "speckled, read once": 0, "speckled, filtered": 0}
     for i in range(12):
         shot, dealt = _held_out_scene([131, i], size=(640, 480), kind="hands", seats=1, hand_size=5, max_tilt=0.35)
-        noisy = speckle(shot, 0.05, np.random.default_rng(i))
+        noisy = add_specks(shot, 0.05, np.random.default_rng(i))
         right["as is"] += len(dealt & {d.card.code for d in mended.detect(shot)})
         right["speckled, read once"] += len(dealt & {d.card.code for d in photo.detect(noisy)})
         right["speckled, filtered"] += len(dealt & {d.card.code for d in mended.detect(noisy)})

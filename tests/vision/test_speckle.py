@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.speckle import SPECKLED_SHARE, despeckled, speck_share, speckle
+from vision.speckle import SPECKLED_SHARE, add_specks, despeckled, speck_share
 
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "heldout"
 
@@ -26,7 +26,7 @@ def test_a_clean_photo_is_read_as_it_is(shots):
 
 def test_one_percent_of_specks_is_found_and_filtered_out(shots):
     for i, shot in enumerate(shots):
-        noisy = speckle(shot, 0.01, np.random.default_rng(i))
+        noisy = add_specks(shot, 0.01, np.random.default_rng(i))
         assert speck_share(noisy) > SPECKLED_SHARE
         mended = despeckled(noisy)
         # A median rounds thin strokes a little whatever it reads; what must go is the specks:
@@ -39,15 +39,15 @@ def test_one_percent_of_specks_is_found_and_filtered_out(shots):
 
 def test_specks_survive_a_jpeg_save(shots):
     """A set is exported as JPEG after its noise is added; the specks, blurred by it, still show."""
-    noisy = speckle(shots[0], 0.05, np.random.default_rng(3))
+    noisy = add_specks(shots[0], 0.05, np.random.default_rng(3))
     saved = cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
     assert speck_share(saved) > SPECKLED_SHARE
 
 
-def test_speckle_is_the_same_for_a_seed_and_half_salt_half_pepper(shots):
+def test_specks_are_the_same_for_a_seed_and_half_salt_half_pepper(shots):
     grey = np.full((200, 300, 3), 128, np.uint8)
-    a = speckle(grey, 0.2, np.random.default_rng(7))
-    assert np.array_equal(a, speckle(grey, 0.2, np.random.default_rng(7)))
+    a = add_specks(grey, 0.2, np.random.default_rng(7))
+    assert np.array_equal(a, add_specks(grey, 0.2, np.random.default_rng(7)))
     salt, pepper = (a == 255).all(axis=2).mean(), (a == 0).all(axis=2).mean()
     assert 0.09 < salt < 0.11 and 0.09 < pepper < 0.11
     assert ((a == 128).all(axis=2) | (a == 255).all(axis=2) | (a == 0).all(axis=2)).all()   # all channels alike
