@@ -321,10 +321,10 @@ def test_a_mirrored_photo_is_read_mirrored_back(photo):
 
 def test_a_speckled_photo_is_read_through_a_median_filter(photo):
     """Photo sets add salt-and-pepper noise as augmentation; the detector never saw a speck
-    and loses most cards under 5% of them.  The photo reader finds the specks and reads
-    through a 3 x 3 median.  Twelve held-out hands: measured 43 of 48 cards read as they
-    are, 40 speckled through the filter, 18 speckled read without it (real photos with 5%
-    speckled: 435 of 451 fully right through it, 286 without; models/README.md)."""
+    and loses most cards under 5% of them.  The photo reader finds the specks and replaces
+    them by their median.  Twelve held-out hands: measured 43 of 48 cards read as they are,
+    42 speckled through the filter, 18 speckled read without it (40 through a plain 3 x 3
+    median; models/README.md, "Thirtieth session")."""
     from vision.detector import PHOTO_IMGSZ, REPORT_CONF
     from vision.speckle import add_specks
 
@@ -336,7 +336,7 @@ def test_a_speckled_photo_is_read_through_a_median_filter(photo):
         right["as is"] += len(dealt & {d.card.code for d in mended.detect(shot)})
         right["speckled, read once"] += len(dealt & {d.card.code for d in photo.detect(noisy)})
         right["speckled, filtered"] += len(dealt & {d.card.code for d in mended.detect(noisy)})
-    assert right["speckled, filtered"] >= right["as is"] - 5, f"cards read right: {right}"
+    assert right["speckled, filtered"] >= right["as is"] - 3, f"cards read right: {right}"
     assert right["speckled, read once"] < right["as is"] - 15, f"cards read right: {right}"
 
 
