@@ -64,6 +64,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     _model_args(real)
     real.add_argument("--json", action="store_true")
     real.set_defaults(func=_cmd_real_crops)
+    mirror = ds_sub.add_parser("mirror-crops", help="a printed-or-mirrored crop set for the mirror judge, from a "
+                                                    "card classifier's crop set")
+    mirror.add_argument("src", type=Path, help="a card classifier crop set (SRC/train/<card>/*.jpg, SRC/val/...)")
+    mirror.add_argument("--out", type=Path, required=True, help="output folder: OUT/{train,val}/{printed,mirrored}/")
+    mirror.add_argument("--per-card", type=_whole_from(1, 100_000, "a crop count"), default=300,
+                        help="crops drawn from each card's folder (each also written mirrored)")
+    mirror.add_argument("--seed", type=int, default=0)
+    mirror.add_argument("--json", action="store_true")
+    mirror.set_defaults(func=_cmd_mirror_crops)
     demo = ds_sub.add_parser("demo", help="render the bundled demo recording (held-out decks, banker + 5 players)")
     demo.add_argument("--out", type=Path, required=True)
     demo.add_argument("--seed", type=int, default=0)
@@ -401,6 +410,15 @@ def _cmd_real_crops(args) -> int:
         for name, st in summary["splits"].items():
             print(f"{name}: {st['crops']} crops from {st['indices']} indices in {st['photos_used']} of {st['photos']} "
                   f"photos ({st['unmirrored']} un-mirrored); classifier top-1 before: {st['top1_before']}")
+    return 0
+
+
+def _cmd_mirror_crops(args) -> int:
+    from vision.mirror import write_mirror_crops
+
+    counts = write_mirror_crops(args.src, args.out, args.per_card, seed=args.seed)
+    print(json.dumps(counts) if args.json else
+          f"wrote {counts['train']} training and {counts['val']} validation crops of {counts['cards']} cards to {args.out}")
     return 0
 
 
