@@ -19,6 +19,10 @@ here when at most one neighbour is as bright (or as dark) as it, give or take
 ``REPLACE_STEP``: so two specks side by side go too, and a one-pixel index stroke, which has
 two neighbours of its shade along it, stays.  A plain 3 x 3 median over the whole photo
 rounds such strokes off small indices: table hands 181 of 250 through it, 204 through this.
+Where specks are dense (``speck_density`` over ``DENSE_SPECKS``: more than about one pixel in
+eight) they crowd into clumps with neighbours of their own shade, which only a median over
+every pixel reaches: real poker4 photos with 20% speckled, 37 of 44 fully right through it,
+17 through the specks-only filter (15%: 39 against 34; 10%: 43 against 42).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ SPECK_STEP = 60
 SPECKLED_SHARE = 0.0025
 REPLACE_STEP = 40
 FILTER_PASSES = 2
+DENSE_SPECKS = 0.12
 _NEIGHBOURS = [(dy, dx) for dy in range(3) for dx in range(3) if (dy, dx) != (1, 1)]
 _RING = np.ones((3, 3), np.uint8)
 _RING[1, 1] = 0   # the eight neighbours, not the pixel itself
@@ -59,17 +64,32 @@ def lone_pixels(image: np.ndarray) -> np.ndarray:
     return ((as_bright <= 1) | (as_dark <= 1)).any(axis=2)
 
 
+def speck_density(image: np.ndarray, median: np.ndarray) -> float:
+    """The share of ``image``'s pixels that are specks, estimated where both salt and pepper
+    show: on pixels whose 3 x 3 ``median`` is a mid tone in every channel (-1 where under 1%
+    of the photo is).  Unlike ``speck_share`` it does not saturate as specks crowd together:
+    on 33 real and rendered photos it read 0.05-0.08 at 5% of specks, 0.10-0.13 at 10%,
+    0.15-0.19 at 15%, 0.24-0.29 at 25%."""
+    mid = cv2.inRange(median, (51, 51, 51), (204, 204, 204)) > 0
+    if mid.mean() < 0.01:
+        return -1.0
+    off = cv2.absdiff(image, median).max(axis=2) > SPECK_STEP
+    return float(off[mid].mean())
+
+
 def despeckled(image: np.ndarray) -> np.ndarray:
-    """``image`` with its specks replaced by their 3 x 3 median if it is speckled, else
-    ``image`` itself (the same geometry either way: boxes found in it are boxes in the
-    photo).  Only 8-bit photos are judged: the share and its thresholds are in 8-bit steps."""
+    """``image`` with its specks filtered out if it is speckled, else ``image`` itself (the
+    same geometry either way: boxes found in it are boxes in the photo).  Only 8-bit photos
+    are judged: the share and its thresholds are in 8-bit steps."""
     if image.dtype != np.uint8 or speck_share(image) <= SPECKLED_SHARE:
         return image
-    for _ in range(FILTER_PASSES):
-        median = cv2.medianBlur(image, 3)
-        specks = lone_pixels(image)
-        image = image.copy()
-        image[specks] = median[specks]
+    median = cv2.medianBlur(image, 3)
+    if speck_density(image, median) > DENSE_SPECKS:
+        return median   # specks crowd into clumps that have neighbours of their shade
+    for done in range(FILTER_PASSES):
+        if done:
+            median = cv2.medianBlur(image, 3)
+        image = np.where(lone_pixels(image)[..., None], median, image)
     return image
 
 

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.speckle import SPECKLED_SHARE, add_specks, despeckled, speck_share
+from vision.speckle import SPECKLED_SHARE, add_specks, despeckled, speck_density, speck_share
 
 HELD_OUT = Path(__file__).resolve().parents[1] / "data" / "heldout"
 
@@ -48,6 +48,17 @@ def test_a_one_pixel_stroke_stays_where_a_plain_median_would_take_it():
     assert (mended[60, 10:150][untouched] == 20).mean() > 0.85
     assert (cv2.medianBlur(noisy, 3)[60, 10:150][untouched] == 20).mean() < 0.1
     assert ((mended != 128).any(axis=2).sum() - 140) < 0.1 * (noisy != 128).any(axis=2).sum()
+
+
+def test_dense_specks_are_told_from_light_ones_and_take_a_median_over_every_pixel(shots):
+    """Where a fifth of the pixels are specks they clump, and only a whole-photo median reaches
+    them; at 5% the specks alone are replaced.  The density is read where both kinds show."""
+    for i, shot in enumerate(shots):
+        light, dense = (add_specks(shot, share, np.random.default_rng(i)) for share in (0.05, 0.2))
+        assert 0.04 < speck_density(light, cv2.medianBlur(light, 3)) < 0.09
+        assert 0.18 < speck_density(dense, cv2.medianBlur(dense, 3)) < 0.25
+        assert np.array_equal(despeckled(dense), cv2.medianBlur(dense, 3))
+        assert not np.array_equal(despeckled(light), cv2.medianBlur(light, 3))
 
 
 def test_specks_survive_a_jpeg_save(shots):
