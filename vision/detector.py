@@ -482,7 +482,7 @@ class CardDetector(IndexFinder):
         image also ``ZOOM_OUT`` times zoomed out, kept by the same margin.
         With ``unmirror`` a photo whose indices the mirror judge finds mirrored is read
         mirrored back, its cards boxed in the photo's own pixels.  With ``despeckle`` a photo
-        speckled with salt-and-pepper noise is read through a median filter (vision.speckle)."""
+        speckled with salt-and-pepper noise has its specks filtered out first (vision.speckle)."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")

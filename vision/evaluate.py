@@ -294,7 +294,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
         if mirror:
             scene = mirrored_scene(scene)
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
-            scene = replace(scene, image=add_specks(scene.image, speckle, np.random.default_rng([seed, i, SPECKLE_SEED])))
+            specks = np.random.default_rng([seed, i, SPECKLE_SEED])
+            scene = replace(scene, image=add_specks(scene.image, speckle, specks))
         dealt = {lab.code for lab in scene.labels if lab.cls == 0}  # cards with a readable index
         read = {d.card.code for d in detector.detect(scene.image)}
         cards_total += len(dealt)

@@ -323,7 +323,8 @@ def _cmd_evaluate(args) -> int:
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
                                  args.grey, args.mirror, args.speckle)
         what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "") + \
-            (", mirrored" if args.mirror else "") + (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
+            (", mirrored" if args.mirror else "") + \
+            (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
