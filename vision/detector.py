@@ -488,33 +488,42 @@ class CardDetector(IndexFinder):
                               f"{getattr(image, 'shape', type(image).__name__)}")
         if self.despeckle:
             image = despeckled(image)
-        if self.mirror_judge is not None and not regions and self.mirrored_odds(image) > MIRROR_LOG_ODDS:
+        if self.mirror_judge is None or regions:
+            return self._read_photo(image, regions)
+        odds, found = self._judge(image)
+        if odds > MIRROR_LOG_ODDS:
             w = image.shape[1]
             back = self._read_photo(mirror_image(image), regions)
             return [replace(d, box=mirror_box(d.box, w)) for d in back]
-        return self._read_photo(image, regions)
+        return self._read_photo(image, regions, found)
 
     def mirrored_odds(self, image: np.ndarray) -> float:
         """The log-odds that ``image`` is a mirror image, from the mirror judge's reading of
         the indices found in it (``vision.mirror.mirrored_odds``); 0 with no judge or no index."""
-        if self.mirror_judge is None:
-            return 0.0
+        return self._judge(image)[0] if self.mirror_judge is not None else 0.0
+
+    def _judge(self, image: np.ndarray) -> tuple[float, tuple[list, list] | None]:
+        """``mirrored_odds``, and what the detector found in ``image`` to judge it by, so that
+        reading it as it is need not look again (``None`` for a thumbnail, which is judged
+        enlarged, as ``_read_at_its_size`` reads it)."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
-        if grow > 1.01:   # a thumbnail's indices are found and cut as _read_at_its_size does
+        if grow > 1.01:
             image = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
             h, w = image.shape[:2]
-        indices, _ = self._find(image, [(0, 0, w, h)])
-        if not indices:
-            return 0.0
-        probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in indices], self.tta)
-        return mirrored_odds(probs[:, self._mirrored_class])
+        found = self._find(image, [(0, 0, w, h)])
+        reusable = None if grow > 1.01 else found
+        if not found[0]:
+            return 0.0, reusable
+        probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in found[0]], self.tta)
+        return mirrored_odds(probs[:, self._mirrored_class]), reusable
 
-    def _read_photo(self, image: np.ndarray, regions) -> list[Detection]:
-        """``detect`` as the image is given: read once, or (a photo reader) also re-stretched and zoomed out."""
+    def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None) -> list[Detection]:
+        """``detect`` as the image is given: read once, or (a photo reader) also re-stretched and
+        zoomed out.  ``found`` is the detector's first look at the whole image, if taken."""
         if not self.aspects and not self.zoom_out:
-            return self._read_at_its_size(image, regions)
-        best = self._read_at_its_size(image, regions, every=True)
+            return self._read_at_its_size(image, regions, found=found)
+        best = self._read_at_its_size(image, regions, every=True, found=found)
         enough = _sureness(best) + ASPECT_MARGIN
         others = [lambda fx=fx, fy=fy: self._read_resized(image, regions, fx, fy, every=True)
                   for fx, fy in self.aspects]
@@ -527,8 +536,10 @@ class CardDetector(IndexFinder):
                 best, enough = other, sure
         return self._reported(best)
 
-    def _read_at_its_size(self, image: np.ndarray, regions, every: bool = False) -> list[Detection]:
-        """``read_as_given``, a thumbnail enlarged first and (``zoom_out``) a close-up zoomed out."""
+    def _read_at_its_size(self, image: np.ndarray, regions, every: bool = False,
+                          found: tuple[list, list] | None = None) -> list[Detection]:
+        """``read_as_given``, a thumbnail enlarged first and (``zoom_out``) a close-up zoomed out.
+        ``found``: what the detector found in the whole of ``image`` already, if it looked."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
         if grow > 1.01:
@@ -537,9 +548,11 @@ class CardDetector(IndexFinder):
             # enlargement reads better (the real photos shrunk to 0.3x: 380 of 451 fully
             # right against 371; half size unchanged at 438; models/README.md).
             return self._read_resized(image, regions, grow, grow, every)
+        if found is None or regions:
+            found = self._find(image, regions or [(0, 0, w, h)])
         if not self.zoom_out or regions:   # seat zones are the table camera's: its indices are small
-            return self.read_as_given(image, regions, every)
-        indices, cards = self._find(image, [(0, 0, w, h)])
+            return self._read_found(image, *found, every)
+        indices, cards = found
         sizes = [max(b[2] - b[0], b[3] - b[1]) * grow for b, _ in indices]
         median = float(np.median(sizes)) if sizes else 0.0
         if median > LARGE_INDEX_PX:

@@ -483,7 +483,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
     det.aspects, det.zoom_out = (), False  # read once, as the table pipeline reads
-    det.mirror_judge = None   # and never judged mirrored
+    det.mirror_judge, det.despeckle = None, False   # and never judged mirrored or speckled
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
@@ -656,7 +656,7 @@ def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_sure
     photo = np.zeros((300, 300, 3), np.uint8)
 
     def reading(extra_conf):
-        def read(image, regions, every=False):
+        def read(image, regions, every=False, found=None):
             h, w = image.shape[:2]
             found = [Detection(Card.parse("7H"), 0.9, (w * 0.1, h * 0.1, w * 0.3, h * 0.4))]
             if w > h:   # only the reading stretched across sees the second card
