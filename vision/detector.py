@@ -119,6 +119,14 @@ ZOOM_CANVAS_INPUTS = 4
 # indices mirrored by more than MIRROR_LOG_ODDS, summed over them (models/README.md,
 # "Twenty-ninth session").
 MIRROR_LOG_ODDS = 2.0
+# A photo may come blurred (out of focus, or blurred as augmentation): a photo reader
+# (``sharpen``) also reads it through an unsharp mask (SHARPEN_AMOUNT of the detail lost to a
+# Gaussian of SHARPEN_SIGMA px added back), kept as a re-stretched reading is (ASPECT_MARGIN
+# surer).  Real photos blurred by a Gaussian of sigma 2.5 px: 365 -> 385 of 451 fully right;
+# the photos as they are and held-out table hands level (443; 204 -> 205 of 250)
+# (models/README.md, "Thirtieth session").
+SHARPEN_AMOUNT = 1.5
+SHARPEN_SIGMA = 2.5
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -416,9 +424,9 @@ class CardDetector(IndexFinder):
                  conf: float = 0.25, cls_imgsz: int | None = None, tile: int | None = None, tta: bool = True,
                  min_card_conf: float = 0.0, min_lone_conf: float = 0.0,
                  aspects: tuple[tuple[float, float], ...] = (), zoom_out: bool = False, unmirror: bool = False,
-                 despeckle: bool = False):
+                 despeckle: bool = False, sharpen: bool = False):
         super().__init__(model_path, fmt=fmt, imgsz=imgsz, conf=conf, tile=tile)
-        self.aspects, self.zoom_out, self.despeckle = tuple(aspects), zoom_out, despeckle
+        self.aspects, self.zoom_out, self.despeckle, self.sharpen = tuple(aspects), zoom_out, despeckle, sharpen
         det_path = self.detector_path
         cls_path = Path(classifier_path) if classifier_path else _companion(
             det_path if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
@@ -482,7 +490,9 @@ class CardDetector(IndexFinder):
         image also ``ZOOM_OUT`` times zoomed out, kept by the same margin.
         With ``unmirror`` a photo whose indices the mirror judge finds mirrored is read
         mirrored back, its cards boxed in the photo's own pixels.  With ``despeckle`` a photo
-        speckled with salt-and-pepper noise has its specks filtered out first (vision.speckle)."""
+        speckled with salt-and-pepper noise has its specks filtered out first (vision.speckle).
+        With ``sharpen`` the image is also read through an unsharp mask (``SHARPEN_SIGMA``), kept
+        by the same margin: a blurred photo's indices read sharper."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
@@ -521,7 +531,7 @@ class CardDetector(IndexFinder):
     def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None) -> list[Detection]:
         """``detect`` as the image is given: read once, or (a photo reader) also re-stretched and
         zoomed out.  ``found`` is the detector's first look at the whole image, if taken."""
-        if not self.aspects and not self.zoom_out:
+        if not self.aspects and not self.zoom_out and not self.sharpen:
             return self._read_at_its_size(image, regions, found=found)
         best = self._read_at_its_size(image, regions, every=True, found=found)
         enough = _sureness(best) + ASPECT_MARGIN
@@ -529,6 +539,8 @@ class CardDetector(IndexFinder):
                   for fx, fy in self.aspects]
         if self.zoom_out and not regions:
             others.append(lambda: self._read_zoomed_out(image, ZOOM_OUT, every=True))
+        if self.sharpen:
+            others.append(lambda: self._read_at_its_size(unsharp(image), regions, every=True))
         for read in others:
             other = read()
             sure = _sureness(other)
@@ -645,6 +657,13 @@ class CardDetector(IndexFinder):
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
+
+
+def unsharp(image: np.ndarray) -> np.ndarray:
+    """``image`` with ``SHARPEN_AMOUNT`` times the detail a Gaussian of ``SHARPEN_SIGMA`` takes
+    away added back: a blurred index's strokes and pip edges stand out again."""
+    soft = cv2.GaussianBlur(image, (0, 0), SHARPEN_SIGMA)
+    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, soft, -SHARPEN_AMOUNT, 0)
 
 
 def _sureness(reading: list[Detection]) -> float:

@@ -282,7 +282,7 @@ def _detector(args):
     once = getattr(args, "read_once", True)
     return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
                         min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS,
-                        zoom_out=not once, unmirror=not once, despeckle=not once)
+                        zoom_out=not once, unmirror=not once, despeckle=not once, sharpen=not once)
 
 
 def _cmd_detect(args) -> int:

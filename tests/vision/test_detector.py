@@ -483,7 +483,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
     det.aspects, det.zoom_out = (), False  # read once, as the table pipeline reads
-    det.mirror_judge, det.despeckle = None, False   # and never judged mirrored or speckled
+    det.mirror_judge, det.despeckle, det.sharpen = None, False, False   # nor judged mirrored, speckled or blurred
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
@@ -668,6 +668,38 @@ def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_sure
     found = det.detect(photo)
     assert [d.card.code for d in found] == ["7H", "8S"]
     assert found[1].box == pytest.approx((180.0, 150.0, 240.0, 270.0))   # the photo's pixels, not the stretched ones
+    det._read_at_its_size = reading(0.3)
+    assert [d.card.code for d in det.detect(photo)] == ["7H"]
+
+
+def test_a_blurred_photo_read_again_sharpened_keeps_that_reading_only_when_it_is_surer_by_the_margin():
+    """A photo reader also reads the photo through an unsharp mask: where that reading finds a
+    card the blurred one missed, surely, it wins; a sharpened reading that only adds a faint
+    card (0.3, under ASPECT_MARGIN) does not, so a sharp photo keeps its own reading."""
+    from scoring.cards import Card
+    from vision.detector import Detection, unsharp
+
+    det = _reader_of(classifier=None)
+    det.sharpen = True
+    photo = np.zeros((300, 300, 3), np.uint8)
+    photo[100:200, 100:200] = 120
+    photo = cv2.GaussianBlur(photo, (0, 0), 4)   # a soft edge the unsharp mask steepens
+
+    def edge(image) -> int:
+        return int(image[150, 104, 0]) - int(image[150, 96, 0])
+
+    assert edge(unsharp(photo)) >= edge(photo) + 10
+
+    def reading(extra_conf):
+        def read(image, regions, every=False, found=None):
+            seen = [Detection(Card.parse("7H"), 0.9, (10.0, 10.0, 40.0, 60.0))]
+            if edge(image) >= edge(photo) + 10:   # only the sharpened photo
+                seen.append(Detection(Card.parse("8S"), extra_conf, (100.0, 100.0, 200.0, 200.0)))
+            return seen
+        return read
+
+    det._read_at_its_size = reading(0.8)
+    assert [d.card.code for d in det.detect(photo)] == ["7H", "8S"]
     det._read_at_its_size = reading(0.3)
     assert [d.card.code for d in det.detect(photo)] == ["7H"]
 

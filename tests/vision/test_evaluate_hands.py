@@ -332,10 +332,12 @@ def test_photo_commands_read_re_stretched_and_zoomed_out_unless_told_read_once_a
     parser = build_parser()
     for argv in (["detect", "a.jpg"], ["evaluate", "photos"]):
         reader = _detector(parser.parse_args(argv))
-        assert (reader.aspects, reader.zoom_out, reader.mirror_judge is not None, reader.despeckle) == \
-            (PHOTO_ASPECTS, True, True, True)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge is not None, reader.despeckle,
+                reader.sharpen) == (PHOTO_ASPECTS, True, True, True, True)
     for flag in ("--read-once", "--one-aspect"):
         reader = _detector(parser.parse_args(["detect", "a.jpg", flag]))
-        assert (reader.aspects, reader.zoom_out, reader.mirror_judge, reader.despeckle) == ((), False, None, False)
+        assert (reader.aspects, reader.zoom_out, reader.mirror_judge, reader.despeckle, reader.sharpen) == \
+            ((), False, None, False, False)
     table = CardDetector()
-    assert (table.aspects, table.zoom_out, table.mirror_judge, table.despeckle) == ((), False, None, False)
+    assert (table.aspects, table.zoom_out, table.mirror_judge, table.despeckle, table.sharpen) == \
+        ((), False, None, False, False)
