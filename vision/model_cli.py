@@ -247,8 +247,9 @@ def _photo_args(p: argparse.ArgumentParser) -> None:
     """A photo reader's flags: the card model's, and whether a photo is read more ways than once."""
     _model_args(p, imgsz=PHOTO_IMGSZ)
     p.add_argument("--read-once", "--one-aspect", action="store_true",
-                   help="read each image once, as it is: not also re-stretched 4:3 across and down, nor zoomed "
-                        "out (a quarter of the time; photos exported stretched to a square and close-ups read worse)")
+                   help="read each image once, as it is: not also re-stretched 4:3 across and down, zoomed out or "
+                        "sharpened, nor judged mirrored or speckled (a fifth of the time; photos exported stretched "
+                        "to a square, close-ups, mirrored, speckled and blurred photos read worse)")
 
 
 def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
