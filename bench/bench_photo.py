@@ -5,7 +5,7 @@
 
 `niuniu detect` reads a photo more ways than the table pipeline reads a frame: it checks
 for salt-and-pepper specks (vision.speckle), asks the mirror judge whether the photo is
-mirrored (vision.mirror), and reads it as it is, re-stretched 4:3 across and down and
+mirrored (vision.mirror), and reads it as it is, re-stretched 4:3 across and down, sharpened and
 zoomed out, keeping the surest reading.  Prints, per photo (the median of the rounds):
   * ms read once (``--read-once``, the table pipeline's way) and ms as `niuniu detect` reads
     it, and their ratio;
