@@ -529,18 +529,19 @@ class CardDetector(IndexFinder):
         return mirrored_odds(probs[:, self._mirrored_class]), reusable
 
     def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None) -> list[Detection]:
-        """``detect`` as the image is given: read once, or (a photo reader) also re-stretched and
-        zoomed out.  ``found`` is the detector's first look at the whole image, if taken."""
-        if not self.aspects and not self.zoom_out and not self.sharpen:
-            return self._read_at_its_size(image, regions, found=found)
-        best = self._read_at_its_size(image, regions, every=True, found=found)
-        enough = _sureness(best) + ASPECT_MARGIN
+        """``detect`` as the image is given: read once, or (a photo reader) also re-stretched,
+        zoomed out and sharpened, the surest reading kept.  ``found`` is the detector's first
+        look at the whole image, if taken."""
         others = [lambda fx=fx, fy=fy: self._read_resized(image, regions, fx, fy, every=True)
                   for fx, fy in self.aspects]
         if self.zoom_out and not regions:
             others.append(lambda: self._read_zoomed_out(image, ZOOM_OUT, every=True))
         if self.sharpen:
             others.append(lambda: self._read_at_its_size(unsharp(image), regions, every=True))
+        if not others:
+            return self._read_at_its_size(image, regions, found=found)
+        best = self._read_at_its_size(image, regions, every=True, found=found)
+        enough = _sureness(best) + ASPECT_MARGIN
         for read in others:
             other = read()
             sure = _sureness(other)
