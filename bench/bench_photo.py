@@ -4,14 +4,15 @@
     python3 bench/bench_photo.py PHOTO... --rounds 5
 
 `niuniu detect` reads a photo more ways than the table pipeline reads a frame: it checks
-for salt-and-pepper specks (vision.speckle), asks the mirror judge whether the photo is
+for salt-and-pepper specks (vision.speckle) and blur (vision.blur), asks the mirror judge whether the photo is
 mirrored (vision.mirror), and reads it as it is, re-stretched 4:3 across and down, sharpened and
 zoomed out, keeping the surest reading.  Prints, per photo (the median of the rounds):
   * ms read once (``--read-once``, the table pipeline's way) and ms as `niuniu detect` reads
     it, and their ratio;
-  * ms of the speck check alone at the photo's size and at 1080p and 4K (the check runs on
-    every pixel; the filter itself only on a speckled photo), and ms of the mirror judge
-    alone (its own detector pass plus the judge on the index crops).
+  * ms of the speck check and of the blur estimate alone at the photo's size and at 1080p
+    and 4K (both run on every photo; the filter and the sharpening only on a speckled or
+    blurred one), and ms of the mirror judge alone (its own detector pass plus the judge on
+    the index crops).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kiosk.cli import build_parser  # noqa: E402
+from vision.blur import blur_sigma  # noqa: E402
 from vision.model_cli import _detector  # noqa: E402
 from vision.speckle import speck_share  # noqa: E402
 
@@ -53,7 +55,7 @@ def main() -> None:
     once = _detector(cli.parse_args(["detect", "x.jpg", "--read-once"]))
     photo = _detector(cli.parse_args(["detect", "x.jpg"]))
     print(f"{photo.name} + {photo.mirror_judge_path.name}, photos read at {photo.imgsz}, {args.rounds} rounds (median)")
-    print(f"{'photo':34} {'size':>9} {'once ms':>8} {'photo ms':>9} {'ratio':>6} {'judge ms':>9} {'specks ms':>9}")
+    print(f"{'photo':34} {'size':>9} {'once ms':>8} {'photo ms':>9} {'ratio':>6} {'judge ms':>9} {'specks ms':>9} {'blur ms':>8}")
     ratios = []
     for path in paths:
         image = cv2.imread(str(path))
@@ -65,15 +67,17 @@ def main() -> None:
         t_photo = median_ms(lambda: photo.detect(image), args.rounds)
         t_judge = median_ms(lambda: photo.mirrored_odds(image), args.rounds)
         t_specks = median_ms(lambda: speck_share(image), args.rounds)
+        t_blur = median_ms(lambda: blur_sigma(image), args.rounds)
         ratios.append(t_photo / t_once)
         h, w = image.shape[:2]
         print(f"{path.name[:34]:34} {w:>4}x{h:<4} {t_once:8.0f} {t_photo:9.0f} {t_photo / t_once:6.1f} "
-              f"{t_judge:9.0f} {t_specks:9.1f}")
+              f"{t_judge:9.0f} {t_specks:9.1f} {t_blur:8.1f}")
     print(f"photo way / read once: median ratio {statistics.median(ratios):.1f} over {len(ratios)} photos")
     first = cv2.imread(str(paths[0]))
     for w, h in ((1920, 1080), (3840, 2160)):
         big = cv2.resize(first, (w, h), interpolation=cv2.INTER_CUBIC)
-        print(f"speck check at {w}x{h}: {median_ms(lambda: speck_share(big), args.rounds):.1f} ms")
+        print(f"at {w}x{h}: speck check {median_ms(lambda: speck_share(big), args.rounds):.1f} ms, "
+              f"blur estimate {median_ms(lambda: blur_sigma(big), args.rounds):.1f} ms")
 
 
 if __name__ == "__main__":

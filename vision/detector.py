@@ -30,6 +30,7 @@ import numpy as np
 
 from scoring.cards import Card
 from scoring.errors import NiuniuError
+from vision.blur import BLURRED_SIGMA, blur_sigma, unsharp
 from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirror_image, mirrored_odds
 from vision.speckle import despeckled
 
@@ -120,13 +121,12 @@ ZOOM_CANVAS_INPUTS = 4
 # "Twenty-ninth session").
 MIRROR_LOG_ODDS = 2.0
 # A photo may come blurred (out of focus, or blurred as augmentation): a photo reader
-# (``sharpen``) also reads it through an unsharp mask (SHARPEN_AMOUNT of the detail lost to a
-# Gaussian of SHARPEN_SIGMA px added back), kept as a re-stretched reading is (ASPECT_MARGIN
-# surer).  Real photos blurred by a Gaussian of sigma 2.5 px: 365 -> 385 of 451 fully right;
-# the photos as they are and held-out table hands level (443; 204 -> 205 of 250)
-# (models/README.md, "Thirtieth session").
-SHARPEN_AMOUNT = 1.5
-SHARPEN_SIGMA = 2.5
+# (``sharpen``) reads a photo vision.blur finds blurred (``BLURRED_SIGMA``) sharpened at its own
+# blur, and also as it is; any other photo as it is and also sharpened (``unsharp``).  The
+# second reading is kept as a re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred
+# by a Gaussian of sigma 2.5 px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully
+# right (sharpened first); the photos as they are and held-out table hands level (443; 204 ->
+# 205 of 250) (models/README.md, "Thirtieth session" and "Thirty-first session").
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -491,21 +491,37 @@ class CardDetector(IndexFinder):
         With ``unmirror`` a photo whose indices the mirror judge finds mirrored is read
         mirrored back, its cards boxed in the photo's own pixels.  With ``despeckle`` a photo
         speckled with salt-and-pepper noise has its specks filtered out first (vision.speckle).
-        With ``sharpen`` the image is also read through an unsharp mask (``SHARPEN_SIGMA``), kept
-        by the same margin: a blurred photo's indices read sharper."""
+        With ``sharpen`` the image is also read through an unsharp mask, kept by the same
+        margin; a photo vision.blur finds blurred is read sharpened first, and as it is second."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
-        if self.despeckle:
-            image = despeckled(image)
+        image, second = self._mended(image)
         if self.mirror_judge is None or regions:
-            return self._read_photo(image, regions)
+            return self._read_photo(image, regions, second=second)
         odds, found = self._judge(image)
         if odds > MIRROR_LOG_ODDS:
             w = image.shape[1]
-            back = self._read_photo(mirror_image(image), regions)
+            back = self._read_photo(mirror_image(image), regions,
+                                    second=None if second is None else mirror_image(second))
             return [replace(d, box=mirror_box(d.box, w)) for d in back]
-        return self._read_photo(image, regions, found)
+        return self._read_photo(image, regions, found, second)
+
+    def as_read(self, image: np.ndarray) -> np.ndarray:
+        """``image`` as this reader reads it first: a speckled photo's specks filtered out
+        (``despeckle``), a blurred photo sharpened (``sharpen``); a table reader's frame as it is."""
+        return self._mended(image)[0]
+
+    def _mended(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``as_read``, and the image to read second when that differs from the sharpened one
+        (the photo as given, for a blurred photo; ``None`` otherwise)."""
+        if self.despeckle:
+            image = despeckled(image)
+        if self.sharpen:
+            sigma = blur_sigma(image)
+            if sigma > BLURRED_SIGMA:
+                return unsharp(image, sigma), image
+        return image, None
 
     def mirrored_odds(self, image: np.ndarray) -> float:
         """The log-odds that ``image`` is a mirror image, from the mirror judge's reading of
@@ -528,16 +544,18 @@ class CardDetector(IndexFinder):
         probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in found[0]], self.tta)
         return mirrored_odds(probs[:, self._mirrored_class]), reusable
 
-    def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None) -> list[Detection]:
+    def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None,
+                    second: np.ndarray | None = None) -> list[Detection]:
         """``detect`` as the image is given: read once, or (a photo reader) also re-stretched,
-        zoomed out and sharpened, the surest reading kept.  ``found`` is the detector's first
-        look at the whole image, if taken."""
+        zoomed out and sharpened (or, ``second``, as given before it was sharpened), the surest
+        reading kept.  ``found`` is the detector's first look at the whole image, if taken."""
         others = [lambda fx=fx, fy=fy: self._read_resized(image, regions, fx, fy, every=True)
                   for fx, fy in self.aspects]
         if self.zoom_out and not regions:
             others.append(lambda: self._read_zoomed_out(image, ZOOM_OUT, every=True))
         if self.sharpen:
-            others.append(lambda: self._read_at_its_size(unsharp(image), regions, every=True))
+            others.append(lambda: self._read_at_its_size(unsharp(image) if second is None else second, regions,
+                                                         every=True))
         if not others:
             return self._read_at_its_size(image, regions, found=found)
         best = self._read_at_its_size(image, regions, every=True, found=found)
@@ -658,13 +676,6 @@ class CardDetector(IndexFinder):
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
-
-
-def unsharp(image: np.ndarray) -> np.ndarray:
-    """``image`` with ``SHARPEN_AMOUNT`` times the detail a Gaussian of ``SHARPEN_SIGMA`` takes
-    away added back: a blurred index's strokes and pip edges stand out again."""
-    soft = cv2.GaussianBlur(image, (0, 0), SHARPEN_SIGMA)
-    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, soft, -SHARPEN_AMOUNT, 0)
 
 
 def _sureness(reading: list[Detection]) -> float:

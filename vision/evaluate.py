@@ -20,6 +20,8 @@ come from the pip's shape alone.  ``mirror`` reads each photo (or hand) mirrored
 as a set flipped for augmentation or a front camera shows it: the reader must un-mirror it.
 ``speckle`` sets that share of each photo's (or hand's) pixels black or white first, as a set
 augmented with salt-and-pepper noise shows it (the same specks for a photo every run).
+``blur`` blurs each photo (or hand) by a Gaussian of that sigma in pixels first (before the
+specks), as a set augmented with blur or a camera out of focus shows it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import yaml
 from scoring.cards import RANK_NAMES, Card
 from scoring.errors import NiuniuError
 from vision.mirror import mirror_box, mirror_image
-from vision.speckle import add_specks, despeckled
+from vision.speckle import add_specks
 
 _RANK_WORDS = {"ace": 1, "jack": 11, "queen": 12, "king": 13, "ten": 10, "nine": 9, "eight": 8, "seven": 7,
                "six": 6, "five": 5, "four": 4, "three": 3, "two": 2}
@@ -181,7 +183,8 @@ def _key(card: Card, mode: str) -> str:
 
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
-             close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0) -> Score:
+             close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0,
+             blur: float = 0.0) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
@@ -204,6 +207,8 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             image = greyed(image)
         if mirror:
             image, truth = mirrored(image, truth)
+        if blur:
+            image = cv2.GaussianBlur(image, (0, 0), blur)
         if speckle:
             image = add_specks(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
@@ -244,7 +249,7 @@ MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then 
 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                     decks: list[str] | None = None, close_up: bool = False, grey: bool = False,
-                    mirror: bool = False, speckle: float = 0.0) -> dict:
+                    mirror: bool = False, speckle: float = 0.0, blur: float = 0.0) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -293,6 +298,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = replace(scene, image=greyed(scene.image))
         if mirror:
             scene = mirrored_scene(scene)
+        if blur:
+            scene = replace(scene, image=cv2.GaussianBlur(scene.image, (0, 0), blur))
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
             specks = np.random.default_rng([seed, i, SPECKLE_SEED])
             scene = replace(scene, image=add_specks(scene.image, speckle, specks))
@@ -309,7 +316,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             for cause in why_missed(detector, scene, dealt - read):
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
-            "close_up": close_up, "grey": grey, "mirror": mirror, "speckle": speckle,
+            "close_up": close_up, "grey": grey, "mirror": mirror, "speckle": speckle, "blur": blur,
             "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
@@ -346,11 +353,12 @@ def why_missed(detector, scene, codes: set[str]) -> list[str]:
     are read again by the classifier: no box is the detector's miss; boxes all read as
     "not an index", or all as other cards, are the classifier's; a box read right means
     the card was lost after reading (merged into another card or below the reporting
-    confidence).  A reader that despeckles is asked about the photo as it reads it.
+    confidence).  A reader is asked about the photo as it reads it first (``as_read``: specks
+    filtered out, a blurred photo sharpened).
     """
     from vision.detector import box_iou, read_as_indices
 
-    image = despeckled(scene.image) if getattr(detector, "despeckle", False) else scene.image
+    image = detector.as_read(scene.image) if hasattr(detector, "as_read") else scene.image
     indices, _ = detector.find_indices(image)
     causes = []
     for code in sorted(codes):

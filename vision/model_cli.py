@@ -138,6 +138,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--speckle", type=_pixel_share, default=0.0, metavar="SHARE",
                     help="set this share (0..0.5) of each photo's (or rendered hand's) pixels black or white first, "
                          "as a set augmented with salt-and-pepper noise shows it (e.g. 0.05)")
+    ev.add_argument("--blur", type=_blur_px, default=0.0, metavar="SIGMA",
+                    help="blur each photo (or rendered hand) by a Gaussian of SIGMA pixels first (before any "
+                         "--speckle), as a set augmented with blur or a camera out of focus shows it (e.g. 2.5)")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -182,6 +185,7 @@ def _number_from(lo: float, hi: float, what: str, example: str):
 _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 _pixel_share = _number_from(0.0, 0.5, "a share of pixels", "0.05")
+_blur_px = _number_from(0.0, 10.0, "a blur in pixels", "2.5")
 
 
 def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
@@ -312,6 +316,14 @@ def _deck_list(text: str) -> list[str]:
     return names
 
 
+def _conditions_said(args) -> str:
+    """The changes ``evaluate`` made to each photo or hand before reading it, as the printed
+    result names them (", black and white, mirrored, blurred by 2.5 px")."""
+    return (", black and white" if args.grey else "") + (", mirrored" if args.mirror else "") + \
+        (f", blurred by {args.blur:g} px" if args.blur else "") + \
+        (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
+
+
 def _cmd_evaluate(args) -> int:
     from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
 
@@ -322,10 +334,8 @@ def _cmd_evaluate(args) -> int:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
-                                 args.grey, args.mirror, args.speckle)
-        what += (", close up" if args.close_up else "") + (", black and white" if args.grey else "") + \
-            (", mirrored" if args.mirror else "") + \
-            (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
+                                 args.grey, args.mirror, args.speckle, args.blur)
+        what += (", close up" if args.close_up else "") + _conditions_said(args)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
               f"{result['hands']} {whose} {what} (seed {args.seed}): "
@@ -346,15 +356,13 @@ def _cmd_evaluate(args) -> int:
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
-                     grey=args.grey, mirror=args.mirror, speckle=args.speckle)
+                     grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur)
     result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror,
-              "speckle": args.speckle, **score.to_json()}
+              "speckle": args.speckle, "blur": args.blur, **score.to_json()}
     if args.json:
         print(json.dumps(result))
     else:
-        how = (", read black and white" if args.grey else "") + (", read mirrored" if args.mirror else "") + \
-            (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
-        print(f"{args.data} ({mode} labels{how}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
+        print(f"{args.data} ({mode} labels{_conditions_said(args)}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
               f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
     return 0
 

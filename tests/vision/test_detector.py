@@ -672,36 +672,72 @@ def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_sure
     assert [d.card.code for d in det.detect(photo)] == ["7H"]
 
 
-def test_a_blurred_photo_read_again_sharpened_keeps_that_reading_only_when_it_is_surer_by_the_margin():
-    """A photo reader also reads the photo through an unsharp mask: where that reading finds a
-    card the blurred one missed, surely, it wins; a sharpened reading that only adds a faint
-    card (0.3, under ASPECT_MARGIN) does not, so a sharp photo keeps its own reading."""
+def _edge(image) -> int:
+    """How steeply the test photos' grey square (columns 100-199) rises from the black."""
+    return int(image[150, 103, 0]) - int(image[150, 97, 0])
+
+
+def _square_photo(blur: float) -> np.ndarray:
+    photo = np.zeros((300, 300, 3), np.uint8)
+    photo[100:200, 100:200] = 120
+    return cv2.GaussianBlur(photo, (0, 0), blur)
+
+
+def _sharpened_sees_8s(photo, extra_conf, seen_first=None):
+    """A stand-in ``_read_at_its_size``: 7H in any image, and 8S (at ``extra_conf``) only in
+    one sharper than ``photo``; ``seen_first`` gets the edge of the first image read."""
     from scoring.cards import Card
-    from vision.detector import Detection, unsharp
+    from vision.detector import Detection
+
+    def read(image, regions, every=False, found=None):
+        if seen_first is not None and not seen_first:
+            seen_first.append(_edge(image))
+        seen = [Detection(Card.parse("7H"), 0.9, (10.0, 10.0, 40.0, 60.0))]
+        if _edge(image) >= _edge(photo) + 10:
+            seen.append(Detection(Card.parse("8S"), extra_conf, (100.0, 100.0, 200.0, 200.0)))
+        return seen
+    return read
+
+
+def test_a_sharp_photo_read_again_sharpened_keeps_that_reading_only_when_it_is_surer_by_the_margin():
+    """A photo reader also reads a photo through an unsharp mask: where that reading finds a
+    card the photo's own missed, surely, it wins; a sharpened reading that only adds a faint
+    card (0.3, under ASPECT_MARGIN) does not, so a sharp photo keeps its own reading."""
+    from vision.detector import BLURRED_SIGMA, blur_sigma, unsharp
 
     det = _reader_of(classifier=None)
     det.sharpen = True
-    photo = np.zeros((300, 300, 3), np.uint8)
-    photo[100:200, 100:200] = 120
-    photo = cv2.GaussianBlur(photo, (0, 0), 4)   # a soft edge the unsharp mask steepens
+    photo = _square_photo(1.0)   # a lens's slight softness, which the unsharp mask still steepens
+    assert blur_sigma(photo) <= BLURRED_SIGMA
+    assert _edge(unsharp(photo)) >= _edge(photo) + 10
+    assert det.as_read(photo) is photo
 
-    def edge(image) -> int:
-        return int(image[150, 104, 0]) - int(image[150, 96, 0])
-
-    assert edge(unsharp(photo)) >= edge(photo) + 10
-
-    def reading(extra_conf):
-        def read(image, regions, every=False, found=None):
-            seen = [Detection(Card.parse("7H"), 0.9, (10.0, 10.0, 40.0, 60.0))]
-            if edge(image) >= edge(photo) + 10:   # only the sharpened photo
-                seen.append(Detection(Card.parse("8S"), extra_conf, (100.0, 100.0, 200.0, 200.0)))
-            return seen
-        return read
-
-    det._read_at_its_size = reading(0.8)
+    det._read_at_its_size = _sharpened_sees_8s(photo, 0.8)
     assert [d.card.code for d in det.detect(photo)] == ["7H", "8S"]
-    det._read_at_its_size = reading(0.3)
+    det._read_at_its_size = _sharpened_sees_8s(photo, 0.3)
     assert [d.card.code for d in det.detect(photo)] == ["7H"]
+
+
+def test_a_blurred_photo_is_read_sharpened_first_and_as_it_is_only_when_that_is_surer():
+    """A photo whose edges show a blur over BLURRED_SIGMA is read through the unsharp mask
+    first: a faint card only the sharpened photo shows is reported, and the photo as given is
+    the reading kept only by the margin.  A table reader (no ``sharpen``) reads it as it is."""
+    from vision.detector import BLURRED_SIGMA, blur_sigma
+
+    photo = _square_photo(4.0)
+    assert blur_sigma(photo) > BLURRED_SIGMA
+    det = _reader_of(classifier=None)
+    det.sharpen = True
+    assert _edge(det.as_read(photo)) >= _edge(photo) + 10
+    first = []
+    det._read_at_its_size = _sharpened_sees_8s(photo, 0.3, first)
+    assert [d.card.code for d in det.detect(photo)] == ["7H", "8S"]
+    assert first[0] >= _edge(photo) + 10
+
+    table = _reader_of(classifier=None)
+    table._read_at_its_size = _sharpened_sees_8s(photo, 0.9)
+    assert table.as_read(photo) is photo
+    assert [d.card.code for d in table.detect(photo)] == ["7H"]
 
 
 def test_a_close_up_is_read_zoomed_out_and_its_cards_boxed_in_its_own_pixels():

@@ -230,6 +230,51 @@ def test_a_speckle_share_out_of_range_is_one_clear_error(capsys):
     assert "'0.9' is not a share of pixels: give a number from 0 to 0.5, e.g. 0.05" in capsys.readouterr().err
 
 
+def test_photos_read_blurred_come_blurred_before_their_specks_and_keep_their_labels(tmp_path):
+    """`niuniu evaluate --blur 2.5`: the reader gets each photo blurred by that Gaussian (its
+    edges measure blurred to vision.blur), the specks of --speckle added after, sharp."""
+    import cv2
+
+    from vision.blur import BLURRED_SIGMA, blur_sigma
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    sharp = np.zeros((120, 200, 3), np.uint8)
+    sharp[30:90, 50:150] = 200
+    photo = tmp_path / "photo.png"
+    cv2.imwrite(str(photo), sharp)
+    seen = []
+
+    class Keeps:
+        def detect(self, image):
+            seen.append(image.copy())
+            return [Detection(card=Card.parse("7S"), conf=0.9, box=(60, 40, 140, 80))]
+
+    images = [LabelledImage(photo, [("7S", (50.0, 30.0, 150.0, 90.0))])]
+    for speckle in (0.0, 0.02):
+        score = evaluate(Keeps(), images, "card", blur=2.5, speckle=speckle)
+        assert (score.correct, score.perfect_images) == (1, 1)
+    assert blur_sigma(sharp) < BLURRED_SIGMA < blur_sigma(seen[0])
+    specks = (seen[1] == 0).all(axis=2) | (seen[1] == 255).all(axis=2)
+    assert specks[:, :40].mean() > 0.005   # black and white specks on the black ground: not blurred away
+
+
+def test_a_blur_out_of_range_is_one_clear_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "photos", "--blur", "-1"])
+    assert "'-1' is not a blur in pixels: give a number from 0 to 10, e.g. 2.5" in capsys.readouterr().err
+
+
+def test_rendered_hands_read_blurred_are_the_same_hands_said_blurred(capsys):
+    assert main(["evaluate", "--synthetic-hands", "2", "--seed", "31", "--blur", "2.5", "--json"]) == 0
+    blurred = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "2", "--seed", "31", "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    assert (blurred["blur"], clean["blur"]) == (2.5, 0.0) and blurred["cards_dealt"] == clean["cards_dealt"]
+    assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--held", "--blur", "2.5"]) == 0
+    assert "fans held up, blurred by 2.5 px (seed 31)" in capsys.readouterr().out
+
+
 def test_a_photo_is_judged_mirrored_by_its_indices_together_and_one_sure_crop_cannot_outvote_them():
     from vision.mirror import CROP_LOG_ODDS_CAP, mirrored_odds
 
