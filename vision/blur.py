@@ -13,9 +13,9 @@ is read sharpened first; the photo as given is then the reading kept only when s
 gradient is C / (s * sqrt(2 pi)).  ``blur_sigma`` takes the image's steepest edges (the top
 ``EDGE_SHARE`` of its pixels by gradient) and, at each, the contrast around it (the range of
 a ``CONTRAST_WINDOW``-pixel square) over that gradient: the median is the blur's sigma, in
-the photo's pixels.  On the 451 real photos: 0.81-1.38 as they are, 1.59-2.17 blurred by a
-Gaussian of 1.5 px, 2.31-2.89 by 2.5 px; held-out rendered hands (motion blur, defocus, JPEG)
-0.75-2.29, 9 of 500 over ``BLURRED_SIGMA``.  A photo larger than ``JUDGED_SIDE`` is judged
+the photo's pixels.  On the 451 real photos: 0.81-1.62 as they are, 2.31-3.01 blurred by a
+Gaussian of 2.5 px (a third of them blurred by 1.5 px: 1.59-2.17); held-out rendered hands
+(motion blur, defocus, JPEG) 0.75-2.29, 9 of 500 over ``BLURRED_SIGMA``.  A photo larger than ``JUDGED_SIDE`` is judged
 shrunk to it: what blurs a 4K frame by a few of its pixels is no blur at the detector's
 input, where the index crops are read at a tenth of those pixels.
 """

@@ -125,8 +125,8 @@ MIRROR_LOG_ODDS = 2.0
 # blur, and also as it is; any other photo as it is and also sharpened (``unsharp``).  The
 # second reading is kept as a re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred
 # by a Gaussian of sigma 2.5 px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully
-# right (sharpened first); the photos as they are and held-out table hands level (443; 204 ->
-# 205 of 250) (models/README.md, "Thirtieth session" and "Thirty-first session").
+# right (sharpened first); the photos as they are level (443), held-out table hands 205 -> 204
+# of 250 (models/README.md, "Thirtieth session" and "Thirty-first session").
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -418,6 +418,13 @@ class CardDetector(IndexFinder):
     Nothing is downloaded: a missing file is a :class:`ModelError`.
     Index crops are cut at the size each classifier was trained at (``cls_imgsz`` overrides the first's).
     """
+
+    # A reader reads as the table pipeline does (once, as the frame is) unless told to read as a
+    # photo reader; kept on the class too, so a reader built around stand-in models (the tests')
+    # needs none of them set by hand.
+    aspects: tuple[tuple[float, float], ...] = ()
+    zoom_out = despeckle = sharpen = False
+    mirror_judge = None
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
                  second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,

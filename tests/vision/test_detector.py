@@ -482,8 +482,7 @@ def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> Ca
     det.classifier, det.tta, det.cls_imgsz, det.min_card_conf, det.min_lone_conf = classifier, True, 64, 0.0, 0.0
     det.second_opinion, det.second_imgsz = second_opinion, 96
     det.imgsz = 384   # the table pipeline's input: the tests' 400 x 300 frames are read as they are
-    det.aspects, det.zoom_out = (), False  # read once, as the table pipeline reads
-    det.mirror_judge, det.despeckle, det.sharpen = None, False, False   # nor judged mirrored, speckled or blurred
+    # read once, as the table pipeline reads: CardDetector's class defaults
     det._reject, det._cards = reject, [Card.parse(c) for c in sorted(CARD_CODES)]
     return det
 
