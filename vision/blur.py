@@ -18,6 +18,15 @@ Gaussian of 2.5 px (a third of them blurred by 1.5 px: 1.59-2.17); held-out rend
 (motion blur, defocus, JPEG) 0.75-2.29, 9 of 500 over ``BLURRED_SIGMA``.  A photo larger than ``JUDGED_SIDE`` is judged
 shrunk to it: what blurs a 4K frame by a few of its pixels is no blur at the detector's
 input, where the index crops are read at a tenth of those pixels.
+
+**Blurred along one direction.**  A moving hand or camera smears a photo one way: the edges
+along the smear stay sharp, and the median over every edge misses it (real photos smeared 9 px
+at 30°: 4 of 91 over ``BLURRED_SIGMA``).  ``motion_blur`` measures each of eight edge
+directions on its own and finds a smear where the most blurred one is over ``MOTION_SIGMA`` and
+``MOTION_ANISOTROPY`` times the least blurred (every such photo; 9 of the 451 sharp real ones,
+which still read right); ``unsmear`` is the unsharp mask of a line blur along it.  Smeared
+real photos: 402 -> 410 of 451 read unsmeared first; the held-out hands it picks (rendered
+motion blur) table 15 -> 16 of 28, fans 24 -> 23 of 32.
 """
 
 from __future__ import annotations
@@ -36,26 +45,96 @@ JUDGED_SIDE = 1280
 # sharpened at its own estimated sigma).
 SHARPEN_AMOUNT = 1.5
 SHARPEN_SIGMA = 2.5
+# Motion blur (see "Blurred along one direction" above): the edges are sorted into
+# MOTION_DIRECTIONS by their gradient's direction, each direction's steepest DIRECTION_SHARE
+# measured as blur_sigma measures all of them (a direction with under DIRECTION_EDGES edge
+# pixels is skipped).  Smeared: the most blurred direction over MOTION_SIGMA and
+# MOTION_ANISOTROPY times the least blurred one.  ``unsmear`` takes UNSMEAR_AMOUNT times a line
+# blur of UNSMEAR_LENGTH sigmas along that direction away from the photo.
+MOTION_DIRECTIONS = 8
+DIRECTION_SHARE = 0.02
+DIRECTION_EDGES = 50
+MOTION_SIGMA = 2.2
+MOTION_ANISOTROPY = 1.4
+UNSMEAR_AMOUNT = 1.0
+UNSMEAR_LENGTH = 2.5
+
+
+def _edges(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(gradient, its direction in [0, pi), contrast around each pixel, photo pixels per judged
+    pixel) of ``image`` judged at most ``JUDGED_SIDE`` pixels across."""
+    h, w = image.shape[:2]
+    shrink = min(1.0, JUDGED_SIDE / max(h, w))
+    if shrink < 1:
+        image = cv2.resize(image, (max(1, round(w * shrink)), max(1, round(h * shrink))), interpolation=cv2.INTER_AREA)
+    grey = (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image).astype(np.float32)
+    # Sobel's 3 x 3 kernel weighs a one-pixel step 8 times over.
+    gx, gy = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3) / 8, cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3) / 8
+    square = np.ones((CONTRAST_WINDOW, CONTRAST_WINDOW), np.uint8)
+    contrast = cv2.dilate(grey, square) - cv2.erode(grey, square)
+    return np.hypot(gx, gy), np.arctan2(gy, gx) % np.pi, contrast, 1 / shrink
+
+
+def _steepest(values: np.ndarray, share: float) -> float:
+    """The value above which ``share`` of ``values`` lie (np.partition: a fifth of np.quantile's time)."""
+    k = int((values.size - 1) * (1 - share))
+    return float(np.partition(values, k)[k])
+
+
+def _sigma_at(gradient: np.ndarray, contrast: np.ndarray, where: np.ndarray) -> float:
+    return float(np.median(contrast[where] / gradient[where])) / math.sqrt(2 * math.pi)
+
+
+def _blur_sigma(gradient: np.ndarray, contrast: np.ndarray) -> float:
+    steepest = gradient >= max(_steepest(gradient.ravel(), EDGE_SHARE), 1.0)
+    return _sigma_at(gradient, contrast, steepest) if steepest.any() else 0.0
 
 
 def blur_sigma(image: np.ndarray) -> float:
     """The sigma, in ``image``'s pixels (at most ``JUDGED_SIDE`` of them across), of the Gaussian
     blur its steepest edges show; 0.0 for an image with no edge at all."""
-    h, w = image.shape[:2]
-    shrink = JUDGED_SIDE / max(h, w)
-    if shrink < 1:
-        image = cv2.resize(image, (max(1, round(w * shrink)), max(1, round(h * shrink))), interpolation=cv2.INTER_AREA)
-    grey = (cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image).astype(np.float32)
-    # Sobel's 3 x 3 kernel weighs a one-pixel step 8 times over.
-    gradient = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
-    square = np.ones((CONTRAST_WINDOW, CONTRAST_WINDOW), np.uint8)
-    contrast = cv2.dilate(grey, square) - cv2.erode(grey, square)
-    flat = gradient.ravel()
-    k = int((flat.size - 1) * (1 - EDGE_SHARE))   # np.partition: a fifth of np.quantile's time
-    steepest = gradient >= max(float(np.partition(flat, k)[k]), 1.0)
-    if not steepest.any():
-        return 0.0
-    return float(np.median(contrast[steepest] / gradient[steepest])) / math.sqrt(2 * math.pi)
+    gradient, _, contrast, _ = _edges(image)
+    return _blur_sigma(gradient, contrast)
+
+
+def _smear(gradient: np.ndarray, direction: np.ndarray, contrast: np.ndarray) -> tuple[float, float] | None:
+    sector = np.floor(direction / np.pi * MOTION_DIRECTIONS + 0.5).astype(int) % MOTION_DIRECTIONS
+    edges = gradient >= 1.0
+    sigmas = {}
+    for d in range(MOTION_DIRECTIONS):
+        these = edges & (sector == d)
+        if these.sum() < DIRECTION_EDGES:
+            continue
+        steepest = these & (gradient >= _steepest(gradient[these], DIRECTION_SHARE))
+        sigmas[d] = _sigma_at(gradient, contrast, steepest)
+    if not sigmas:
+        return None
+    worst = max(sigmas, key=sigmas.get)
+    if sigmas[worst] > MOTION_SIGMA and sigmas[worst] > MOTION_ANISOTROPY * min(sigmas.values()):
+        return sigmas[worst], worst * math.pi / MOTION_DIRECTIONS
+    return None
+
+
+def motion_blur(image: np.ndarray) -> tuple[float, float] | None:
+    """(sigma, direction in radians from the image's x axis towards its y axis) of a blur
+    along one direction, as a moving hand or camera smears a photo; ``None`` when its edges
+    are not smeared one way more than the others (sharp, or blurred alike every way)."""
+    gradient, direction, contrast, _ = _edges(image)
+    return _smear(gradient, direction, contrast)
+
+
+def sharpened(image: np.ndarray) -> np.ndarray | None:
+    """``image`` made sharper to read, when it is blurred: through the unsharp mask at its own
+    sigma when blurred every way (``blur_sigma`` over ``BLURRED_SIGMA``), else ``unsmear``-ed
+    when blurred along one direction (``motion_blur``); ``None`` for a sharp photo."""
+    gradient, direction, contrast, scale = _edges(image)
+    sigma = _blur_sigma(gradient, contrast)
+    if sigma > BLURRED_SIGMA:
+        return unsharp(image, sigma * scale)
+    smear = _smear(gradient, direction, contrast)
+    if smear is not None:
+        return unsmear(image, smear[0] * scale, smear[1])
+    return None
 
 
 def unsharp(image: np.ndarray, sigma: float = SHARPEN_SIGMA) -> np.ndarray:
@@ -63,3 +142,21 @@ def unsharp(image: np.ndarray, sigma: float = SHARPEN_SIGMA) -> np.ndarray:
     added back: a blurred index's strokes steepen again."""
     soft = cv2.GaussianBlur(image, (0, 0), sigma)
     return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, soft, -SHARPEN_AMOUNT, 0)
+
+
+def line_blur_kernel(length: float, direction: float) -> np.ndarray:
+    """A straight smear ``length`` pixels long (made odd) along ``direction`` (radians), summing to 1."""
+    n = max(3, round(length)) | 1
+    kernel = np.zeros((n, n), np.float32)
+    c = (n - 1) / 2
+    for t in np.linspace(-c, c, 4 * n):
+        kernel[round(c + t * math.sin(direction)), round(c + t * math.cos(direction))] = 1
+    return kernel / kernel.sum()
+
+
+def unsmear(image: np.ndarray, sigma: float, direction: float) -> np.ndarray:
+    """``image`` with ``UNSMEAR_AMOUNT`` times the detail a line blur along ``direction``
+    (``UNSMEAR_LENGTH`` times ``sigma`` long) takes away added back: the unsharp mask of a
+    smear, which steepens the smeared edges and leaves those along the smear alone."""
+    soft = cv2.filter2D(image, -1, line_blur_kernel(UNSMEAR_LENGTH * sigma, direction))
+    return cv2.addWeighted(image, 1 + UNSMEAR_AMOUNT, soft, -UNSMEAR_AMOUNT, 0)

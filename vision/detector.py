@@ -30,7 +30,7 @@ import numpy as np
 
 from scoring.cards import Card
 from scoring.errors import NiuniuError
-from vision.blur import BLURRED_SIGMA, blur_sigma, unsharp
+from vision.blur import sharpened, unsharp
 from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirror_image, mirrored_odds
 from vision.speckle import despeckled
 
@@ -120,12 +120,13 @@ ZOOM_CANVAS_INPUTS = 4
 # indices mirrored by more than MIRROR_LOG_ODDS, summed over them (models/README.md,
 # "Twenty-ninth session").
 MIRROR_LOG_ODDS = 2.0
-# A photo may come blurred (out of focus, or blurred as augmentation): a photo reader
-# (``sharpen``) reads a photo vision.blur finds blurred (``BLURRED_SIGMA``) sharpened at its own
-# blur, and also as it is; any other photo as it is and also sharpened (``unsharp``).  The
-# second reading is kept as a re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred
-# by a Gaussian of sigma 2.5 px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully
-# right (sharpened first); the photos as they are level (443), held-out table hands 205 -> 204
+# A photo may come blurred (out of focus, smeared by a moving hand, or blurred as augmentation):
+# a photo reader (``sharpen``) reads a photo vision.blur finds blurred (``sharpened``: every
+# way, or along one direction) sharpened first, and also as it is; any other photo as it is
+# and also through the unsharp mask (``unsharp``).  The second reading is kept as a
+# re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred by a Gaussian of sigma 2.5
+# px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully right (sharpened first);
+# smeared 9 px: 402 -> 410; the photos as they are level (443), held-out table hands 205 -> 204
 # of 250 (models/README.md, "Thirtieth session" and "Thirty-first session").
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
@@ -525,9 +526,9 @@ class CardDetector(IndexFinder):
         if self.despeckle:
             image = despeckled(image)
         if self.sharpen:
-            sigma = blur_sigma(image)
-            if sigma > BLURRED_SIGMA:
-                return unsharp(image, sigma), image
+            sharp = sharpened(image)
+            if sharp is not None:
+                return sharp, image
         return image, None
 
     def mirrored_odds(self, image: np.ndarray) -> float:

@@ -702,7 +702,7 @@ def test_a_sharp_photo_read_again_sharpened_keeps_that_reading_only_when_it_is_s
     """A photo reader also reads a photo through an unsharp mask: where that reading finds a
     card the photo's own missed, surely, it wins; a sharpened reading that only adds a faint
     card (0.3, under ASPECT_MARGIN) does not, so a sharp photo keeps its own reading."""
-    from vision.detector import BLURRED_SIGMA, blur_sigma, unsharp
+    from vision.blur import BLURRED_SIGMA, blur_sigma, unsharp
 
     det = _reader_of(classifier=None)
     det.sharpen = True
@@ -721,7 +721,7 @@ def test_a_blurred_photo_is_read_sharpened_first_and_as_it_is_only_when_that_is_
     """A photo whose edges show a blur over BLURRED_SIGMA is read through the unsharp mask
     first: a faint card only the sharpened photo shows is reported, and the photo as given is
     the reading kept only by the margin.  A table reader (no ``sharpen``) reads it as it is."""
-    from vision.detector import BLURRED_SIGMA, blur_sigma
+    from vision.blur import BLURRED_SIGMA, blur_sigma
 
     photo = _square_photo(4.0)
     assert blur_sigma(photo) > BLURRED_SIGMA
