@@ -4,14 +4,14 @@
     python3 bench/bench_photo.py PHOTO... --rounds 5
 
 `niuniu detect` reads a photo more ways than the table pipeline reads a frame: it checks
-for salt-and-pepper specks (vision.speckle) and blur (vision.blur), asks the mirror judge whether the photo is
+for salt-and-pepper specks (vision.speckle), blur and smear (vision.blur), asks the mirror judge whether the photo is
 mirrored (vision.mirror), and reads it as it is, re-stretched 4:3 across and down, sharpened and
 zoomed out, keeping the surest reading.  Prints, per photo (the median of the rounds):
   * ms read once (``--read-once``, the table pipeline's way) and ms as `niuniu detect` reads
     it, and their ratio;
-  * ms of the speck check and of the blur estimate alone at the photo's size and at 1080p
-    and 4K (both run on every photo; the filter and the sharpening only on a speckled or
-    blurred one), and ms of the mirror judge alone (its own detector pass plus the judge on
+  * ms of the speck check and of the blur check (vision.blur.sharpened: is it blurred every
+    way or smeared one way, and if so the sharpened image) alone, at the photo's size and at
+    1080p and 4K, and ms of the mirror judge alone (its own detector pass plus the judge on
     the index crops).
 """
 
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kiosk.cli import build_parser  # noqa: E402
-from vision.blur import blur_sigma  # noqa: E402
+from vision.blur import sharpened  # noqa: E402
 from vision.model_cli import _detector  # noqa: E402
 from vision.speckle import speck_share  # noqa: E402
 
@@ -67,7 +67,7 @@ def main() -> None:
         t_photo = median_ms(lambda: photo.detect(image), args.rounds)
         t_judge = median_ms(lambda: photo.mirrored_odds(image), args.rounds)
         t_specks = median_ms(lambda: speck_share(image), args.rounds)
-        t_blur = median_ms(lambda: blur_sigma(image), args.rounds)
+        t_blur = median_ms(lambda: sharpened(image), args.rounds)
         ratios.append(t_photo / t_once)
         h, w = image.shape[:2]
         print(f"{path.name[:34]:34} {w:>4}x{h:<4} {t_once:8.0f} {t_photo:9.0f} {t_photo / t_once:6.1f} "
@@ -77,7 +77,7 @@ def main() -> None:
     for w, h in ((1920, 1080), (3840, 2160)):
         big = cv2.resize(first, (w, h), interpolation=cv2.INTER_CUBIC)
         print(f"at {w}x{h}: speck check {median_ms(lambda: speck_share(big), args.rounds):.1f} ms, "
-              f"blur estimate {median_ms(lambda: blur_sigma(big), args.rounds):.1f} ms")
+              f"blur check {median_ms(lambda: sharpened(big), args.rounds):.1f} ms")
 
 
 if __name__ == "__main__":

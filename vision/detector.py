@@ -126,8 +126,8 @@ MIRROR_LOG_ODDS = 2.0
 # and also through the unsharp mask (``unsharp``).  The second reading is kept as a
 # re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred by a Gaussian of sigma 2.5
 # px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully right (sharpened first);
-# smeared 9 px: 402 -> 410; the photos as they are level (443), held-out table hands 205 -> 204
-# of 250 (models/README.md, "Thirtieth session" and "Thirty-first session").
+# smeared 9 px: 402 -> 410; the photos as they are level (443), held-out table hands 205 -> 205
+# and fans 216 -> 215 of 250 (models/README.md, "Thirtieth session" and "Thirty-first session").
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
@@ -517,7 +517,8 @@ class CardDetector(IndexFinder):
 
     def as_read(self, image: np.ndarray) -> np.ndarray:
         """``image`` as this reader reads it first: a speckled photo's specks filtered out
-        (``despeckle``), a blurred photo sharpened (``sharpen``); a table reader's frame as it is."""
+        (``despeckle``), a blurred or smeared photo sharpened (``sharpen``); a table reader's frame
+        as it is."""
         return self._mended(image)[0]
 
     def _mended(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
