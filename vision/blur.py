@@ -15,9 +15,10 @@ gradient is C / (s * sqrt(2 pi)).  ``blur_sigma`` takes the image's steepest edg
 a ``CONTRAST_WINDOW``-pixel square) over that gradient: the median is the blur's sigma, in
 the photo's pixels.  On the 451 real photos: 0.81-1.62 as they are, 2.31-3.01 blurred by a
 Gaussian of 2.5 px (a third of them blurred by 1.5 px: 1.59-2.17); held-out rendered hands
-(motion blur, defocus, JPEG) 0.75-2.29, 9 of 500 over ``BLURRED_SIGMA``.  A photo larger than ``JUDGED_SIDE`` is judged
-shrunk to it: what blurs a 4K frame by a few of its pixels is no blur at the detector's
-input, where the index crops are read at a tenth of those pixels.
+(motion blur, defocus, JPEG) 0.75-2.29, 9 of 500 over ``BLURRED_SIGMA``.  A photo larger
+than ``JUDGED_SIDE`` is judged shrunk to it: what blurs a 4K frame by a few of its pixels is
+no blur at the detector's input, where the index crops are read at a tenth of those pixels;
+a blur found there is undone at the photo's own scale.
 
 **Blurred along one direction.**  A moving hand or camera smears a photo one way: the edges
 along the smear stay sharp, and the median over every edge misses it (real photos smeared 9 px
@@ -99,13 +100,14 @@ def blur_sigma(image: np.ndarray) -> float:
 
 def _smear(gradient: np.ndarray, parts: tuple[np.ndarray, np.ndarray], contrast: np.ndarray
            ) -> tuple[float, float] | None:
-    # cv2.phase: the gradient's direction in [0, 2 pi), seventy times faster than np.arctan2.
-    direction = cv2.phase(*parts) % np.pi
-    sector = np.floor(direction / np.pi * MOTION_DIRECTIONS + 0.5).astype(int) % MOTION_DIRECTIONS
     edges = gradient >= 1.0
+    gradient, contrast = gradient[edges], contrast[edges]   # each direction is sorted from these alone
+    # cv2.phase: the gradient's direction in [0, 2 pi), seventy times faster than np.arctan2.
+    direction = cv2.phase(parts[0][edges], parts[1][edges]).ravel() % np.pi
+    sector = np.floor(direction / np.pi * MOTION_DIRECTIONS + 0.5).astype(int) % MOTION_DIRECTIONS
     sigmas = {}
     for d in range(MOTION_DIRECTIONS):
-        these = edges & (sector == d)
+        these = sector == d
         if these.sum() < DIRECTION_EDGES:
             continue
         steepest = these & (gradient >= _steepest(gradient[these], DIRECTION_SHARE))

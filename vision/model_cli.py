@@ -252,7 +252,7 @@ def _photo_args(p: argparse.ArgumentParser) -> None:
     _model_args(p, imgsz=PHOTO_IMGSZ)
     p.add_argument("--read-once", "--one-aspect", action="store_true",
                    help="read each image once, as it is: not also re-stretched 4:3 across and down, zoomed out or "
-                        "sharpened, nor judged mirrored or speckled (a fifth of the time; photos exported stretched "
+                        "sharpened, nor judged mirrored, speckled or blurred (a sixth of the time; photos exported stretched "
                         "to a square, close-ups, mirrored, speckled and blurred photos read worse)")
 
 
@@ -362,8 +362,8 @@ def _cmd_evaluate(args) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.data} ({mode} labels{_conditions_said(args)}): precision {score.precision:.3f}, recall {score.recall:.3f}, "
-              f"all cards right in {result['all_right_images']:.1%} of {score.images} images")
+        print(f"{args.data} ({mode} labels{_conditions_said(args)}): precision {score.precision:.3f}, "
+              f"recall {score.recall:.3f}, all cards right in {result['all_right_images']:.1%} of {score.images} images")
     return 0
 
 
