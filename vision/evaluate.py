@@ -21,7 +21,9 @@ as a set flipped for augmentation or a front camera shows it: the reader must un
 ``speckle`` sets that share of each photo's (or hand's) pixels black or white first, as a set
 augmented with salt-and-pepper noise shows it (the same specks for a photo every run).
 ``blur`` blurs each photo (or hand) by a Gaussian of that sigma in pixels first (before the
-specks), as a set augmented with blur or a camera out of focus shows it.
+specks), as a set augmented with blur or a camera out of focus shows it.  ``smear`` (length
+in pixels, direction in degrees) draws a straight motion blur after it, as a hand or a camera
+moving during the exposure does (``line_blur_kernel``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 
 from scoring.cards import RANK_NAMES, Card
 from scoring.errors import NiuniuError
+from vision.blur import line_blur_kernel
 from vision.mirror import mirror_box, mirror_image
 from vision.speckle import add_specks
 
@@ -184,7 +187,7 @@ def _key(card: Card, mode: str) -> str:
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
              close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0,
-             blur: float = 0.0) -> Score:
+             blur: float = 0.0, smear: tuple[float, float] | None = None) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
@@ -207,8 +210,7 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             image = greyed(image)
         if mirror:
             image, truth = mirrored(image, truth)
-        if blur:
-            image = cv2.GaussianBlur(image, (0, 0), blur)
+        image = blurred(image, blur, smear)
         if speckle:
             image = add_specks(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
@@ -243,13 +245,26 @@ def _score(score: Score, detector, image, truth, mode: str, labelled_ranks) -> N
 
 SPECKLE_SEED = 5   # the specks' own random stream (``speckle``)
 
+
+def blurred(image: np.ndarray, blur: float = 0.0, smear: tuple[float, float] | None = None) -> np.ndarray:
+    """``image`` as a lens out of focus (a Gaussian of ``blur`` pixels) and then a moving
+    hand or camera (a straight ``smear`` of (length px, direction degrees)) would show it;
+    one place, so photos and rendered hands are blurred alike."""
+    if blur:
+        image = cv2.GaussianBlur(image, (0, 0), blur)
+    if smear:
+        length, degrees = smear
+        image = cv2.filter2D(image, -1, line_blur_kernel(length, np.deg2rad(degrees)))
+    return image
+
 # Why a dealt card was not read, in the order the two models meet it.
 MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then left out")
 
 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                     decks: list[str] | None = None, close_up: bool = False, grey: bool = False,
-                    mirror: bool = False, speckle: float = 0.0, blur: float = 0.0) -> dict:
+                    mirror: bool = False, speckle: float = 0.0, blur: float = 0.0,
+                    smear: tuple[float, float] | None = None) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -298,8 +313,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = replace(scene, image=greyed(scene.image))
         if mirror:
             scene = mirrored_scene(scene)
-        if blur:
-            scene = replace(scene, image=cv2.GaussianBlur(scene.image, (0, 0), blur))
+        if blur or smear:
+            scene = replace(scene, image=blurred(scene.image, blur, smear))
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
             specks = np.random.default_rng([seed, i, SPECKLE_SEED])
             scene = replace(scene, image=add_specks(scene.image, speckle, specks))
@@ -317,7 +332,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
             "close_up": close_up, "grey": grey, "mirror": mirror, "speckle": speckle, "blur": blur,
-            "hands_right": hands_right,
+            "smear": list(smear) if smear else None, "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
             "hands_right_lenient": lenient, "hidden_cards_read": hidden_read, "false_cards": false_cards,

@@ -141,6 +141,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--blur", type=_blur_px, default=0.0, metavar="SIGMA",
                     help="blur each photo (or rendered hand) by a Gaussian of SIGMA pixels first (before any "
                          "--speckle), as a set augmented with blur or a camera out of focus shows it (e.g. 2.5)")
+    ev.add_argument("--smear", type=_smear, default=None, metavar="LENGTH[,DEGREES]",
+                    help="smear each photo (or rendered hand) by a straight motion blur LENGTH pixels long "
+                         "(3 to 40) along DEGREES (default 30) after any --blur and before any --speckle, as a "
+                         "moving hand or camera shows it (e.g. 9)")
     ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
@@ -186,6 +190,20 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 _pixel_share = _number_from(0.0, 0.5, "a share of pixels", "0.05")
 _blur_px = _number_from(0.0, 10.0, "a blur in pixels", "2.5")
+SMEAR_DEGREES = 30.0   # --smear's direction when none is given: neither along a row nor down it
+
+
+def _smear(text: str) -> tuple[float, float]:
+    """An argparse type: "LENGTH" or "LENGTH,DEGREES" -> (length px, degrees)."""
+    length, _, degrees = text.partition(",")
+    try:
+        value = (float(length), float(degrees) if degrees else SMEAR_DEGREES)
+    except ValueError:
+        value = (float("nan"), 0.0)
+    if not 3.0 <= value[0] <= 40.0 or not -360.0 <= value[1] <= 360.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a smear: give its length in pixels from 3 to 40 and, "
+                                         f"if not {SMEAR_DEGREES:g}, its direction in degrees, e.g. 9 or 9,30")
+    return value
 
 
 def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
@@ -321,6 +339,7 @@ def _conditions_said(args) -> str:
     result names them (", black and white, mirrored, blurred by 2.5 px")."""
     return (", black and white" if args.grey else "") + (", mirrored" if args.mirror else "") + \
         (f", blurred by {args.blur:g} px" if args.blur else "") + \
+        (f", smeared {args.smear[0]:g} px at {args.smear[1]:g} degrees" if args.smear else "") + \
         (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
 
 
@@ -334,7 +353,7 @@ def _cmd_evaluate(args) -> int:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
-                                 args.grey, args.mirror, args.speckle, args.blur)
+                                 args.grey, args.mirror, args.speckle, args.blur, args.smear)
         what += (", close up" if args.close_up else "") + _conditions_said(args)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
@@ -356,9 +375,10 @@ def _cmd_evaluate(args) -> int:
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
-                     grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur)
+                     grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur, smear=args.smear)
     result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror,
-              "speckle": args.speckle, "blur": args.blur, **score.to_json()}
+              "speckle": args.speckle, "blur": args.blur, "smear": list(args.smear) if args.smear else None,
+              **score.to_json()}
     if args.json:
         print(json.dumps(result))
     else:

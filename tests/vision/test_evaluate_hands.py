@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,6 +274,51 @@ def test_rendered_hands_read_blurred_are_the_same_hands_said_blurred(capsys):
     assert (blurred["blur"], clean["blur"]) == (2.5, 0.0) and blurred["cards_dealt"] == clean["cards_dealt"]
     assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--held", "--blur", "2.5"]) == 0
     assert "fans held up, blurred by 2.5 px (seed 31)" in capsys.readouterr().out
+
+
+def test_photos_read_smeared_come_smeared_along_the_direction_asked_and_keep_their_labels():
+    """`niuniu evaluate --smear 9,60`: the reader gets each photo as a hand moving 9 px at 60
+    degrees leaves it, which the reader's own smear check finds that way; the labels stay."""
+    import math
+
+    import cv2
+
+    from vision.blur import MOTION_DIRECTIONS, line_blur_kernel, motion_blur
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    path = sorted((Path(__file__).resolve().parent.parent / "data" / "heldout").glob("*.jpg"))[1]
+    seen = []
+
+    class Keeps:
+        def detect(self, image):
+            seen.append(image)
+            return [Detection(card=Card.parse("7S"), conf=0.9, box=(60, 40, 140, 80))]
+
+    score = evaluate(Keeps(), [LabelledImage(path, [("7S", (50.0, 30.0, 150.0, 90.0))])], "card", smear=(9.0, 60.0))
+    assert (score.correct, score.perfect_images) == (1, 1)
+    photo = cv2.imread(str(path))
+    assert np.array_equal(seen[0], cv2.filter2D(photo, -1, line_blur_kernel(9, math.radians(60))))
+    assert abs(math.degrees(motion_blur(seen[0])[1]) - 60) <= 180 / MOTION_DIRECTIONS
+
+
+@pytest.mark.parametrize("given", ["2", "41", "9,east", "nine"])
+def test_a_smear_out_of_range_or_unreadable_is_one_clear_error(capsys, given):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "photos", "--smear", given])
+    assert (f"{given!r} is not a smear: give its length in pixels from 3 to 40 and, if not 30, its direction "
+            "in degrees, e.g. 9 or 9,30") in capsys.readouterr().err
+
+
+def test_rendered_hands_read_smeared_are_the_same_hands_said_smeared(capsys):
+    assert main(["evaluate", "--synthetic-hands", "2", "--seed", "31", "--smear", "9", "--json"]) == 0
+    smeared = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", "--synthetic-hands", "2", "--seed", "31", "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    assert (smeared["smear"], clean["smear"]) == ([9.0, 30.0], None)
+    assert smeared["cards_dealt"] == clean["cards_dealt"]
+    assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--held", "--smear", "9,120"]) == 0
+    assert "fans held up, smeared 9 px at 120 degrees (seed 31)" in capsys.readouterr().out
 
 
 def test_a_photo_is_judged_mirrored_by_its_indices_together_and_one_sure_crop_cannot_outvote_them():
