@@ -73,6 +73,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     mirror.add_argument("--seed", type=int, default=0)
     mirror.add_argument("--json", action="store_true")
     mirror.set_defaults(func=_cmd_mirror_crops)
+    smear = ds_sub.add_parser("smear-crops", help="a card classifier crop set with smeared copies of a share of its "
+                                                  "crops (a moving hand or camera), the rest linked")
+    smear.add_argument("src", type=Path, help="a card classifier crop set (SRC/train/<card>/*.jpg, SRC/val/...)")
+    smear.add_argument("--out", type=Path, required=True, help="output folder: OUT/{train,val}/<card>/")
+    smear.add_argument("--share", type=_share, default=0.3, help="share of each card's crops also written smeared")
+    smear.add_argument("--seed", type=int, default=0)
+    smear.add_argument("--json", action="store_true")
+    smear.set_defaults(func=_cmd_smear_crops)
     demo = ds_sub.add_parser("demo", help="render the bundled demo recording (held-out decks, banker + 5 players)")
     demo.add_argument("--out", type=Path, required=True)
     demo.add_argument("--seed", type=int, default=0)
@@ -449,6 +457,16 @@ def _cmd_mirror_crops(args) -> int:
     counts = write_mirror_crops(args.src, args.out, args.per_card, seed=args.seed)
     print(json.dumps(counts) if args.json else
           f"wrote {counts['train']} training and {counts['val']} validation crops of {counts['cards']} cards to {args.out}")
+    return 0
+
+
+def _cmd_smear_crops(args) -> int:
+    from vision.smeared_crops import write_smeared_crops
+
+    counts = write_smeared_crops(args.src, args.out, args.share, seed=args.seed)
+    print(json.dumps(counts) if args.json else
+          f"linked {counts['linked']} crops of {counts['classes']} classes into {args.out}, {counts['smeared']} of them "
+          "also smeared")
     return 0
 
 
