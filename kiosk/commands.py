@@ -192,9 +192,18 @@ def _last_table_id(data_dir: Path) -> str:
 
 
 def _detector(args):
-    from vision.detector import CardDetector
+    """The table's reader, with the mirror judge that checks the camera now and then
+    (``vision.mirror.CameraMirrorWatch``).  Without a usable judge the table still runs,
+    unchecked: the second build raises the same error if it was the card models that failed."""
+    from vision.detector import CardDetector, ModelError
 
-    return CardDetector(args.model, fmt=args.model_format, tta=not getattr(args, "no_tta", False))
+    tta = not getattr(args, "no_tta", False)
+    try:
+        return CardDetector(args.model, fmt=args.model_format, tta=tta, unmirror=True)
+    except ModelError as exc:
+        detector = CardDetector(args.model, fmt=args.model_format, tta=tta)
+        print(f"warning: {exc}; the camera will not be checked for mirror images", file=sys.stderr)
+        return detector
 
 
 def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False, app_config: dict | None = None,

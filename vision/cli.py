@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--from-json", type=Path, help='zones file {"banker": [[x,y],...], "1": [...]} (0..1 or pixels)')
     how.add_argument("--click", action="store_true", help="click the zones in a window (needs a display)")
     cal.add_argument("--size", help="image size WxH for pixel zones when there is no --source")
+    cal.add_argument("--mirror", action="store_true",
+                     help="the camera saves mirror images: mirror its frame back before the zones are marked, "
+                          "and write camera.mirror: true so the table reads every frame mirrored back")
     cal.add_argument("--preview", type=Path, help="also write the frame with the zones drawn (JPEG)")
     cal.add_argument("--json", action="store_true", help="print the written config as JSON")
     cal.set_defaults(func=calibrate_command)
@@ -77,6 +80,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in (".yaml", ".yml", ".toml", ".json"):
         raise CalibrationError(f"--out {out}: use a .yaml, .toml or .json file name")
     image = grab_frame(args.source) if args.source else None
+    if image is not None and args.mirror:
+        image = cv2.flip(image, 1)   # zones are marked on the picture the table will read
     size = (image.shape[1], image.shape[0]) if image is not None else parse_size(args.size)
 
     layout = "from " + str(args.from_json) if args.from_json else ""
@@ -102,6 +107,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
         camera["source"] = args.source
     if size is not None:
         camera["width"], camera["height"] = size
+    if args.mirror:
+        camera["mirror"] = True
     config = build_config(zones, table_id=args.table_id, rules=args.rules, currency=args.currency,
                           camera=camera, source=str(out))
     try:

@@ -31,7 +31,7 @@ import numpy as np
 from scoring.cards import Card
 from scoring.errors import NiuniuError
 from vision.blur import sharpened, unsharp
-from vision.mirror import MIRROR_CLASSES, MIRRORED, mirror_box, mirror_image, mirrored_odds
+from vision.mirror import MIRROR_CLASSES, MIRROR_LOG_ODDS, MIRRORED, mirror_box, mirror_image, mirrored_odds
 from vision.speckle import despeckled
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
@@ -117,9 +117,8 @@ ZOOM_OUT = 2.0
 ZOOM_CANVAS_INPUTS = 4
 # A photo may come mirrored (a set flipped as augmentation, a front camera): a photo reader
 # (``unmirror``) reads it mirrored back when the mirror judge (vision.mirror) finds its
-# indices mirrored by more than MIRROR_LOG_ODDS, summed over them (models/README.md,
-# "Twenty-ninth session").
-MIRROR_LOG_ODDS = 2.0
+# indices mirrored by more than MIRROR_LOG_ODDS (defined there), summed over them
+# (models/README.md, "Twenty-ninth session").
 # A photo may come blurred (out of focus, smeared by a moving hand, or blurred as augmentation):
 # a photo reader (``sharpen``) reads a photo vision.blur finds blurred (``sharpened``: every
 # way, or along one direction) sharpened first, and also as it is; any other photo as it is

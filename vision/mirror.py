@@ -14,21 +14,34 @@ own crops (every rotation) and their mirror images; an ace or an 8 looks the sam
 ways and is read near 50:50, so a photo is judged by its indices together
 (``mirrored_odds``).  A top-bottom flip is a left-right one turned half round, and the
 reader reads any turn, so un-mirroring left-right mends both.
+
+A table camera that saves mirror images (installed with one of its flip settings on) would
+have every card misread in silence: the table pipeline reads its seat crops once, unjudged.
+``CameraMirrorWatch`` judges one seat with cards now and then and tells the dealer's screen to
+have ``camera.mirror`` set (the frames, and so the recordings, are then mirrored back).
 """
 
 from __future__ import annotations
 
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from scoring.errors import NiuniuError
 
+log = logging.getLogger(__name__)
+
 PRINTED, MIRRORED = "printed", "mirrored"
 MIRROR_CLASSES = (MIRRORED, PRINTED)   # ultralytics orders classify folders by name
 # Each crop's log-odds is capped here before they are added up: one crop read wrongly with
 # great conviction (a symmetric ace, a pip) must not outvote the rest of the photo.
 CROP_LOG_ODDS_CAP = 4.0
+# A photo (or a seat) whose indices sum to more log-odds than this is mirrored; below minus
+# this, printed; between, undecided (too few indices, or aces and 8s only).
+MIRROR_LOG_ODDS = 2.0
 JPEG_QUALITY = 95
 
 
@@ -90,3 +103,61 @@ def mirrored_odds(p_mirrored: np.ndarray) -> float:
     each crop's log-odds capped at ``CROP_LOG_ODDS_CAP``, added up."""
     p = np.clip(np.asarray(p_mirrored, dtype=float), 1e-6, 1 - 1e-6)
     return float(np.clip(np.log(p) - np.log1p(-p), -CROP_LOG_ODDS_CAP, CROP_LOG_ODDS_CAP).sum())
+
+
+CAMERA_MIRRORED = ("the camera's picture looks mirrored (card indices read back to front), so cards are misread: "
+                   "turn the camera's own flip setting off, or calibrate the table again with `niuniu calibrate "
+                   "--mirror` (it writes camera.mirror: true and zones for the picture mirrored back), then "
+                   "restart niuniu")
+
+
+class CameraMirrorWatch:
+    """Does a table camera save mirror images?  Judged on one seat every ``every_s`` seconds
+    of the stream: the seat crop holding most cards (at least ``min_cards``), by ``judge``
+    (``CardDetector.mirrored_odds``: one detector pass and the judge on its indices, a small
+    cost every half minute).  ``mirrored`` turns True after ``agree`` decided checks in a row
+    say mirrored and back to False after as many say printed, so one seat of aces and 8s, or
+    a card held up to the camera, raises nothing."""
+
+    def __init__(self, judge: Callable[[np.ndarray], float], every_s: float = 30.0, agree: int = 3,
+                 min_cards: int = 2) -> None:
+        self.judge, self.every_s, self.min_cards = judge, every_s, min_cards
+        self._recent: deque[bool] = deque(maxlen=agree)
+        self._last_ts: float | None = None
+        self._failed = False
+        self.mirrored = False
+        self.checks = 0   # seats judged so far
+
+    def check(self, image: np.ndarray, ts: float, regions: Sequence[tuple[int, int, int, int]], detections) -> None:
+        """Judge ``image`` if a check is due and a seat shows enough cards; never raises."""
+        if self._last_ts is not None and 0 <= ts - self._last_ts < self.every_s:
+            return
+        seat = max(regions, key=lambda r: _cards_in(r, detections), default=None)
+        if seat is None or _cards_in(seat, detections) < self.min_cards:
+            return
+        self._last_ts = ts
+        x0, y0, x1, y1 = seat
+        try:
+            odds = self.judge(np.ascontiguousarray(image[y0:y1, x0:x1]))
+        except Exception:  # the check must never stop the table: say so once, keep reading
+            if not self._failed:
+                log.exception("judging whether the camera is mirrored failed")
+            self._failed = True
+            return
+        self.checks += 1
+        if abs(odds) <= MIRROR_LOG_ODDS:
+            return
+        self._recent.append(odds > 0)
+        if len(self._recent) == self._recent.maxlen and len(set(self._recent)) == 1:
+            if self._recent[0] and not self.mirrored:
+                log.warning(CAMERA_MIRRORED)
+            self.mirrored = self._recent[0]
+
+    @property
+    def warning(self) -> str | None:
+        return CAMERA_MIRRORED if self.mirrored else None
+
+
+def _cards_in(region, detections) -> int:
+    x0, y0, x1, y1 = region
+    return sum(x0 <= (d.box[0] + d.box[2]) / 2 <= x1 and y0 <= (d.box[1] + d.box[3]) / 2 <= y1 for d in detections)

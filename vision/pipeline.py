@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from vision.detector import Detection
+from vision.mirror import CameraMirrorWatch
 from vision.motion import MotionGate
 from vision.record import RoundRecorder
 from vision.round import RoundEvent, RoundMachine
@@ -70,6 +71,10 @@ class TablePipeline:
         self.gate = MotionGate(th.motion_pixel_threshold, th.motion_min_area, th.refresh_frames,
                                settle_reads=th.k, min_conf=th.conf) if th.motion_gate else None
         self.machine = RoundMachine(config, round_no=round_no)
+        # Only a reader with a mirror judge can tell (CardDetector(unmirror=True)); a seat
+        # crop is judged as the detector finds it, before the tracker rounds anything.
+        judge = getattr(detector, "mirrored_odds", None) if getattr(detector, "mirror_judge", None) else None
+        self.mirror_watch = CameraMirrorWatch(judge) if judge is not None else None
         self.recorder: RoundRecorder | None = None
         if data_dir is not None:
             self.recorder = RoundRecorder(
@@ -112,6 +117,8 @@ class TablePipeline:
             detections, read = self.gate.read(frame.image, regions, self.detector.detect), self.gate.last_read
         self._detect_ms.append((time.perf_counter() - started) * 1000.0)
         self._regions_read.append((read, len(regions)))
+        if self.mirror_watch is not None:
+            self.mirror_watch.check(frame.image, frame.ts, regions, detections)
         return self.process(frame.frame_no, frame.ts, (width, height), detections, frame.image)
 
     def process(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -193,6 +200,7 @@ class TablePipeline:
         self._reader = LatestFrameReader(
             self.source, self._camera_status, initial_backoff_s=cam.reconnect_initial_s,
             max_backoff_s=cam.reconnect_max_s, offline_after_s=cam.offline_after_s, rotate=cam.rotate,
+            mirror=cam.mirror,
         ).start()
         while not self._stop.is_set():
             frame = self._reader.get(timeout=0.5)
@@ -206,7 +214,7 @@ class TablePipeline:
             self._safe_step(frame)
 
     def _run_file(self) -> None:
-        from vision.sources import rotate_image
+        from vision.sources import oriented
 
         try:
             self.source.open()
@@ -227,7 +235,8 @@ class TablePipeline:
                 if image is None:
                     self._camera = "finished"
                     return
-                frame = Frame(rotate_image(image, self.config.camera.rotate), self.source.timestamp(), frame_no)
+                cam = self.config.camera
+                frame = Frame(oriented(image, cam.rotate, cam.mirror), self.source.timestamp(), frame_no)
                 frame_no += 1
                 if self.realtime:
                     ts0 = frame.ts if ts0 is None else ts0
@@ -283,6 +292,7 @@ class TablePipeline:
                 "recording": str(self.recorder.current_dir) if self.recorder and self.recorder.current_dir else None,
                 "recording_error": self.recorder.error if self.recorder else None,
                 "last_error": self._last_error,
+                "camera_warning": self.mirror_watch.warning if self.mirror_watch is not None else None,
             }
 
     def latest_jpeg(self, draw_boxes: bool = True) -> bytes | None:

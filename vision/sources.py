@@ -102,6 +102,13 @@ class FrameSource:
         return f"<{type(self).__name__} {self.description}>"
 
 
+def oriented(image: np.ndarray, rotate: int = 0, mirror: bool = False) -> np.ndarray:
+    """A camera's frame as the table is seen from above: turned ``rotate`` degrees clockwise,
+    then mirrored left-right if the camera saves mirror images (``camera.mirror``)."""
+    image = rotate_image(image, rotate)
+    return cv2.flip(image, 1) if mirror else image
+
+
 def rotate_image(image: np.ndarray, degrees: int) -> np.ndarray:
     if degrees == 90:
         return cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
@@ -348,12 +355,12 @@ class LatestFrameReader:
 
     def __init__(self, source: FrameSource, on_status: StatusCallback | None = None, *,
                  initial_backoff_s: float = 0.5, max_backoff_s: float = 30.0, offline_after_s: float = 3.0,
-                 rotate: int = 0, sleep: Callable[[float], None] | None = None) -> None:
+                 rotate: int = 0, mirror: bool = False, sleep: Callable[[float], None] | None = None) -> None:
         self.source = source
         self.on_status = on_status
         self.initial_backoff_s, self.max_backoff_s = initial_backoff_s, max_backoff_s
         self.offline_after_s = offline_after_s
-        self.rotate = rotate
+        self.rotate, self.mirror = rotate, mirror
         self._stop = threading.Event()
         self._sleep = sleep or self._stop.wait
         self._cond = threading.Condition()
@@ -442,7 +449,7 @@ class LatestFrameReader:
         self._safe_close()
 
     def _publish(self, image: np.ndarray) -> None:
-        image = rotate_image(image, self.rotate)
+        image = oriented(image, self.rotate, self.mirror)
         frame = Frame(image, self.source.timestamp(), self._next_no)
         self._next_no += 1
         self.last_frame_wall = time.monotonic()

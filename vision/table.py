@@ -85,6 +85,8 @@ class CameraSettings(StrictModel):
     height: int | None = Field(None, ge=64, le=8192, description="requested capture height in pixels")
     fps: float = Field(10.0, gt=0, le=120, description="requested frame rate; also the timing of frame folders")
     rotate: Literal[0, 90, 180, 270] = Field(0, description="clockwise rotation applied to every frame")
+    mirror: bool = Field(False, description="mirror every frame left-right after rotating it: for a camera that "
+                                            "saves mirror images (one flip setting on, or seen through a mirror)")
     offline_after_s: float = Field(3.0, gt=0, le=600, description="no frame for this long means the camera is offline")
     reconnect_initial_s: float = Field(0.5, gt=0, le=60, description="first reconnect delay; doubles on each failure")
     reconnect_max_s: float = Field(30.0, gt=0, le=3600, description="longest delay between reconnect attempts")

@@ -238,6 +238,8 @@
     $("clock-pill").title = clock.message || "";
     $("audit-alarm").hidden = !s.audit_error;
     $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — " + s.audit_error : "";
+    $("camera-warning").hidden = !s.camera_warning;
+    $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";
     document.body.classList.toggle("camera-down", offline);
     $("model-pill").textContent = "MODEL " + (s.model || "none");

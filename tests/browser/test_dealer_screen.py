@@ -140,6 +140,14 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
         lambda d: "1.4 of 6 seat zones read" in (d.find_element(By.ID, "fps-pill").get_attribute("title") or ""))
     assert "61.5 ms" in driver.find_element(By.ID, "fps-pill").get_attribute("title")
 
+    # a camera that saves mirror images is named, with its fix, while the cards are misread
+    from vision.mirror import CAMERA_MIRRORED
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "camera_warning": CAMERA_MIRRORED}
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "camera-warning")))
+    assert "niuniu calibrate --mirror" in driver.find_element(By.ID, "camera-warning").text
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test"}
+    WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "camera-warning")))
+
     # the camera alarm cannot be missed
     from vision.round import EventKind, RoundEvent
     service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 1, 0.0, None, data={"reason": "unplugged"}))

@@ -124,3 +124,25 @@ def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
     log.close()
     assert kinds[0] == "kiosk_start" and "setup_admin" in kinds and kinds[-1] == "kiosk_stop"
     assert not (data / "setup_code").exists()
+
+
+def test_the_table_runs_unchecked_for_mirror_images_when_its_judge_is_unusable(tmp_path, capsys):
+    """`niuniu serve` builds the table's reader with the mirror judge; a judge file that is
+    no judge costs the check, with one warning naming it, not the table."""
+    import argparse
+    import shutil
+
+    import pytest
+
+    pytest.importorskip("ultralytics", reason="the card model needs the ml extra: pip install -e '.[ml]'")
+    from kiosk.commands import _detector
+    from vision.detector import MODELS_DIR
+
+    for name in ("index-detector.pt", "card-classifier.pt", "card-second-opinion.pt"):
+        shutil.copy(MODELS_DIR / name, tmp_path / name)
+    assert _detector(argparse.Namespace(model=tmp_path / "index-detector.pt", model_format="pt")).mirror_judge
+    shutil.copy(MODELS_DIR / "card-second-opinion.pt", tmp_path / "card-mirror.pt")   # reads cards, not mirrors
+    detector = _detector(argparse.Namespace(model=tmp_path / "index-detector.pt", model_format="pt"))
+    assert detector.mirror_judge is None and detector.classifier is not None
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "card-mirror.pt" in err[0] and "will not be checked for mirror images" in err[0]

@@ -76,6 +76,23 @@ def test_calibrate_from_pixel_json_and_a_source_frame(tmp_path, capsys):
     assert drawn.shape == (600, 800, 3) and drawn.max() > 100  # zones drawn on the frame
 
 
+def test_calibrate_for_a_mirroring_camera_marks_zones_on_the_picture_mirrored_back(tmp_path, capsys):
+    """`--mirror`: the preview (and the clicked zones) show the frame mirrored back, and the
+    table file tells the table to mirror every frame back too."""
+    frame = np.zeros((600, 800, 3), np.uint8)
+    frame[:, :100] = 255   # a white strip at the camera's left
+    cv2.imwrite(str(tmp_path / "frame.png"), frame)
+    out, preview = tmp_path / "t.yaml", tmp_path / "preview.png"
+    code, _, err = run(capsys, "calibrate", "--source", tmp_path / "frame.png", "--players", 2, "--mirror",
+                       "--out", out, "--preview", preview)
+    assert code == 0, err
+    assert load_table_config(out).camera.mirror is True
+    drawn = cv2.imread(str(preview))
+    assert drawn[300, 750].min() > 200 and drawn[300, 20].max() < 200   # the strip now at the right
+    run(capsys, "calibrate", "--players", 2, "--out", tmp_path / "plain.yaml")
+    assert load_table_config(tmp_path / "plain.yaml").camera.mirror is False
+
+
 def test_calibrate_errors_are_one_line_and_nothing_is_overwritten(tmp_path, capsys):
     out = tmp_path / "table.yaml"
     out.write_text("precious: true\n")
