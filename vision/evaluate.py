@@ -23,7 +23,8 @@ augmented with salt-and-pepper noise shows it (the same specks for a photo every
 ``blur`` blurs each photo (or hand) by a Gaussian of that sigma in pixels first (before the
 specks), as a set augmented with blur or a camera out of focus shows it.  ``smear`` (length
 in pixels, direction in degrees) draws a straight motion blur after it, as a hand or a camera
-moving during the exposure does (``line_blur_kernel``).
+moving during the exposure does (``line_blur_kernel``).  ``gain`` multiplies every pixel
+first, whites clipped, as an overexposed camera or a set augmented with brightness shows it.
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ def _key(card: Card, mode: str) -> str:
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
              close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0,
-             blur: float = 0.0, smear: tuple[float, float] | None = None) -> Score:
+             blur: float = 0.0, smear: tuple[float, float] | None = None, gain: float = 1.0) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
@@ -210,7 +211,7 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
             image = greyed(image)
         if mirror:
             image, truth = mirrored(image, truth)
-        image = blurred(image, blur, smear)
+        image = blurred(exposed(image, gain), blur, smear)
         if speckle:
             image = add_specks(image, speckle, np.random.default_rng([SPECKLE_SEED, i]))
         for photo, photo_truth in _close_ups(image, truth) if close_up else [(image, truth)]:
@@ -246,6 +247,13 @@ def _score(score: Score, detector, image, truth, mode: str, labelled_ranks) -> N
 SPECKLE_SEED = 5   # the specks' own random stream (``speckle``)
 
 
+def exposed(image: np.ndarray, gain: float = 1.0) -> np.ndarray:
+    """``image`` with every pixel times ``gain``, clipped at white: pale ink fades first."""
+    if gain == 1.0:
+        return image
+    return np.clip(image.astype(np.float32) * gain, 0, 255).round().astype(np.uint8)
+
+
 def blurred(image: np.ndarray, blur: float = 0.0, smear: tuple[float, float] | None = None) -> np.ndarray:
     """``image`` as a lens out of focus (a Gaussian of ``blur`` pixels) and then a moving
     hand or camera (a straight ``smear`` of (length px, direction degrees)) would show it;
@@ -264,7 +272,7 @@ MISSED_CAUSES = ("no index boxed", "taken for no index", "misread", "read, then 
 def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                     decks: list[str] | None = None, close_up: bool = False, grey: bool = False,
                     mirror: bool = False, speckle: float = 0.0, blur: float = 0.0,
-                    smear: tuple[float, float] | None = None) -> dict:
+                    smear: tuple[float, float] | None = None, gain: float = 1.0) -> dict:
     """Whole-hand accuracy on held-out deck designs: one seat of five cards per scene
     (overlapped, fanned or spread, any rotation, with the usual light and lens effects);
     a hand is right when the five cards read are exactly the five dealt.  ``kind="held"``
@@ -313,8 +321,8 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = replace(scene, image=greyed(scene.image))
         if mirror:
             scene = mirrored_scene(scene)
-        if blur or smear:
-            scene = replace(scene, image=blurred(scene.image, blur, smear))
+        if blur or smear or gain != 1.0:
+            scene = replace(scene, image=blurred(exposed(scene.image, gain), blur, smear))
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
             specks = np.random.default_rng([seed, i, SPECKLE_SEED])
             scene = replace(scene, image=add_specks(scene.image, speckle, specks))
@@ -332,7 +340,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
                 missed[cause] += 1
     return {"hands": count, "kind": kind, "seed": seed, "decks": "held-out" if not decks else list(decks),
             "close_up": close_up, "grey": grey, "mirror": mirror, "speckle": speckle, "blur": blur,
-            "smear": list(smear) if smear else None, "hands_right": hands_right,
+            "smear": list(smear) if smear else None, "gain": gain, "hands_right": hands_right,
             "hands_all_right": round(hands_right / count, 4), "cards_dealt": cards_total, "cards_right": cards_right,
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
             "hands_right_lenient": lenient, "hidden_cards_read": hidden_read, "false_cards": false_cards,

@@ -149,6 +149,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--blur", type=_blur_px, default=0.0, metavar="SIGMA",
                     help="blur each photo (or rendered hand) by a Gaussian of SIGMA pixels first (before any "
                          "--speckle), as a set augmented with blur or a camera out of focus shows it (e.g. 2.5)")
+    ev.add_argument("--gain", type=_gain, default=1.0, metavar="FACTOR",
+                    help="multiply every pixel of each photo (or rendered hand) by FACTOR first, whites clipped, as "
+                         "an overexposed camera or a set augmented with brightness shows it (e.g. 1.25)")
     ev.add_argument("--smear", type=_smear, default=None, metavar="LENGTH[,DEGREES]",
                     help="smear each photo (or rendered hand) by a straight motion blur LENGTH pixels long "
                          "(3 to 40) along DEGREES (default 30) after any --blur and before any --speckle, as a "
@@ -198,6 +201,7 @@ _share = _number_from(0.0, 1.0, "a share", "0.3")
 _scale = _number_from(0.5, 4.0, "a scene scale", "1.5")
 _pixel_share = _number_from(0.0, 0.5, "a share of pixels", "0.05")
 _blur_px = _number_from(0.0, 10.0, "a blur in pixels", "2.5")
+_gain = _number_from(0.2, 4.0, "a brightness gain", "1.25")
 SMEAR_DEGREES = 30.0   # --smear's direction when none is given: neither along a row nor down it
 
 
@@ -346,6 +350,7 @@ def _conditions_said(args) -> str:
     """The changes ``evaluate`` made to each photo or hand before reading it, as the printed
     result names them (", black and white, mirrored, blurred by 2.5 px")."""
     return (", black and white" if args.grey else "") + (", mirrored" if args.mirror else "") + \
+        (f", brightness x{args.gain:g}" if args.gain != 1.0 else "") + \
         (f", blurred by {args.blur:g} px" if args.blur else "") + \
         (f", smeared {args.smear[0]:g} px at {args.smear[1]:g} degrees" if args.smear else "") + \
         (f", {args.speckle:.1%} of the pixels speckled" if args.speckle else "")
@@ -361,7 +366,7 @@ def _cmd_evaluate(args) -> int:
         kind, what = ("held", "fans held up") if args.held else ("hands", "hands")
         whose = ", ".join(args.decks) if args.decks else "held-out"
         result = synthetic_hands(_detector(args), args.synthetic_hands, args.seed, kind, args.decks, args.close_up,
-                                 args.grey, args.mirror, args.speckle, args.blur, args.smear)
+                                 args.grey, args.mirror, args.speckle, args.blur, args.smear, args.gain)
         what += (", close up" if args.close_up else "") + _conditions_said(args)
         why = ", ".join(f"{n} {cause}" for cause, n in result["missed"].items())
         print(json.dumps(result) if args.json else
@@ -383,9 +388,11 @@ def _cmd_evaluate(args) -> int:
     if not images:
         raise NiuniuError(f"no labelled images found under {args.data}")
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
-                     grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur, smear=args.smear)
+                     grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur, smear=args.smear,
+                     gain=args.gain)
     result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror,
               "speckle": args.speckle, "blur": args.blur, "smear": list(args.smear) if args.smear else None,
+              "gain": args.gain,
               **score.to_json()}
     if args.json:
         print(json.dumps(result))

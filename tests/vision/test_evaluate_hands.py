@@ -321,6 +321,42 @@ def test_rendered_hands_read_smeared_are_the_same_hands_said_smeared(capsys):
     assert "fans held up, smeared 9 px at 120 degrees (seed 31)" in capsys.readouterr().out
 
 
+def test_photos_read_brightened_lose_their_pale_ink_to_white_and_keep_their_labels(tmp_path):
+    """`niuniu evaluate --gain 1.4`: every pixel times 1.4, whites clipped: a card's white and its
+    pale ink turn the same white, dark ink stays ink."""
+    import cv2
+
+    from vision.detector import Detection
+    from vision.evaluate import LabelledImage, evaluate
+
+    photo = np.full((120, 200, 3), 200, np.uint8)   # a white card
+    photo[40:60, 60:80] = (190, 190, 240)             # pale pink ink
+    photo[70:90, 60:80] = (40, 40, 40)                # black ink
+    path = tmp_path / "photo.png"
+    cv2.imwrite(str(path), photo)
+    seen = []
+
+    class Keeps:
+        def detect(self, image):
+            seen.append(image)
+            return [Detection(card=Card.parse("7S"), conf=0.9, box=(60, 40, 140, 80))]
+
+    score = evaluate(Keeps(), [LabelledImage(path, [("7S", (50.0, 30.0, 150.0, 90.0))])], "card", gain=1.4)
+    assert (score.correct, score.perfect_images) == (1, 1)
+    assert (seen[0][10, 10] == 255).all() and (seen[0][50, 70] == 255).all()   # the pink faded into the white
+    assert (seen[0][80, 70] == 56).all()
+
+
+def test_a_gain_out_of_range_is_one_clear_error_and_hands_read_brightened_are_said_so(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "photos", "--gain", "9"])
+    assert "'9' is not a brightness gain: give a number from 0.2 to 4, e.g. 1.25" in capsys.readouterr().err
+    assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--gain", "1.25", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gain"] == 1.25
+    assert main(["evaluate", "--synthetic-hands", "1", "--seed", "31", "--held", "--gain", "1.25"]) == 0
+    assert "fans held up, brightness x1.25 (seed 31)" in capsys.readouterr().out
+
+
 def test_a_photo_is_judged_mirrored_by_its_indices_together_and_one_sure_crop_cannot_outvote_them():
     from vision.mirror import CROP_LOG_ODDS_CAP, mirrored_odds
 
