@@ -259,6 +259,9 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
     p.add_argument("--stretch-share", type=_share, default=None if given_only else 0.0,
                    help="share of scenes squeezed along one axis, as a photo exported stretched to a square"
                         + (note or " (default 0)"))
+    p.add_argument("--exposure-share", type=_share, default=None if given_only else 0.0,
+                   help="share of scenes overexposed (light x1.2-1.6 on top of the usual range: whites clipped, "
+                        "pale ink faded)" + (note or " (default 0)"))
     p.add_argument("--procedural-designs", type=_designs, default=None if given_only else 400,
                    help="training scenes draw procedural faces from this many designs" + (note or " (default 400)"))
     p.add_argument("--scene-scale", type=_scale, default=None if given_only else 1.0,
@@ -411,7 +414,7 @@ def _cmd_synth(args) -> int:
                       seed=args.seed, procedural_share=args.procedural_share, crops_only=args.crops_only,
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
                       blur_share=args.blur_share, held_share=args.held_share, stretch_share=args.stretch_share,
-                      scene_scale=args.scene_scale,
+                      exposure_share=args.exposure_share, scene_scale=args.scene_scale,
                       procedural_designs=args.procedural_designs, crop_size=args.crop_size)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)

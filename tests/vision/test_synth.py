@@ -182,12 +182,28 @@ def test_weighting_shares_of_zero_leave_the_set_as_it_was(tmp_path):
     write_dataset(SynthConfig(out=tmp_path / "c", court_share=1.0, **base), workers=1, progress=False)
     write_dataset(SynthConfig(out=tmp_path / "d", held_share=1.0, **base), workers=1, progress=False)
     write_dataset(SynthConfig(out=tmp_path / "e", stretch_share=1.0, **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "f", exposure_share=1.0, **base), workers=1, progress=False)
     image = "detect/images/train/000000.jpg"
     assert (tmp_path / "a" / image).read_bytes() == (tmp_path / "b" / image).read_bytes()
-    for other in "cde":
+    for other in "cdef":
         assert (tmp_path / "a" / image).read_bytes() != (tmp_path / other / image).read_bytes(), other
     assert json.loads((tmp_path / "d" / "manifest.json").read_text())["held_share"] == 1.0
     assert json.loads((tmp_path / "e" / "manifest.json").read_text())["stretch_share"] == 1.0
+    assert json.loads((tmp_path / "f" / "manifest.json").read_text())["exposure_share"] == 1.0
+
+
+def test_an_overexposed_scene_is_the_same_scene_with_its_whites_clipped():
+    """The exposure weighting changes the light only: the labels stay, the card's white clips
+    to pure white far more often, and the darkest ink is still there to box."""
+    deck = procedural_deck(7, 300)
+    for seed in range(4):
+        plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
+        bright = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", exposure=1.5)
+        assert [(lab.cls, lab.code, lab.box) for lab in bright.labels] == [
+            (lab.cls, lab.code, lab.box) for lab in plain.labels]
+        clipped = [float((scene.image.min(axis=2) >= 250).mean()) for scene in (plain, bright)]
+        assert clipped[1] > clipped[0] + 0.03, clipped
+        assert np.percentile(bright.image.max(axis=2), 1) < 200   # ink and felt are not washed out
 
 
 def test_a_squeezed_scene_is_the_same_scene_resized_and_its_labels_follow():

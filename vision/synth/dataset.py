@@ -58,6 +58,7 @@ GENERATOR_VERSION = "11"
 # How far a stretched scene (``stretch_share``) squeezes one axis: 0.5625 is a 16:9 frame
 # stretched to a square, 0.75 a 4:3 photo.
 STRETCH_RANGE = (0.55, 0.95)
+EXPOSURE_RANGE = (1.2, 1.6)   # an exposure_share scene's light gain on top of its usual 0.65-1.25
 MIN_CROP_INDEX_PX = 13    # smaller indices are unreadable even to a person: no label to learn from
 SIZES = ((416, 312), (416, 416), (416, 234), (312, 416), (416, 312))
 # Crop scenes are rendered larger: the classifier reads crops cut from the camera's
@@ -86,6 +87,9 @@ class SynthConfig:
     # The share of scenes squeezed along one axis to 0.55-0.95 (render_scene's ``squeeze``), as
     # a photo exported stretched to a square is: narrower or shorter indices than a lens draws.
     stretch_share: float = 0.0
+    # The share of scenes overexposed by EXPOSURE_RANGE (render_scene's ``exposure``): whites
+    # clipped, pale ink faded, where the detector stops boxing indices (real photos x1.25).
+    exposure_share: float = 0.0
     # Scenes rendered this many times the SIZES (or CROP_SCENE_SIZES) in pixels, the layout the
     # same in proportion: a detector trained at an input over 416 px (`niuniu detect`
     # reads photos at 480) learns from real detail instead of an enlarged scene.
@@ -102,7 +106,7 @@ class SynthConfig:
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
 RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size",
-          "held_share", "stretch_share")
+          "held_share", "stretch_share", "exposure_share")
 
 
 class _DeckPool:
@@ -182,8 +186,9 @@ def render_one(cfg: SynthConfig, split: str, i: int):
     if weight_rng.random() < cfg.stretch_share:
         factor = float(weight_rng.uniform(*STRETCH_RANGE))
         squeeze = (factor, 1.0) if weight_rng.random() < 0.5 else (1.0, factor)
+    exposure = float(weight_rng.uniform(*EXPOSURE_RANGE)) if weight_rng.random() < cfg.exposure_share else 1.0
     scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE,
-                         courts_first=courts_first, blurred=blurred, squeeze=squeeze)
+                         courts_first=courts_first, blurred=blurred, squeeze=squeeze, exposure=exposure)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")

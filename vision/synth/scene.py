@@ -400,7 +400,8 @@ def _colour_cast(rng: np.random.Generator) -> np.ndarray:
     return np.array([rng.uniform(0.75, 0.9), rng.uniform(1.05, 1.15), rng.uniform(0.75, 0.9)], np.float32)
 
 
-def _lighting(img: np.ndarray, rng: np.random.Generator, cast: np.ndarray | None = None) -> np.ndarray:
+def _lighting(img: np.ndarray, rng: np.random.Generator, cast: np.ndarray | None = None,
+              exposure: float = 1.0) -> np.ndarray:
     h, w = img.shape[:2]
     f = img.astype(np.float32)
     # colour temperature: tungsten casino light to cold LED, mostly white-balanced
@@ -412,7 +413,7 @@ def _lighting(img: np.ndarray, rng: np.random.Generator, cast: np.ndarray | None
     plane = 1.0 + gx * (xx / w - 0.5) + gy * (yy / h - 0.5)
     r2 = ((xx / w - 0.5) ** 2 + (yy / h - 0.5) ** 2)
     vign = 1.0 - rng.uniform(0, 0.6) * r2
-    f *= (plane * vign * rng.uniform(0.65, 1.25))[..., None]
+    f *= (plane * vign * rng.uniform(0.65, 1.25) * exposure)[..., None]
     if rng.random() < 0.35:  # glare: a soft bright blob
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
         sx = rng.uniform(0.05, 0.3) * w
@@ -514,7 +515,8 @@ def _held_fan(rng: np.random.Generator, k: int, card_w: float, card_h: float, ce
 def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640, 480),
                  kind: str | None = None, max_tilt: float = 0.45, seats: int | None = None,
                  hand_size: int | None = None, colour_casts: float = 0.0, courts_first: bool = False,
-                 blurred: bool = False, squeeze: tuple[float, float] = (1.0, 1.0)) -> Scene:
+                 blurred: bool = False, squeeze: tuple[float, float] = (1.0, 1.0),
+                 exposure: float = 1.0) -> Scene:
     """Compose one labelled scene from ``deck`` (a :class:`vision.synth.decks.Deck`).
 
     ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
@@ -533,6 +535,9 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     default to off, and off they change no draw: the scene is drawn as before.
     ``squeeze`` scales the picture by ``(x, y)`` about its centre, as a photo resized to
     another aspect is (:func:`_squeezed`); ``(1, 1)`` changes nothing.
+    ``exposure`` multiplies the light before the camera clips it: over 1, the card's white
+    and its pale ink clip to the same white, as an overexposed camera (or a photo set's
+    brightness augmentation) leaves them; 1 changes nothing.
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
@@ -644,7 +649,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
 
     labels = _labels(owner, placed, w, h)
     cast = _colour_cast(page_rng) if page_rng.random() < colour_casts else None
-    img = _optics(_lighting(out, rng, cast), rng, blurred)
+    img = _optics(_lighting(out, rng, cast, exposure), rng, blurred)
     index_quads, card_quads = _quads(placed)
     return Scene(image=img, labels=labels, jpeg_quality=int(rng.integers(40, 96)),
                  index_quads=index_quads, card_quads=card_quads, face_up=[p.code for p in placed])
