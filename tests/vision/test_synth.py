@@ -119,13 +119,16 @@ def test_a_printed_page_lies_under_the_cards_and_is_never_labelled(monkeypatch):
         bare = render_scene(np.random.default_rng(seed), deck, size=(640, 480), kind="hands")
         monkeypatch.setattr(scene_module, "PRINTED_PAGE_SHARE", 1.0)
         paged = render_scene(np.random.default_rng(seed), deck, size=(640, 480), kind="hands")
-        assert [(lab.cls, lab.code, lab.box) for lab in paged.labels] == [
-            (lab.cls, lab.code, lab.box) for lab in bare.labels]
+        assert _labels_of(paged) == _labels_of(bare)
         changed = np.abs(paged.image.astype(int) - bare.image.astype(int)).max(axis=2) > 40
         assert changed.mean() > 0.02, f"seed {seed}: no page was drawn"
         for x0, y0, x1, y1 in not_index_boxes(paged, np.random.default_rng(seed), 8):
             on_print += changed[int(y0):int(y1) + 1, int(x0):int(x1) + 1].mean() > 0.05
     assert on_print >= 3, "no 'not an index' crop fell on the print"
+
+
+def _labels_of(scene) -> list:
+    return [(lab.cls, lab.code, lab.box) for lab in scene.labels]
 
 
 def _only_card_deck(code: str):
@@ -140,8 +143,7 @@ def test_an_uncorrected_colour_cast_tints_the_light_and_nothing_else():
     for seed in range(4):
         plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
         cast = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", colour_casts=1.0)
-        assert [(lab.cls, lab.code, lab.box) for lab in cast.labels] == [
-            (lab.cls, lab.code, lab.box) for lab in plain.labels]
+        assert _labels_of(cast) == _labels_of(plain)
         ratio = cast.image.reshape(-1, 3).mean(0) / np.maximum(plain.image.reshape(-1, 3).mean(0), 1)
         assert ratio.max() - ratio.min() > 0.12, f"seed {seed}: colour balance unchanged {ratio}"
 
@@ -164,8 +166,7 @@ def test_a_blurred_scene_is_the_same_layout_out_of_focus():
     for seed in range(6):
         plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
         blurred = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", blurred=True)
-        assert [(lab.cls, lab.code, lab.box) for lab in blurred.labels] == [
-            (lab.cls, lab.code, lab.box) for lab in plain.labels]
+        assert _labels_of(blurred) == _labels_of(plain)
         for flag, scene in ((False, plain), (True, blurred)):
             gray = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
             sharpness[flag].append(cv2.Laplacian(gray, cv2.CV_64F).var())
@@ -199,8 +200,7 @@ def test_an_overexposed_scene_is_the_same_scene_with_its_whites_clipped():
     for seed in range(4):
         plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
         bright = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", exposure=1.5)
-        assert [(lab.cls, lab.code, lab.box) for lab in bright.labels] == [
-            (lab.cls, lab.code, lab.box) for lab in plain.labels]
+        assert _labels_of(bright) == _labels_of(plain)
         clipped = [float((scene.image.min(axis=2) >= 250).mean()) for scene in (plain, bright)]
         assert clipped[1] > clipped[0] + 0.03, clipped
         assert np.percentile(bright.image.max(axis=2), 1) < 200   # ink and felt are not washed out
