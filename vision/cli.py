@@ -17,6 +17,7 @@ import cv2
 from scoring.errors import NiuniuError
 from vision.calibrate import (CalibrationError, build_config, click_zones, draw_zones, even_layout, grid_layout,
                               has_display, parse_grid, seat_names, zones_from_json)
+from vision.mirror import mirror_image
 from vision.replay import format_rounds, jsonable, replay
 from vision.sources import SourceError, open_source
 from vision.table import dump_table_config, load_table_config
@@ -81,7 +82,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         raise CalibrationError(f"--out {out}: use a .yaml, .toml or .json file name")
     image = grab_frame(args.source) if args.source else None
     if image is not None and args.mirror:
-        image = cv2.flip(image, 1)   # zones are marked on the picture the table will read
+        image = mirror_image(image)   # zones are marked on the picture the table will read
     size = (image.shape[1], image.shape[0]) if image is not None else parse_size(args.size)
 
     layout = "from " + str(args.from_json) if args.from_json else ""

@@ -321,8 +321,7 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             scene = replace(scene, image=greyed(scene.image))
         if mirror:
             scene = mirrored_scene(scene)
-        if blur or smear or gain != 1.0:
-            scene = replace(scene, image=blurred(exposed(scene.image, gain), blur, smear))
+        scene = replace(scene, image=blurred(exposed(scene.image, gain), blur, smear))
         if speckle:   # on a stream of its own, so the hands dealt are the same with or without it
             specks = np.random.default_rng([seed, i, SPECKLE_SEED])
             scene = replace(scene, image=add_specks(scene.image, speckle, specks))

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from scoring.errors import NiuniuError
+from vision.table import centre_in
 
 log = logging.getLogger(__name__)
 
@@ -132,8 +133,8 @@ class CameraMirrorWatch:
         """Judge ``image`` if a check is due and a seat shows enough cards; never raises."""
         if self._last_ts is not None and 0 <= ts - self._last_ts < self.every_s:
             return
-        seat = max(regions, key=lambda r: _cards_in(r, detections), default=None)
-        if seat is None or _cards_in(seat, detections) < self.min_cards:
+        cards, seat = max(((sum(centre_in(d.box, r) for d in detections), r) for r in regions), default=(0, None))
+        if cards < self.min_cards:
             return
         self._last_ts = ts
         x0, y0, x1, y1 = seat
@@ -156,8 +157,3 @@ class CameraMirrorWatch:
     @property
     def warning(self) -> str | None:
         return CAMERA_MIRRORED if self.mirrored else None
-
-
-def _cards_in(region, detections) -> int:
-    x0, y0, x1, y1 = region
-    return sum(x0 <= (d.box[0] + d.box[2]) / 2 <= x1 and y0 <= (d.box[1] + d.box[3]) / 2 <= y1 for d in detections)

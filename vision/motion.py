@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from vision.detector import Detection
-from vision.table import box_centre
+from vision.table import centre_in
 
 Region = tuple[int, int, int, int]
 SCALE = 4
@@ -60,11 +60,6 @@ def changed(reference: np.ndarray, patch: np.ndarray, pixel_threshold: int, min_
     """
     diff = cv2.absdiff(reference, patch)
     return np.count_nonzero(diff > pixel_threshold) >= max(1.0, min_area * diff.size)
-
-
-def _inside(point: tuple[float, float], region: Region) -> bool:
-    x, y = point
-    return region[0] <= x <= region[2] and region[1] <= y <= region[3]
 
 
 def _overlaps(box, region: Region) -> bool:
@@ -115,7 +110,7 @@ class MotionGate:
         for i in due:
             self._references[i], unread_for[i] = patches[i], 0
             cards = sorted(d.card.code for d in fresh
-                           if d.conf >= self.min_conf and _inside(box_centre(d.box), regions[i]))
+                           if d.conf >= self.min_conf and centre_in(d.box, regions[i]))
             self._agreed[i] = self._agreed[i] + 1 if cards == self._cards[i] else 1
             self._cards[i] = cards
         self._unread_for = unread_for
@@ -136,5 +131,5 @@ def merge(cached: list[Detection], fresh: list[Detection], read: Sequence[Region
     """
     found = {d.card for d in fresh}
     kept = [d for d in cached
-            if not any(_inside(box_centre(d.box), r) or (d.card in found and _overlaps(d.box, r)) for r in read)]
+            if not any(centre_in(d.box, r) or (d.card in found and _overlaps(d.box, r)) for r in read)]
     return sorted(fresh + kept, key=lambda d: (d.box[1], d.box[0]))

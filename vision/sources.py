@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from scoring.errors import NiuniuError
+from vision.mirror import mirror_image
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ def oriented(image: np.ndarray, rotate: int = 0, mirror: bool = False) -> np.nda
     """A camera's frame as the table is seen from above: turned ``rotate`` degrees clockwise,
     then mirrored left-right if the camera saves mirror images (``camera.mirror``)."""
     image = rotate_image(image, rotate)
-    return cv2.flip(image, 1) if mirror else image
+    return mirror_image(image) if mirror else image
 
 
 def rotate_image(image: np.ndarray, degrees: int) -> np.ndarray:

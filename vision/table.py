@@ -367,6 +367,13 @@ def box_centre(box: Box) -> Point:
     return ((x1 + x2) / 2.0, (y1 + y2) / 2.0)
 
 
+def centre_in(box: Box, region: tuple[int, int, int, int]) -> bool:
+    """Whether ``box``'s centre lies in a seat crop (x1, y1, x2, y2): a detection belongs to
+    the crop it was read in by its centre, as to a seat zone."""
+    x, y = box_centre(box)
+    return region[0] <= x <= region[2] and region[1] <= y <= region[3]
+
+
 class ZoneMap:
     """Seat zones resolved to pixels for one frame size, so lookups per detection are cheap."""
 
