@@ -51,6 +51,8 @@ class AuditType(StrEnum):
     MODEL_LOADED = "model_loaded"
     CAMERA_OFFLINE = "camera_offline"
     CAMERA_ONLINE = "camera_online"
+    CAMERA_MIRRORED = "camera_mirrored"
+    CAMERA_MIRROR_CLEARED = "camera_mirror_cleared"
     GUARDS_RESTORED = "audit_guards_restored"
     SETUP_ADMIN = "setup_admin"
     LOGIN = "login"

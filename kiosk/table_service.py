@@ -170,6 +170,7 @@ class TableService:
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
         self._camera = {"state": "unknown", "since": None, "reason": ""}
+        self._camera_mirrored = False
         self._feed = threading.Condition()
         self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
         self._version = 0
@@ -313,6 +314,15 @@ class TableService:
 
     def _camera_event(self, ev: RoundEvent) -> None:
         with self._lock:
+            if ev.kind in (EventKind.camera_mirrored, EventKind.camera_mirror_cleared):
+                # The machine and the pipeline both pass each camera event on: log it once.
+                mirrored = ev.kind == EventKind.camera_mirrored
+                if self._camera_mirrored != mirrored:
+                    self._camera_mirrored = mirrored
+                    self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data},
+                                      ts=ev.ts)
+                    self._publish()
+                return
             online = ev.kind == EventKind.camera_online
             state = "online" if online else "offline"
             if self._camera["state"] == state:

@@ -110,6 +110,7 @@ CAMERA_MIRRORED = ("the camera's picture looks mirrored (card indices read back 
                    "turn the camera's own flip setting off, or calibrate the table again with `niuniu calibrate "
                    "--mirror` (it writes camera.mirror: true and zones for the picture mirrored back), then "
                    "restart niuniu")
+CAMERA_MIRROR_CLEARED = "the camera's picture reads the right way round again (three checks in a row)"
 
 
 class CameraMirrorWatch:
@@ -118,11 +119,12 @@ class CameraMirrorWatch:
     (``CardDetector.mirrored_odds``: one detector pass and the judge on its indices, a small
     cost every half minute).  ``mirrored`` turns True after ``agree`` decided checks in a row
     say mirrored and back to False after as many say printed, so one seat of aces and 8s, or
-    a card held up to the camera, raises nothing."""
+    a card held up to the camera, raises nothing.  ``on_change(mirrored, ts, log_odds)`` is told
+    each time ``mirrored`` turns, so the table can put it in its audit log."""
 
     def __init__(self, judge: Callable[[np.ndarray], float], every_s: float = 30.0, agree: int = 3,
-                 min_cards: int = 2) -> None:
-        self.judge, self.every_s, self.min_cards = judge, every_s, min_cards
+                 min_cards: int = 2, on_change: Callable[[bool, float, float], None] | None = None) -> None:
+        self.judge, self.every_s, self.min_cards, self.on_change = judge, every_s, min_cards, on_change
         self._recent: deque[bool] = deque(maxlen=agree)
         self._last_ts: float | None = None
         self._failed = False
@@ -149,10 +151,15 @@ class CameraMirrorWatch:
         if abs(odds) <= MIRROR_LOG_ODDS:
             return
         self._recent.append(odds > 0)
-        if len(self._recent) == self._recent.maxlen and len(set(self._recent)) == 1:
-            if self._recent[0] and not self.mirrored:
-                log.warning(CAMERA_MIRRORED)
+        if len(self._recent) == self._recent.maxlen and len(set(self._recent)) == 1 \
+                and self._recent[0] != self.mirrored:
             self.mirrored = self._recent[0]
+            log.warning(CAMERA_MIRRORED if self.mirrored else CAMERA_MIRROR_CLEARED)
+            if self.on_change is not None:
+                try:
+                    self.on_change(self.mirrored, ts, odds)
+                except Exception:  # telling the log must not stop the table either
+                    log.exception("reporting the camera's mirroring failed")
 
     @property
     def warning(self) -> str | None:

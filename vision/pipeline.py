@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 
 from vision.detector import Detection
-from vision.mirror import CameraMirrorWatch
+from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
 from vision.record import RoundRecorder
 from vision.round import RoundEvent, RoundMachine
@@ -74,7 +74,7 @@ class TablePipeline:
         # Only a reader with a mirror judge can tell (CardDetector(unmirror=True)); a seat
         # crop is judged as the detector finds it, before the tracker rounds anything.
         judge = getattr(detector, "mirrored_odds", None) if getattr(detector, "mirror_judge", None) else None
-        self.mirror_watch = CameraMirrorWatch(judge) if judge is not None else None
+        self.mirror_watch = CameraMirrorWatch(judge, on_change=self._mirroring_changed) if judge is not None else None
         self.recorder: RoundRecorder | None = None
         if data_dir is not None:
             self.recorder = RoundRecorder(
@@ -262,6 +262,11 @@ class TablePipeline:
         if self._reader is not None:
             data["reconnects"] = self._reader.reconnects
         self.machine.note_camera(online, reason, **data)
+
+    def _mirroring_changed(self, mirrored: bool, ts: float, odds: float) -> None:
+        self.machine.note_camera_mirrored(mirrored, CAMERA_MIRRORED if mirrored else CAMERA_MIRROR_CLEARED, ts,
+                                          log_odds=round(odds, 2), checks=self.mirror_watch.checks,
+                                          source=getattr(self.source, "description", ""))
 
     # ------------------------------------------------------------ views
 

@@ -67,6 +67,8 @@ class EventKind(StrEnum):
     alert = "alert"
     camera_offline = "camera_offline"
     camera_online = "camera_online"
+    camera_mirrored = "camera_mirrored"
+    camera_mirror_cleared = "camera_mirror_cleared"
 
 
 class AlertCode(StrEnum):
@@ -80,7 +82,8 @@ MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, Eve
 """Events caused by a person, not by the camera; a replay re-applies them (plus a
 ``round_cleared`` whose ``data`` has ``manual: true``) after the frame they name."""
 
-CAMERA_KINDS = frozenset({EventKind.camera_offline, EventKind.camera_online})
+CAMERA_KINDS = frozenset({EventKind.camera_offline, EventKind.camera_online, EventKind.camera_mirrored,
+                          EventKind.camera_mirror_cleared})
 
 
 class RoundError(NiuniuError):
@@ -105,7 +108,9 @@ class RoundEvent:
     * ``round_void``: ``actor``, ``reason``, ``seats``;
     * ``round_cleared``: ``previous_state``, ``seats`` (the final record), ``manual`` and
       ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it;
-    * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``.
+    * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``;
+    * ``camera_mirrored``/``camera_mirror_cleared``: ``reason``, ``log_odds`` (the deciding
+      check's: above 0 reads mirrored), ``checks`` (seats judged so far).
     """
 
     kind: EventKind
@@ -587,8 +592,17 @@ class RoundMachine:
         The camera's reader thread reports through here so that listeners (recorder, kiosk,
         audit log) are never called from two threads at once.
         """
+        return self._note_camera(EventKind.camera_online if online else EventKind.camera_offline, reason, ts, data)
+
+    def note_camera_mirrored(self, mirrored: bool, reason: str, ts: float | None = None, **data: Any) -> RoundEvent:
+        """Publish camera_mirrored (or camera_mirror_cleared) in the round's ordered stream: a
+        camera that saves mirror images misreads cards, and surveillance reviewing a disputed
+        round must see in the log, not only on the dealer's screen, that it did so then."""
+        kind = EventKind.camera_mirrored if mirrored else EventKind.camera_mirror_cleared
+        return self._note_camera(kind, reason, ts, data)
+
+    def _note_camera(self, kind: EventKind, reason: str, ts: float | None, data: dict) -> RoundEvent:
         with self._lock:
-            kind = EventKind.camera_online if online else EventKind.camera_offline
             event = self._event(kind, time.time() if ts is None else ts, self.last_frame_no,
                                 data={"reason": reason, **data})
             self._publish([event])

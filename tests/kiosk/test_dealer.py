@@ -299,6 +299,19 @@ def test_camera_offline_and_online_are_logged(service, audit):
     assert service.status()["camera"] == "online"
 
 
+def test_a_mirrored_camera_and_its_mending_are_logged_once_each_for_surveillance(service, audit):
+    """The table passes each camera event on twice (machine and pipeline); the log has each turn once."""
+    from vision.round import EventKind, RoundEvent
+    mirrored = RoundEvent(EventKind.camera_mirrored, 0, 60.0, 12, data={"reason": "looks mirrored", "log_odds": 25.0,
+                                                                        "checks": 3})
+    cleared = RoundEvent(EventKind.camera_mirror_cleared, 0, 150.0, 40, data={"reason": "right way round", "checks": 6})
+    for event in (mirrored, mirrored, cleared, cleared):
+        service.on_pipeline_event(event)
+    logged = [(r.type, r.actor, r.data["frame_no"], r.data["log_odds"] if "log_odds" in r.data else None)
+              for r in audit.records() if r.type.startswith("camera")]
+    assert logged == [("camera_mirrored", "camera", 12, 25.0), ("camera_mirror_cleared", "camera", 40, None)]
+
+
 def test_sse_resumes_from_last_event_id_after_a_reconnect(dealer, client, service):
     bet(dealer, "1", "100")
     mark = service.version

@@ -101,9 +101,11 @@ def test_key_frames_are_shown_with_boxes(played, app, service):
     assert played.get("/review/round/1/frame/8.jpg").status_code == 404
 
 
-def test_event_log_shows_logins_and_system_records(played):
+def test_event_log_shows_logins_and_system_records(played, service):
+    from vision.round import EventKind, RoundEvent
+    service.on_pipeline_event(RoundEvent(EventKind.camera_mirrored, 0, 60.0, 12, data={"reason": "looks mirrored"}))
     page = played.get("/review/log").get_data(as_text=True)
-    for kind in ("kiosk_start", "config_loaded", "login", "logout"):
+    for kind in ("kiosk_start", "config_loaded", "login", "logout", "camera_mirrored"):
         assert f"<td>{kind}</td>" in page
     assert "<td>card_accepted</td>" not in page  # round records live on the round pages
     only = played.get("/review/log?type=logout").get_data(as_text=True)

@@ -12,6 +12,7 @@ from scoring.cards import Card
 from vision.detector import Detection
 from vision.mirror import CAMERA_MIRRORED, CameraMirrorWatch
 from vision.pipeline import TablePipeline
+from vision.round import CAMERA_KINDS, EventKind
 from vision.sources import Frame, ImageFilesSource
 from vision.table import load_table_config, table_config_from_dict
 
@@ -33,7 +34,8 @@ def test_three_sure_checks_in_a_row_warn_and_three_the_other_way_clear_it():
     """A seat judged mirrored three times running (30 s apart) raises the warning; undecided
     checks (aces and 8s) do not count either way; three printed ones clear it."""
     judge = Judge(5.0, 0.5, 6.0, 7.0, -4.0, -5.0, -6.0)
-    watch = CameraMirrorWatch(judge)
+    turns = []
+    watch = CameraMirrorWatch(judge, on_change=lambda *turn: turns.append(turn))
     image = np.zeros((150, 400, 3), np.uint8)
     seen = []
     for ts in (0, 10, 30, 60, 90, 120, 150, 180):
@@ -41,6 +43,7 @@ def test_three_sure_checks_in_a_row_warn_and_three_the_other_way_clear_it():
         seen.append(watch.warning is not None)
     assert seen == [False, False, False, False, True, True, True, False]
     assert judge.crops == [(150, 200, 3)] * 7   # the seat with the cards, as cut from the frame
+    assert turns == [(True, 90.0, 7.0), (False, 180.0, -6.0)]   # each turn told once, when it is decided
 
 
 def test_no_seat_with_two_cards_is_no_check_and_a_failing_judge_stops_nothing():
@@ -85,6 +88,8 @@ def test_a_camera_saving_mirror_images_is_named_on_the_status_and_config_mends_i
         for i, ts in enumerate((0.0, 30.0, 60.0)):
             pipeline.step(Frame(frame, ts, i))
         assert pipeline.status()["camera_warning"] == (CAMERA_MIRRORED if warned else None)
+        told = [(e.kind, e.ts, e.data["checks"]) for e in pipeline.recent_events if e.kind in CAMERA_KINDS]
+        assert told == ([(EventKind.camera_mirrored, 60.0, 3)] if warned else [])   # for the audit log
     for i in range(3):
         cv2.imwrite(str(tmp_path / f"{i:04d}.png"), flipped)
     mended = table_config_from_dict({**config.model_dump(mode="json"),
