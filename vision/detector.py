@@ -536,21 +536,20 @@ class CardDetector(IndexFinder):
         the indices found in it (``vision.mirror.mirrored_odds``); 0 with no judge or no index."""
         return self._judge(image)[0] if self.mirror_judge is not None else 0.0
 
-    def _judge(self, image: np.ndarray) -> tuple[float, tuple[list, list] | None]:
+    def _judge(self, image: np.ndarray) -> tuple[float, tuple[list, list]]:
         """``mirrored_odds``, and what the detector found in ``image`` to judge it by, so that
-        reading it as it is need not look again (``None`` for a thumbnail, which is judged
-        enlarged, as ``_read_at_its_size`` reads it)."""
+        reading it as it is need not look again (a thumbnail is judged enlarged, as
+        ``_read_at_its_size`` reads it, and what was found is the enlargement's)."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
         if grow > 1.01:
             image = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
             h, w = image.shape[:2]
         found = self._find(image, [(0, 0, w, h)])
-        reusable = None if grow > 1.01 else found
         if not found[0]:
-            return 0.0, reusable
+            return 0.0, found
         probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in found[0]], self.tta)
-        return mirrored_odds(probs[:, self._mirrored_class]), reusable
+        return mirrored_odds(probs[:, self._mirrored_class]), found
 
     def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None,
                     second: np.ndarray | None = None) -> list[Detection]:
@@ -578,7 +577,8 @@ class CardDetector(IndexFinder):
     def _read_at_its_size(self, image: np.ndarray, regions, every: bool = False,
                           found: tuple[list, list] | None = None) -> list[Detection]:
         """``read_as_given``, a thumbnail enlarged first and (``zoom_out``) a close-up zoomed out.
-        ``found``: what the detector found in the whole of ``image`` already, if it looked."""
+        ``found``: what the detector found in the whole of ``image`` already, if it looked
+        (in a thumbnail's enlargement, for a thumbnail)."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
         if grow > 1.01:
@@ -586,7 +586,7 @@ class CardDetector(IndexFinder):
             # first: the classifier's crop of a 5-8 pixel index cut from the sharper
             # enlargement reads better (the real photos shrunk to 0.3x: 380 of 451 fully
             # right against 371; half size unchanged at 438; models/README.md).
-            return self._read_resized(image, regions, grow, grow, every)
+            return self._read_resized(image, regions, grow, grow, every, found)
         if found is None or regions:
             found = self._find(image, regions or [(0, 0, w, h)])
         if not self.zoom_out or regions:   # seat zones are the table camera's: its indices are small
@@ -622,15 +622,17 @@ class CardDetector(IndexFinder):
                 found.append(replace(d, box=(max(0.0, x1), max(0.0, y1), min(float(w), x2), min(float(h), y2))))
         return found
 
-    def _read_resized(self, image: np.ndarray, regions, fx: float, fy: float, every: bool) -> list[Detection]:
+    def _read_resized(self, image: np.ndarray, regions, fx: float, fy: float, every: bool,
+                      found: tuple[list, list] | None = None) -> list[Detection]:
         """``image`` read resized (cubic) by ``fx`` across and ``fy`` down, each card boxed in
         ``image``'s own pixels.  An enlarged thumbnail reaches the detector's input size, so
-        it is not enlarged again."""
+        it is not enlarged again.  ``found``: what the detector found in the resized image
+        already, if it looked (the mirror judge looks at a thumbnail enlarged alike)."""
         h, w = image.shape[:2]
         resized = cv2.resize(image, (round(w * fx), round(h * fy)), interpolation=cv2.INTER_CUBIC)
         scaled = [(r[0] * fx, r[1] * fy, r[2] * fx, r[3] * fy) for r in regions] if regions else None
         return [replace(d, box=(d.box[0] / fx, d.box[1] / fy, d.box[2] / fx, d.box[3] / fy))
-                for d in self._read_at_its_size(resized, scaled, every)]
+                for d in self._read_at_its_size(resized, scaled, every, found)]
 
     def read_as_given(self, image: np.ndarray, regions: list[tuple[float, float, float, float]] | None = None,
                       every: bool = False) -> list[Detection]:

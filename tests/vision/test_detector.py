@@ -772,6 +772,31 @@ def test_a_close_up_is_read_zoomed_out_and_its_cards_boxed_in_its_own_pixels():
     assert det._read_at_its_size(photo, None)[0].box == (200.0, 100.0, 248.0, 160.0) and len(seen) == 1
 
 
+def test_a_thumbnail_the_mirror_judge_looked_at_is_looked_at_once(monkeypatch):
+    """The photo reader judges a thumbnail enlarged, as it then reads it, so the detector's
+    one look at the enlargement serves the judge and the reading (the detector is most of
+    a photo's reading time); the cards come back in the thumbnail's pixels."""
+    import vision.detector as detector
+    from scoring.cards import Card
+    from vision.detector import Detection
+
+    det = _reader_of(classifier=None)
+    det.imgsz, det.mirror_judge, det.mirror_imgsz, det._mirrored_class = 480, object(), 64, 0
+    seen = []
+
+    def find(image, regions, tiles_too=True):
+        seen.append(image.shape[:2])
+        return [((10.0, 10.0, 40.0, 60.0), 0.9)], []
+
+    det._find = find
+    det._read_found = lambda image, indices, cards, every: [Detection(Card.parse("7H"), 0.9, indices[0][0])]
+    # the judge reads every index printed the right way round
+    monkeypatch.setattr(detector, "_read_crops", lambda model, size, image, boxes, tta: np.zeros((len(boxes), 2)))
+    found = det.detect(np.zeros((144, 192, 3), np.uint8))
+    assert seen == [(360, 480)]
+    assert found[0].box == pytest.approx((4.0, 4.0, 16.0, 24.0))
+
+
 def _cards_read_right(reader, scenes) -> int:
     """How many of the scenes' dealt cards ``reader`` reads; none it reports may lie off that
     card's own index or outline."""
