@@ -109,8 +109,8 @@ class RoundEvent:
     * ``round_cleared``: ``previous_state``, ``seats`` (the final record), ``manual`` and
       ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it;
     * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``;
-    * ``camera_mirrored``/``camera_mirror_cleared``: ``reason``, ``log_odds`` (the deciding
-      check's: above 0 reads mirrored), ``checks`` (seats judged so far).
+    * ``camera_mirrored``/``camera_mirror_cleared``: ``reason``, ``source``, ``log_odds`` (the
+      deciding check's: above 0 reads mirrored), ``checks`` (seats judged so far).
     """
 
     kind: EventKind
