@@ -229,7 +229,8 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     kinds = load_preset(config.rules).bet_kinds
     service = TableService(config, log, pipeline=pipeline, detector_info=info,
                            auto_bets=default_bets(kinds) if demo else None)
-    pipeline.on_event = service.on_pipeline_event
+    # No pipeline.on_event: the service listens to the pipeline's round machine, which
+    # passes on every event, camera turns included; a second path would deliver each twice.
     app = create_app({"DATA_DIR": str(data_dir), "DEMO": demo, **(app_config or {})}, service=service)
     return app, service, pipeline
 

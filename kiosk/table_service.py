@@ -306,7 +306,11 @@ class TableService:
         return self.machine.observe(hands, frame_no, self.clock() if ts is None else ts)
 
     def on_pipeline_event(self, event: RoundEvent | Iterable[RoundEvent]) -> None:
-        """The pipeline's ``on_event``: camera status (machine events arrive as a listener)."""
+        """Camera status from outside the round machine (tools and tests without a pipeline).
+
+        A service built on a pipeline hears the camera through the machine's listener, so
+        nothing should wire this to that pipeline's ``on_event`` as well.
+        """
         events = [event] if isinstance(event, RoundEvent) else list(event)
         for ev in events:
             if ev.kind in CAMERA_KINDS:
@@ -315,7 +319,7 @@ class TableService:
     def _camera_event(self, ev: RoundEvent) -> None:
         with self._lock:
             if ev.kind in (EventKind.camera_mirrored, EventKind.camera_mirror_cleared):
-                # The machine and the pipeline both pass each camera event on: log it once.
+                # Log each turn once, even if a tool repeats one (on_pipeline_event).
                 mirrored = ev.kind == EventKind.camera_mirrored
                 if self._camera_mirrored != mirrored:
                     self._camera_mirrored = mirrored

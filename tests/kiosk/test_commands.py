@@ -126,6 +126,26 @@ def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
     assert not (data / "setup_code").exists()
 
 
+def test_the_kiosk_hears_each_camera_turn_once(tmp_path):
+    """A table's camera turns reach the kiosk through the round machine alone, so an
+    unplugged camera is one audit record from one delivery, not two deduplicated ones."""
+    from kiosk.commands import build_kiosk
+    from kiosk_testing import ScriptedDetector
+    from vision.sources import ImageFilesSource
+
+    source = ImageFilesSource([tmp_path / "0000.png"], "a test folder")
+    _, service, pipeline = build_kiosk(make_table(), source, ScriptedDetector({}), tmp_path / "d")
+    heard = []
+    original = service._camera_event
+    service._camera_event = lambda ev: (heard.append(ev.kind), original(ev))
+    pipeline.machine.note_camera(False, "unplugged")
+    pipeline.machine.note_camera_mirrored(True, "looks mirrored")
+    assert [str(k) for k in heard] == ["camera_offline", "camera_mirrored"]
+    kinds = [r.type for r in service.audit.records() if r.type.startswith("camera")]
+    assert kinds == ["camera_offline", "camera_mirrored"]
+    service.audit.close()
+
+
 def test_the_table_runs_unchecked_for_mirror_images_when_its_judge_is_unusable(tmp_path, capsys):
     """`niuniu serve` builds the table's reader with the mirror judge; a judge file that is
     no judge costs the check, with one warning naming it, not the table."""

@@ -300,7 +300,7 @@ def test_camera_offline_and_online_are_logged(service, audit):
 
 
 def test_a_mirrored_camera_and_its_mending_are_logged_once_each_for_surveillance(service, audit):
-    """The table passes each camera event on twice (machine and pipeline); the log has each turn once."""
+    """A tool that passes a turn on twice still leaves each turn once in the log."""
     from vision.round import EventKind, RoundEvent
     mirrored = RoundEvent(EventKind.camera_mirrored, 0, 60.0, 12, data={"reason": "looks mirrored", "log_odds": 25.0,
                                                                         "checks": 3})
