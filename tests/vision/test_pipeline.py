@@ -6,15 +6,14 @@ import time
 
 import cv2
 import numpy as np
+import scripted_frames
+from scripted_frames import HEIGHT, WIDTH, coded_image, decode_index
 
-from scoring.cards import Card
-from vision.detector import Detection
 from vision.pipeline import TablePipeline
 from vision.sources import FrameSource, ImageFilesSource, SourceError
 from vision.round import EventKind, RoundState
 from vision.table import table_config_from_dict
 
-WIDTH, HEIGHT = 400, 300
 CONFIG = table_config_from_dict({
     "table_id": "t1", "rules": "cambodia",
     "seats": [
@@ -30,26 +29,8 @@ HANDS = {"1": "KH QH JH 10H 9H", "2": "6C 7C 8C 9C 10C", "banker": "AS 2H 3D 4C 
 ORIGIN = {"banker": (110, 20), "1": (20, 190), "2": (220, 190)}
 
 
-def dealing(frames_per_card=3, hold=4, tail=30):
-    placed, script = [], []
-    for i in range(5):
-        for seat in HANDS:
-            placed.append((seat, i))
-            script += [[Detection(Card.parse(HANDS[s].split()[j]), 0.93,
-                                  (ORIGIN[s][0] + 30 * j, ORIGIN[s][1], ORIGIN[s][0] + 30 * j + 24, ORIGIN[s][1] + 34))
-                        for s, j in placed]] * frames_per_card
-    return script + [script[-1]] * hold + [[] for _ in range(tail)]
-
-
-def coded_image(index: int) -> np.ndarray:
-    image = np.zeros((HEIGHT, WIDTH, 3), np.uint8)
-    image[:, : WIDTH // 2] = (index // 16) * 16 + 8
-    image[:, WIDTH // 2:] = (index % 16) * 16 + 8
-    return image
-
-
-def decode_index(image: np.ndarray) -> int:
-    return (int(image[HEIGHT // 2, WIDTH // 4].mean()) // 16) * 16 + int(image[HEIGHT // 2, 3 * WIDTH // 4].mean()) // 16
+def dealing(**kwargs):
+    return scripted_frames.dealing(HANDS, ORIGIN, tail=30, **kwargs)
 
 
 class ScriptedDetector:

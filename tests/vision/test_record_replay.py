@@ -7,8 +7,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
+import scripted_frames
+from scripted_frames import HEIGHT, WIDTH, coded_image, decode_index
 
 from scoring.cards import Card
 from scoring.settle import Bet
@@ -21,7 +22,6 @@ from vision.sources import Frame
 from vision.table import dump_table_config, table_config_from_dict
 from vision.tracker import TRACKER_VERSION
 
-WIDTH, HEIGHT = 400, 300
 CONFIG = table_config_from_dict({"table_id": "t1", "rules": "cambodia", "seats": [
     {"name": "banker", "polygon": [[0, 0], [1, 0], [1, 0.5], [0, 0.5]]},
     {"name": "1", "polygon": [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]]},
@@ -32,34 +32,8 @@ ROUND_B = {"1": "2S 3S 4S 5D 6D", "2": "KS QS JS 10S 9S", "banker": "7H 8H 9D 10
 ORIGIN = {"banker": (60, 40), "1": (20, 190), "2": (220, 190)}
 
 
-def dealing(hands, frames_per_card=3, hold=4, tail=35, conf=0.93, dy=0):
-    """Per frame, the detections of a round-robin deal (``dy`` px lower); then the table is swept."""
-    seats = list(hands)
-    codes = {seat: hands[seat].split() for seat in seats}
-    placed, script = [], []
-    for i in range(5):
-        for seat in seats:
-            placed.append((seat, i))
-            frame = [Detection(Card.parse(codes[s][j]), conf, (ORIGIN[s][0] + 30 * j, ORIGIN[s][1] + dy,
-                                                                ORIGIN[s][0] + 30 * j + 24, ORIGIN[s][1] + dy + 34))
-                     for s, j in placed]
-            script += [frame] * frames_per_card
-    return script + [script[-1]] * hold + [[] for _ in range(tail)]
-
-
-def coded_image(index: int) -> np.ndarray:
-    """A frame that carries its script index in two flat blocks, readable through JPEG."""
-    image = np.zeros((HEIGHT, WIDTH, 3), np.uint8)
-    image[:, : WIDTH // 2] = (index // 16) * 16 + 8
-    image[:, WIDTH // 2:] = (index % 16) * 16 + 8
-    return image
-
-
-def decode_index(image: np.ndarray) -> int:
-    h, w = image.shape[:2]
-    high = int(image[h // 2, w // 4].mean()) // 16
-    low = int(image[h // 2, 3 * w // 4].mean()) // 16
-    return high * 16 + low
+def dealing(hands, **kwargs):
+    return scripted_frames.dealing(hands, ORIGIN, **kwargs)
 
 
 class ScriptedDetector:
