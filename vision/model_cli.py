@@ -116,7 +116,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.set_defaults(func=_cmd_train)
 
     det = sub.add_parser("detect", help="read the cards in images; one JSON object per image")
-    det.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
+    det.add_argument("images", nargs="+", type=Path, metavar="IMAGE",
+                     help="an image file, or a folder: every image under it (subfolders too), in name order")
     _photo_args(det)
     det.add_argument("--json", action="store_true", help="JSON lines (the default output is JSON too)")
     det.set_defaults(func=_cmd_detect)
@@ -323,15 +324,41 @@ def _detector(args):
                         zoom_out=not once, unmirror=not once, despeckle=not once, sharpen=not once)
 
 
+def _images_named(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The image files ``paths`` name, and one error for each path that names none.
+
+    A folder stands for every image under it: photo sets come as folders (a Roboflow
+    export's ``test/images/``), and a shell glob over thousands of photos can pass the
+    command line's length limit.  A missing path is reported and the others still read:
+    one mistyped name must not cost a long batch its answers."""
+    from vision.sources import IMAGE_SUFFIXES
+
+    files, errors = [], []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            if not found:
+                errors.append(f"folder {path} holds no images ({', '.join(IMAGE_SUFFIXES)})")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            errors.append(f"image {path} does not exist")
+    return files, errors
+
+
 def _cmd_detect(args) -> int:
     import cv2
 
-    missing = [p for p in args.images if not p.is_file()]
-    if missing:
-        raise NiuniuError(f"image {missing[0]} does not exist")
+    images, errors = _images_named(args.images)
+    for error in errors:
+        print(f"niuniu detect: error: {error}", file=sys.stderr)
+    if not images:
+        return 2
     detector = _detector(args)
-    failures = 0
-    for path in args.images:
+    failures = len(errors)
+    for path in images:
         image = cv2.imread(str(path))
         if image is None:
             print(f"niuniu detect: error: {path} is not a readable image (JPEG, PNG, BMP, ...)", file=sys.stderr)

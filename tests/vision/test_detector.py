@@ -387,6 +387,41 @@ def test_missing_image_is_one_clear_error(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "gone.jpg" in err[0]
 
 
+def test_a_missing_image_costs_a_batch_only_its_own_answer(tmp_path, capsys):
+    good = sorted(HELD_OUT.glob("*.jpg"))[0]
+    code = main(["detect", str(tmp_path / "gone.jpg"), str(good)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.count("\n") == 1 and "gone.jpg" in captured.err and "does not exist" in captured.err
+    assert json.loads(captured.out.strip())["image"] == str(good)
+
+
+def test_detect_reads_every_image_in_a_folder_in_name_order(tmp_path, capsys):
+    """A photo set is a folder (a Roboflow export's ``test/images/``): each image under it,
+    subfolders too, gets its own line; notes and hidden files beside them are passed over."""
+    import shutil
+
+    first, second = sorted(HELD_OUT.glob("*.jpg"))[:2]
+    shutil.copy(first, tmp_path / "b.jpg")
+    (tmp_path / "a").mkdir()
+    shutil.copy(second, tmp_path / "a" / "c.JPG")
+    (tmp_path / "labels.txt").write_text("0 0.5 0.5 0.1 0.1")
+    (tmp_path / ".cache").mkdir()
+    shutil.copy(first, tmp_path / ".cache" / "d.jpg")
+    assert main(["detect", str(tmp_path)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["image"] for line in lines] == [str(tmp_path / "a" / "c.JPG"), str(tmp_path / "b.jpg")]
+    assert main(["detect", str(second)]) == 0
+    assert json.loads(capsys.readouterr().out)["cards"] == lines[0]["cards"]
+
+
+def test_a_folder_without_images_is_one_clear_error(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("no photos here")
+    assert main(["detect", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(tmp_path) in err[0] and "holds no images" in err[0]
+
+
 def _probs(winner: str, p: float = 0.9, runner_up: str | None = None, q: float = 0.0) -> np.ndarray:
     from scoring.cards import CARD_CODES
 
