@@ -21,6 +21,7 @@ import argparse
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import cv2
@@ -55,7 +56,8 @@ def main() -> None:
     once = _detector(cli.parse_args(["detect", "x.jpg", "--read-once"]))
     photo = _detector(cli.parse_args(["detect", "x.jpg"]))
     print(f"{photo.name} + {photo.mirror_judge_path.name}, photos read at {photo.imgsz}, {args.rounds} rounds (median)")
-    print(f"{'photo':34} {'size':>9} {'once ms':>8} {'photo ms':>9} {'ratio':>6} {'judge ms':>9} {'specks ms':>9} {'blur ms':>8}")
+    print(f"{'photo':34} {'size':>9} {'once ms':>8} {'photo ms':>9} {'ratio':>6} "
+          f"{'judge ms':>9} {'specks ms':>9} {'blur ms':>8}")
     ratios = []
     for path in paths:
         image = cv2.imread(str(path))
@@ -63,11 +65,11 @@ def main() -> None:
             sys.exit(f"bench_photo: {path} is not a readable image")
         once.detect(image)   # first call of each model warms it up
         photo.detect(image)
-        t_once = median_ms(lambda: once.detect(image), args.rounds)
-        t_photo = median_ms(lambda: photo.detect(image), args.rounds)
-        t_judge = median_ms(lambda: photo.mirrored_odds(image), args.rounds)
-        t_specks = median_ms(lambda: speck_share(image), args.rounds)
-        t_blur = median_ms(lambda: sharpened(image), args.rounds)
+        t_once = median_ms(partial(once.detect, image), args.rounds)
+        t_photo = median_ms(partial(photo.detect, image), args.rounds)
+        t_judge = median_ms(partial(photo.mirrored_odds, image), args.rounds)
+        t_specks = median_ms(partial(speck_share, image), args.rounds)
+        t_blur = median_ms(partial(sharpened, image), args.rounds)
         ratios.append(t_photo / t_once)
         h, w = image.shape[:2]
         print(f"{path.name[:34]:34} {w:>4}x{h:<4} {t_once:8.0f} {t_photo:9.0f} {t_photo / t_once:6.1f} "
@@ -76,8 +78,8 @@ def main() -> None:
     first = cv2.imread(str(paths[0]))
     for w, h in ((1920, 1080), (3840, 2160)):
         big = cv2.resize(first, (w, h), interpolation=cv2.INTER_CUBIC)
-        print(f"at {w}x{h}: speck check {median_ms(lambda: speck_share(big), args.rounds):.1f} ms, "
-              f"blur check {median_ms(lambda: sharpened(big), args.rounds):.1f} ms")
+        print(f"at {w}x{h}: speck check {median_ms(partial(speck_share, big), args.rounds):.1f} ms, "
+              f"blur check {median_ms(partial(sharpened, big), args.rounds):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ class SyntheticDeal:
         self.script: list[list[Detection]] = []
         self.truth: list[dict[str, list[str]]] = []
         self.base = np.full((size[1], size[0], 3), (40, 110, 30), np.uint8)  # felt green
-        for name, polygon in zones.pixel_zones:
+        for _seat, polygon in zones.pixel_zones:
             cv2.polylines(self.base, [np.array(polygon, np.int32)], True, (200, 200, 200), 2)
         for _ in range(rounds):
             cards = rng.sample(DECK, 5 * len(seats))
@@ -310,7 +310,9 @@ def config_bet_kind(pipeline) -> str:
 
 def live_latency(frames: Frames, config, detector, last_visible: dict[int, int], rounds: int
                  ) -> tuple[list[float], int, int]:
-    """Pace the first ``rounds`` rounds as a camera would; latency = complete event time - capture time of the last card."""
+    """Pace the first ``rounds`` rounds as a camera would.
+
+    Latency = complete event time - capture time of the last card."""
     ends = sorted(last_visible)
     count = min(len(frames), ends[min(rounds, len(ends)) - 1] + int(2 * frames.fps))
     camera = PacedCamera(frames, count)
@@ -414,7 +416,8 @@ def main(argv=None) -> int:
     print(f"rounds:     {rounds} started, {len(complete)} complete in the first pass")
     if scene is not None and isinstance(detector, ScriptedDetector):
         got = [{s: c for s, c in e.data["seats"].items()} for e in complete]
-        print(f"            hands match the synthetic truth: {got == scene.truth[:len(got)] and len(got) == len(scene.truth)}")
+        matches = got == scene.truth[:len(got)] and len(got) == len(scene.truth)
+        print(f"            hands match the synthetic truth: {matches}")
     last_visible = last_card_frames(raw, events, config, frames.size)
     stream = [(e.ts - last_visible[e.frame_no] / frames.fps) for e in complete if e.frame_no in last_visible]
     if stream:
@@ -423,8 +426,9 @@ def main(argv=None) -> int:
     if args.live_rounds > 0 and last_visible:
         live, dropped, processed = live_latency(frames, config, detector, last_visible, args.live_rounds)
         if live:
-            print(f"            live (paced at {frames.fps:g} fps, newest frame only): mean {statistics.mean(live):.2f} s, "
-                  f"max {max(live):.2f} s; {processed} frames processed, {dropped} dropped")
+            print(f"            live (paced at {frames.fps:g} fps, newest frame only): "
+                  f"mean {statistics.mean(live):.2f} s, max {max(live):.2f} s; "
+                  f"{processed} frames processed, {dropped} dropped")
         else:
             print("            live: no round completed in the paced run (detector too slow for the deal?)")
 

@@ -56,13 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     audit = sub.add_parser("audit", help="check or export the tamper-evident audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
     audit_sub.required = True
-    verify = audit_sub.add_parser("verify", help="check the hash chain: OK and the record count, or the first broken seq")
+    verify = audit_sub.add_parser("verify",
+                                  help="check the hash chain: OK and the record count, or the first broken seq")
     verify.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(func=run_audit_verify)
     export = audit_sub.add_parser("export", help="write the records of a time range as CSV or JSON")
     export.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
-    export.add_argument("--from", dest="since", help="start, UTC unless an offset is given: 2024-05-01 or 2024-05-01T18:00")
+    export.add_argument("--from", dest="since",
+                        help="start, UTC unless an offset is given: 2024-05-01 or 2024-05-01T18:00")
     export.add_argument("--to", dest="until", help="end (inclusive), same forms as --from")
     export.add_argument("--format", default="csv", choices=("csv", "json"), help="csv (default) or json")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")

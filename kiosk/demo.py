@@ -182,7 +182,8 @@ class DemoDealer(threading.Thread):
             return
         table = max(self.truth, key=lambda r: len(shown & {c for cards in r.values() for c in cards}))
         for seat, old, new in table_fixes(read, table):
-            what = f"{old} is {new}" if old and new else (f"{old} is not on seat {seat}" if old else f"{new} was not read")
+            what = (f"{old} is {new}" if old and new
+                    else f"{old} is not on seat {seat}" if old else f"{new} was not read")
             try:
                 self.service.correct(seat, old, new, "demo-dealer", f"demo dealer looked at the table: {what}")
                 self.corrections += 1

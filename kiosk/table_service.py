@@ -787,8 +787,8 @@ class TableService:
             totals = {"banker_net": money(Decimal(s.banker_net)),
                       "commission": money(Decimal(s.total_commission)), "final": True}
             if self._round_extra.get("lines"):
-                nets = sum(Decimal(l["net"]) for l in self._round_extra["lines"].values())
-                comm = sum(Decimal(l["commission"]) for l in self._round_extra["lines"].values())
+                nets = sum(Decimal(line["net"]) for line in self._round_extra["lines"].values())
+                comm = sum(Decimal(line["commission"]) for line in self._round_extra["lines"].values())
                 totals = {"banker_net": money(-nets - comm), "commission": money(comm), "final": True,
                           "corrected": True}
         elif preview:

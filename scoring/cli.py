@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description='Settle one round. Seat spec: "SEAT:CARDS:AMOUNT[:KIND[:MULTIPLE]]", '
                     'e.g. "1:7S 8C 5H KD 10C:100:double". KIND defaults to the preset\'s main bet.')
     settle.add_argument("--rules", default=DEFAULT_RULES, help=rules_help)
-    settle.add_argument("--banker", required=True, metavar="CARDS", help='the banker\'s five cards, e.g. "5S 8H 2D 4C 9S"')
+    settle.add_argument("--banker", required=True, metavar="CARDS",
+                        help='the banker\'s five cards, e.g. "5S 8H 2D 4C 9S"')
     settle.add_argument("--seat", action="append", required=True, metavar="SPEC", help="one per seat (repeat)")
     settle.add_argument("--bid", type=int, default=1, help="banker's bank multiple (grab-the-banker presets)")
     settle.add_argument("--escape", action="append", default=[], metavar="SEAT",
@@ -158,7 +159,8 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
         policy += f" (to {banker.rotate_at.label} or better)"
     print(f"  banking: {preset.banking.value}; banker: {policy}; decks: {preset.decks}")
     if preset.banking.value == "player":
-        print(f"  bank bids: {', '.join(map(str, banker.bids))}; bet multiples: {', '.join(map(str, banker.bet_multiples))}")
+        print(f"  bank bids: {', '.join(map(str, banker.bids))}; "
+              f"bet multiples: {', '.join(map(str, banker.bet_multiples))}")
     print(f"  suits (strongest first): {' > '.join(s.value for s in preset.suits)}"
           f"{'' if preset.suits_break_ties else ' (not used)'}; full tie: {preset.full_tie.value}")
     if any(c.value == "five_small" for c in preset.order):

@@ -160,7 +160,8 @@ def has_display() -> bool:
     return "NONE" not in gui_line.upper()
 
 
-def click_zones(image: np.ndarray, names: Sequence[str]) -> dict[str, list[Point]]:  # pragma: no cover - needs a display
+def click_zones(image: np.ndarray,  # pragma: no cover - needs a display
+                names: Sequence[str]) -> dict[str, list[Point]]:
     """Let the user click each seat's polygon on ``image``; return normalised zones.
 
     Left click adds a corner; Enter (or n) closes the seat's zone (3 corners or more);

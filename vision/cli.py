@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("path", type=Path, help="round folder, folder of rounds, video file or frame folder")
     rep.add_argument("--config", type=Path, help="table file (default: the recording's own, or table.yaml beside PATH)")
     rep.add_argument("--json", action="store_true", help="print the rounds as JSON")
-    rep.add_argument("--redetect", action="store_true", help="run the model again on the key frames and list differences")
+    rep.add_argument("--redetect", action="store_true",
+                     help="run the model again on the key frames and list differences")
     rep.add_argument("--model", help="card model for videos, frames and --redetect (default: models/)")
     rep.add_argument("--fps", type=float, help="frame rate of a frame folder (default: the table's camera.fps)")
     rep.set_defaults(func=replay_command)

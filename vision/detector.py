@@ -470,7 +470,8 @@ class CardDetector(IndexFinder):
             names = _class_names(self.mirror_judge)
             if sorted(names) != sorted(MIRROR_CLASSES):
                 raise ModelError(f"mirror-judge classifier {self.mirror_judge_path} reads {names}, not "
-                                 f"{list(MIRROR_CLASSES)}; restore models/{DEFAULT_MIRROR_JUDGE}.pt from the repository")
+                                 f"{list(MIRROR_CLASSES)}; restore models/{DEFAULT_MIRROR_JUDGE}.pt "
+                                 "from the repository")
             self._mirrored_class = names.index(MIRRORED)
             self.mirror_imgsz = trained_input_size(self.mirror_judge, CROP_SIZE)
         self.name = "+".join(p.name for p in (det_path, cls_path, self.second_opinion_path) if p is not None)

@@ -364,8 +364,8 @@ def mirrored_scene(scene):
     def quad(q):
         return None if q is None else np.column_stack([w - q[:, 0], q[:, 1]])
     labels = [replace(lab, box=mirror_box(lab.box, w), quad=quad(lab.quad)) for lab in scene.labels]
-    return replace(scene, image=mirror_image(scene.image), labels=labels, index_quads=[quad(q) for q in scene.index_quads],
-                   card_quads=[quad(q) for q in scene.card_quads])
+    return replace(scene, image=mirror_image(scene.image), labels=labels,
+                   index_quads=[quad(q) for q in scene.index_quads], card_quads=[quad(q) for q in scene.card_quads])
 
 
 def why_missed(detector, scene, codes: set[str]) -> list[str]:

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     synth = ds_sub.add_parser("synth", help="render synthetic table scenes with YOLO labels and index crops")
     synth.add_argument("--out", type=Path, required=True, help="output folder (created)")
     synth.add_argument("--images", type=int, required=True, help="training scenes to render")
-    synth.add_argument("--val-images", type=int, default=None, help="validation scenes (held-out decks); default images/8")
+    synth.add_argument("--val-images", type=int, default=None,
+                       help="validation scenes (held-out decks); default images/8")
     synth.add_argument("--seed", type=int, default=0)
     synth.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
     synth.add_argument("--procedural-share", type=_share, default=0.4,
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _recipe_args(synth)
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
-    hard = ds_sub.add_parser("hard-negatives", help="add 'not an index' crops where the detector errs in a synth set's scenes")
+    hard = ds_sub.add_parser("hard-negatives",
+                             help="add 'not an index' crops where the detector errs in a synth set's scenes")
     hard.add_argument("--out", type=Path, required=True,
                       help="the data set folder, made by `datasets synth`: its manifest says how, so the flags "
                            "below are needed only for a set whose manifest does not record them")
@@ -53,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _detector_args(hard)
     hard.set_defaults(func=_cmd_hard_negatives)
 
-    real = ds_sub.add_parser("real-crops", help="classifier crops from a labelled REAL photo set (YOLO whole-card boxes)")
+    real = ds_sub.add_parser("real-crops",
+                             help="classifier crops from a labelled REAL photo set (YOLO whole-card boxes)")
     real.add_argument("root", type=Path, help="a YOLO set root with data.yaml naming cards ('10 of clubs', ...)")
     real.add_argument("--out", type=Path, required=True, help="output folder: OUT/<split>/<CARD>/*.jpg")
     real.add_argument("--split", action="append", default=None, metavar="SRC[:DEST]",
@@ -108,7 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--hsv-h", type=float, default=None,
                     help="hue jitter, 0..0.5 (classifier default 0.5: any hue, so a suit is read by shape, not ink)")
     tr.add_argument("--hsv-s", type=float, default=None,
-                    help="saturation jitter, 0..1 (1: some crops turned fully grey, as a black-and-white photo shows them)")
+                    help="saturation jitter, 0..1 (1: some crops turned fully grey, as a black-and-white photo "
+                         "shows them)")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
     tr.add_argument("--name", default=None, help="run name (default: the task)")
     tr.add_argument("--resume", action="store_true", help="continue the run from its last.pt")
@@ -128,7 +132,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--synthetic-hands", type=int, default=0, metavar="N",
                     help="instead: N rendered five-card hands from held-out deck designs")
     ev.add_argument("--seed", type=int, default=2026,
-                    help="which hands --synthetic-hands renders (the model card sums 100 of seed 2026 and 150 of seed 7)")
+                    help="which hands --synthetic-hands renders (the model card sums 100 of seed 2026 and 150 "
+                         "of seed 7)")
     ev.add_argument("--held", action="store_true",
                     help="with --synthetic-hands: each hand held up in a player's fan (as a phone photographs "
                          "a hand) instead of lying on the table")
@@ -168,7 +173,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ex = sub.add_parser("export", help="export trained weights to ONNX and NCNN beside them")
     ex.add_argument("weights", type=Path, nargs="+")
-    ex.add_argument("--imgsz", type=int, required=True, help="input size the model will run at (detector 384, classifier 64)")
+    ex.add_argument("--imgsz", type=int, required=True,
+                    help="input size the model will run at (detector 384, classifier 64)")
     ex.add_argument("--format", action="append", choices=["onnx", "ncnn"], default=None)
     ex.set_defaults(func=_cmd_export)
 
@@ -193,7 +199,8 @@ def _number_from(lo: float, hi: float, what: str, example: str):
         except ValueError:
             value = float("nan")
         if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give a number from {lo:g} to {hi:g}, e.g. {example}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give a number from {lo:g} to {hi:g}, "
+                                             f"e.g. {example}")
         return value
     return parse
 
@@ -277,7 +284,8 @@ def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--model", type=Path, default=None,
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
     p.add_argument("--imgsz", type=int, default=imgsz,
-                   help=f"detector input size (default {imgsz}; an .onnx or NCNN model runs at the size it was exported at)")
+                   help=f"detector input size (default {imgsz}; an .onnx or NCNN model runs at the size it was "
+                        "exported at)")
     p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
 
 
@@ -286,8 +294,8 @@ def _photo_args(p: argparse.ArgumentParser) -> None:
     _model_args(p, imgsz=PHOTO_IMGSZ)
     p.add_argument("--read-once", "--one-aspect", action="store_true",
                    help="read each image once, as it is: not also re-stretched 4:3 across and down, zoomed out or "
-                        "sharpened, nor judged mirrored, speckled or blurred (a sixth of the time; photos exported stretched "
-                        "to a square, close-ups, mirrored, speckled and blurred photos read worse)")
+                        "sharpened, nor judged mirrored, speckled or blurred (a sixth of the time; photos exported "
+                        "stretched to a square, close-ups, mirrored, speckled and blurred photos read worse)")
 
 
 def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -428,7 +436,8 @@ def _cmd_evaluate(args) -> int:
         print(json.dumps(result))
     else:
         print(f"{args.data} ({mode} labels{_conditions_said(args)}): precision {score.precision:.3f}, "
-              f"recall {score.recall:.3f}, all cards right in {result['all_right_images']:.1%} of {score.images} images")
+              f"recall {score.recall:.3f}, all cards right in {result['all_right_images']:.1%} "
+              f"of {score.images} images")
     return 0
 
 
@@ -461,7 +470,8 @@ def _cmd_hard_negatives(args) -> int:
     from vision.synth.dataset import RECIPE, config_of_set, mine_detector_crops
 
     if not (args.out / "classify" / "train").is_dir():
-        raise NiuniuError(f"{args.out} holds no classifier crops: make it with `niuniu datasets synth --out {args.out}` first")
+        raise NiuniuError(f"{args.out} holds no classifier crops: make it with "
+                          f"`niuniu datasets synth --out {args.out}` first")
     cfg = config_of_set(args.out, args.crops_only, images=args.images, seed=args.seed,
                         **{key: getattr(args, key) for key in RECIPE})
     stats = mine_detector_crops(cfg, IndexFinder(args.model, imgsz=args.imgsz, conf=args.conf),
@@ -493,7 +503,8 @@ def _cmd_mirror_crops(args) -> int:
 
     counts = write_mirror_crops(args.src, args.out, args.per_card, seed=args.seed)
     print(json.dumps(counts) if args.json else
-          f"wrote {counts['train']} training and {counts['val']} validation crops of {counts['cards']} cards to {args.out}")
+          f"wrote {counts['train']} training and {counts['val']} validation crops of {counts['cards']} cards "
+          f"to {args.out}")
     return 0
 
 
@@ -502,8 +513,8 @@ def _cmd_smear_crops(args) -> int:
 
     counts = write_smeared_crops(args.src, args.out, args.share, seed=args.seed)
     print(json.dumps(counts) if args.json else
-          f"linked {counts['linked']} crops of {counts['classes']} classes into {args.out}, {counts['smeared']} of them "
-          "also smeared")
+          f"linked {counts['linked']} crops of {counts['classes']} classes into {args.out}, "
+          f"{counts['smeared']} of them also smeared")
     return 0
 
 
@@ -564,6 +575,7 @@ def _cmd_bench(args) -> int:
     print(f"{report['source']}: {w}x{h} frames, {report['regions'] or 'no'} seat regions")
     print(f"{'backend':8s} {'ms/frame':>9s} {'p95 ms':>8s} {'fps':>6s} {'cards/frame':>12s}")
     for r in report["results"]:
-        print(f"{r['backend']:8s} {r['ms_per_frame']:9.1f} {r['p95_ms']:8.1f} {r['fps']:6.2f} {r['cards_per_frame']:12.2f}")
+        print(f"{r['backend']:8s} {r['ms_per_frame']:9.1f} {r['p95_ms']:8.1f} {r['fps']:6.2f} "
+              f"{r['cards_per_frame']:12.2f}")
     print(f"use: {report['recommended']}")
     return 0

@@ -388,7 +388,8 @@ class RoundMachine:
         players = [s for s in active if s != "banker"]
         return counts.get("banker", 0) >= HAND_SIZE and bool(players) and all(counts[s] >= HAND_SIZE for s in active)
 
-    def _clear(self, events, frame_no, ts, *, manual: bool, actor: str | None = None, reason: str | None = None) -> None:
+    def _clear(self, events, frame_no, ts, *, manual: bool, actor: str | None = None,
+               reason: str | None = None) -> None:
         data: dict[str, Any] = {"previous_state": str(self.state), "state": str(RoundState.cleared),
                                 "seats": self._seat_codes()}
         if reason:
@@ -618,7 +619,8 @@ class RoundMachine:
         return RoundEvent(kind, self.round_no, ts, frame_no, seat, card, data or {})
 
     def _alert(self, events, code: AlertCode, ts, frame_no, seat, card: Card, message: str, **extra) -> None:
-        event = self._event(EventKind.alert, ts, frame_no, seat, card.code, {"code": str(code), "message": message, **extra})
+        event = self._event(EventKind.alert, ts, frame_no, seat, card.code,
+                            {"code": str(code), "message": message, **extra})
         self._alerts.append(event)
         events.append(event)
 

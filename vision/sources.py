@@ -137,7 +137,8 @@ class OpenCVSource(FrameSource):
         cap = cv2.VideoCapture(self.target)
         if not cap.isOpened():
             cap.release()
-            raise SourceError(f"{self.description} cannot be opened; check it is connected and not used by another program")
+            raise SourceError(f"{self.description} cannot be opened; check it is connected and not used by "
+                              "another program")
         if isinstance(self.target, int):
             cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)  # a driver-side backlog would defeat "newest frame"
             if self.width and self.height:
@@ -316,7 +317,8 @@ def open_source(spec: str, *, width: int | None = None, height: int | None = Non
     """
     text = str(spec).strip()
     if not text:
-        raise SourceError("no source given; use picamera2, a camera index like 0, a URL, a video file or an image folder")
+        raise SourceError("no source given; use picamera2, a camera index like 0, a URL, a video file or an "
+                          "image folder")
     file_ts = time.time() if start_ts is None else start_ts
     if text.lower() == "picamera2":
         return Picamera2Source(width, height, fps)

@@ -80,7 +80,8 @@ class SeatZone(StrictModel):
 
 
 class CameraSettings(StrictModel):
-    source: str | None = Field(None, description="default --source: picamera2, a device index, a URL, a video or a folder")
+    source: str | None = Field(None,
+                               description="default --source: picamera2, a device index, a URL, a video or a folder")
     width: int | None = Field(None, ge=64, le=8192, description="requested capture width in pixels")
     height: int | None = Field(None, ge=64, le=8192, description="requested capture height in pixels")
     fps: float = Field(10.0, gt=0, le=120, description="requested frame rate; also the timing of frame folders")
@@ -132,7 +133,8 @@ class Thresholds(StrictModel):
     @model_validator(mode="after")
     def _k_within_n(self) -> "Thresholds":
         if self.k > self.n:
-            raise ValueError(f"k ({self.k}) cannot exceed n ({self.n}): a card cannot be seen in more frames than the window holds")
+            raise ValueError(f"k ({self.k}) cannot exceed n ({self.n}): a card cannot be seen in more frames "
+                             "than the window holds")
         return self
 
 
@@ -207,7 +209,8 @@ def load_table_config(path: str | Path) -> TableConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"table file {path} does not exist; create one with `niuniu calibrate --out {path}`") from None
+        raise ConfigError(f"table file {path} does not exist; "
+                          f"create one with `niuniu calibrate --out {path}`") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"table file {path} cannot be read: {exc}") from None
     data = parse_config_text(text, path)
@@ -237,7 +240,8 @@ def parse_config_text(text: str, path: Path) -> dict:
     if data is None:
         raise ConfigError(f"table file {path} is empty; it needs table_id, rules and seats")
     if not isinstance(data, dict):
-        raise ConfigError(f"table file {path} must be a mapping of keys (table_id, rules, seats, ...), not a {type(data).__name__}")
+        raise ConfigError(f"table file {path} must be a mapping of keys (table_id, rules, seats, ...), "
+                          f"not a {type(data).__name__}")
     return data
 
 

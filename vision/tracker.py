@@ -165,7 +165,8 @@ class SeatTracker:
     def tracks(self) -> tuple[Track, ...]:
         return tuple(self._tracks)
 
-    def update(self, detections: list[Detection], frame_no: int, ts: float, size: tuple[int, int]) -> dict[str, SeatHand]:
+    def update(self, detections: list[Detection], frame_no: int, ts: float,
+               size: tuple[int, int]) -> dict[str, SeatHand]:
         zones = self.zones_for(*size)
         by_seat: dict[str, list[Detection]] = {}
         outside = 0

@@ -89,7 +89,8 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     assert two.find_element(By.CSS_SELECTOR, ".category").text == "Bull 5"
     assert two.find_element(By.CSS_SELECTOR, ".outcome").text == "LOSE"
     assert two.find_element(By.CSS_SELECTOR, ".money .amount").text == "COLLECT 50.00 USD"
-    bull = [c.get_attribute("data-code") for c in seat_box(driver, "banker").find_elements(By.CSS_SELECTOR, ".group.bull .card")]
+    bull_cards = seat_box(driver, "banker").find_elements(By.CSS_SELECTOR, ".group.bull .card")
+    bull = [c.get_attribute("data-code") for c in bull_cards]
     assert sorted(bull) == ["4S", "6H", "QD"]
     red = seat_box(driver, "banker").find_element(By.CSS_SELECTOR, '.card[data-code="6H"]')
     assert "red" in red.get_attribute("class")

@@ -111,8 +111,9 @@ class ScriptedDetector:
         found = [Detection.from_json(d) for d in self.script.get(index, [])]
         if regions is None:
             return found
-        return [d for d in found if any(r[0] <= (d.box[0] + d.box[2]) / 2 <= r[2] and r[1] <= (d.box[1] + d.box[3]) / 2 <= r[3]
-                                        for r in regions)]
+        return [d for d in found
+                if any(r[0] <= (d.box[0] + d.box[2]) / 2 <= r[2] and r[1] <= (d.box[1] + d.box[3]) / 2 <= r[3]
+                       for r in regions)]
 
 
 def card_boxes(seat: str, codes: list[str], width: int = 320, height: int = 240) -> list[dict]:

@@ -93,7 +93,7 @@ def test_round_shows_categories_bull_outcome_and_amounts(dealer, service, audit)
     assert all(r.actor == "dealer1" for r in settled)
     lines = {r.data["seat"]: r.data for r in settled[1:]}
     assert lines["1"]["net"] == "285.00" and lines["2"]["net"] == "-50.00"
-    total = sum(Decimal(l["net"]) for l in lines.values())
+    total = sum(Decimal(line["net"]) for line in lines.values())
     s = settled[0].data["settlement"]
     assert total + Decimal(s["banker_net"]) + Decimal(s["total_commission"]) == 0
 
@@ -136,7 +136,8 @@ def test_low_confidence_card_must_be_confirmed_before_settling(dealer, service, 
 def test_dealer_corrects_a_misread_before_settlement(dealer, service, audit):
     bet(dealer, "2", "50", "equal")
     deal(service, s2=BULL_5)
-    state = dealer.post("/dealer/api/correct", {"seat": "2", "old": "5C", "new": "6C", "reason": "6 read as 5"})["state"]
+    correction = {"seat": "2", "old": "5C", "new": "6C", "reason": "6 read as 5"}
+    state = dealer.post("/dealer/api/correct", correction)["state"]
     assert seat(state, "2")["result"]["label"] == "Bull 6"
     rec = audit.last()
     assert rec.type == AuditType.CARD_CORRECTED and rec.actor == "dealer1"
@@ -184,7 +185,8 @@ def test_after_settlement_a_correction_needs_a_supervisor_pin_and_reason(dealer,
     assert (card.data["old"], card.data["new"], card.data["reason"]) == ("4D", "9D", "9 read as 4")
     assert resettle.data["old"]["lines"][1]["net"] == "-50.00"
     assert resettle.data["difference"] == {"1": "0.00", "2": "97.50"}
-    assert state["totals"]["banker_net"] == str(Decimal("-285.00") - Decimal("47.50") - Decimal("15.00") - Decimal("2.50"))
+    banker_net = Decimal("-285.00") - Decimal("47.50") - Decimal("15.00") - Decimal("2.50")
+    assert state["totals"]["banker_net"] == str(banker_net)
 
 
 def test_correcting_an_older_settled_round_from_history(dealer, service, audit):

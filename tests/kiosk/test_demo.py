@@ -37,13 +37,15 @@ def test_demo_plays_scores_and_settles_rounds(tmp_path, runner):
         assert first["results"]["banker"]["label"] == "Bull 8"
         assert first["results"]["1"]["label"] == "Niu Niu" and first["results"]["2"]["label"] == "Bull 5"
         # demo bets: 100 on each dealt seat, kinds alternating equal / double
-        assert first["bets"] == {"1": {"amount": "100.00", "kind": "equal"}, "2": {"amount": "100.00", "kind": "double"}}
+        assert first["bets"] == {"1": {"amount": "100.00", "kind": "equal"},
+                                 "2": {"amount": "100.00", "kind": "double"}}
         assert first["lines"]["1"]["net"] == "95.00" and first["lines"]["2"]["net"] == "-200.00"
         second = history[2]
         expected = settle_round("cambodia", ROUND_2["banker"].split(),
                                 {"1": (ROUND_2["1"].split(), Bet("1", Decimal(100), "equal")),
                                  "3": (ROUND_2["3"].split(), Bet("3", Decimal(100), "double"))})
-        assert {s: l["net"] for s, l in second["lines"].items()} == {l.seat: f"{l.net:.2f}" for l in expected.lines}
+        nets = {line.seat: f"{line.net:.2f}" for line in expected.lines}
+        assert {s: line["net"] for s, line in second["lines"].items()} == nets
         assert second["results"]["1"]["label"] == evaluate(ROUND_2["1"], "cambodia").label
         status = json.loads(session.get("/live/status")[2])
         assert status["model"] == "scripted-detector" and status["camera"] == "online"

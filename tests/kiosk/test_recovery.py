@@ -46,7 +46,7 @@ def test_kill_right_after_settlement_keeps_the_settlement(tmp_path, runner):
         kinds = [r["type"] for r in records]
         assert "round_settled" in kinds and "round_interrupted" not in kinds
         lines = [r["payload"] for r in records if r["type"] == "settlement_line"]
-        assert [(l["seat"], l["net"]) for l in lines] == [("1", "95.00")]
+        assert [(line["seat"], line["net"]) for line in lines] == [("1", "95.00")]
     finally:
         second.terminate()
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data)])

@@ -30,8 +30,8 @@ def play(client, service, rounds):
         else:
             if action == "correct":
                 first = cards.split()[0]
-                assert client.post("/dealer/api/correct", json={"seat": "1", "old": first, "new": "AD",
-                                                                "reason": "misread"}, headers=headers).status_code == 200
+                correction = {"seat": "1", "old": first, "new": "AD", "reason": "misread"}
+                assert client.post("/dealer/api/correct", json=correction, headers=headers).status_code == 200
             assert client.post("/dealer/api/settle", headers=headers).status_code == 200
         frame += 1
         service.observe([], frame)
@@ -90,7 +90,8 @@ def test_key_frames_are_shown_with_boxes(played, app, service):
     image = np.full((120, 160, 3), 90, np.uint8)
     cv2.imwrite(str(folder / "frames" / "00000007.jpg"), image)
     (folder / "detections.jsonl").write_text(json.dumps(
-        {"frame_no": 7, "ts": 1.0, "size": [160, 120], "detections": [{"card": "AS", "conf": 0.9, "box": [10, 10, 40, 50]}]}) + "\n")
+        {"frame_no": 7, "ts": 1.0, "size": [160, 120],
+         "detections": [{"card": "AS", "conf": 0.9, "box": [10, 10, 40, 50]}]}) + "\n")
     page = played.get("/review/round/1").get_data(as_text=True)
     assert "/review/round/1/frame/7.jpg" in page
     boxed = played.get("/review/round/1/frame/7.jpg")

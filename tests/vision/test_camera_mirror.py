@@ -17,7 +17,8 @@ from vision.sources import Frame, ImageFilesSource
 from vision.table import load_table_config, table_config_from_dict
 
 SEATS = [(0, 0, 200, 150), (200, 0, 400, 150)]
-TWO_IN_SECOND = [Detection(Card.parse(c), 0.9, (220 + 40 * i, 20, 250 + 40 * i, 60)) for i, c in enumerate(("7S", "2H"))]
+TWO_IN_SECOND = [Detection(Card.parse(c), 0.9, (220 + 40 * i, 20, 250 + 40 * i, 60))
+                 for i, c in enumerate(("7S", "2H"))]
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo"
 
 

@@ -135,8 +135,9 @@ def test_an_ink_only_deck_is_laid_on_a_whole_card_of_paper(monkeypatch, tmp_path
             '<rect x="90" y="130" width="40" height="50" fill="#000000"/>'
             '<rect x="197" y="270" width="20" height="34" fill="#d40000"/>'
             '<rect x="199" y="250" width="16" height="16" fill="#d40000"/></svg>')
-    entry = decks.DeckEntry(file=str(tmp_path / "{rank}{suit}.svg"), package="npm:@younestouati/playing-cards-standard-deck",
-                            ids="files", paper="#fdfdfb", family="x", split="train")
+    entry = decks.DeckEntry(file=str(tmp_path / "{rank}{suit}.svg"),
+                            package="npm:@younestouati/playing-cards-standard-deck", ids="files",
+                            paper="#fdfdfb", family="x", split="train")
     monkeypatch.setattr(decks, "load_manifest", lambda path=None: decks.Manifest(deck={"inkonly": entry}))
     face = load_deck("inkonly", height=HEIGHT, cache_dir=tmp_path / "cache").faces["7H"]
     h, w = face.image.shape[:2]

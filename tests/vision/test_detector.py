@@ -94,7 +94,8 @@ def test_detect_leaves_out_cards_read_below_the_reporting_confidence(capsys):
     assert main(["detect", *images]) == 0
     reported = [json.loads(line)["cards"] for line in capsys.readouterr().out.splitlines()]
     for cards, shown in zip(everything, reported):
-        assert [c for c in cards if c["conf"] >= LONE_REPORT_CONF] == [c for c in shown if c["conf"] >= LONE_REPORT_CONF]
+        sure = [c for c in cards if c["conf"] >= LONE_REPORT_CONF]
+        assert sure == [c for c in shown if c["conf"] >= LONE_REPORT_CONF]
         assert all(c in cards and c["conf"] >= REPORT_CONF for c in shown)
     # v5 reads nothing on these six scenes below 0.1; a stricter threshold must leave some out
     assert main(["detect", "--min-card-conf", "0.8", "--min-lone-conf", "0", *images]) == 0
@@ -115,7 +116,8 @@ def test_detect_stdout_holds_only_json_whatever_the_format():
 
     image = str(sorted(HELD_OUT.glob("*.jpg"))[0])
     for model in ("index-detector.onnx", "index-detector_ncnn_model"):
-        run = subprocess.run([sys.executable, "-c", "import sys; from kiosk.cli import main; sys.exit(main(sys.argv[1:]))",
+        run = subprocess.run([sys.executable, "-c",
+                              "import sys; from kiosk.cli import main; sys.exit(main(sys.argv[1:]))",
                               "detect", "--model", str(MODELS_DIR / model), image],
                              capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr
@@ -310,7 +312,8 @@ def test_a_mirrored_photo_is_read_mirrored_back(photo):
     for i in range(12):
         shot, dealt = _held_out_scene([121, i], size=(640, 480), kind="held", seats=1, hand_size=5, max_tilt=0.35)
         flipped, _ = mirrored(shot, [])
-        sent_back.append((judged.mirrored_odds(shot) > MIRROR_LOG_ODDS, judged.mirrored_odds(flipped) > MIRROR_LOG_ODDS))
+        sent_back.append((judged.mirrored_odds(shot) > MIRROR_LOG_ODDS,
+                          judged.mirrored_odds(flipped) > MIRROR_LOG_ODDS))
         right["as is"] += len(dealt & {d.card.code for d in judged.detect(shot)})
         right["mirrored, read once"] += len(dealt & {d.card.code for d in photo.detect(flipped)})
         right["mirrored, judged"] += len(dealt & {d.card.code for d in judged.detect(flipped)})

@@ -314,7 +314,8 @@ def test_a_share_of_training_designs_print_jumbo_indices_and_no_held_out_design_
     assert all(st.index_height >= 0.15 and st.pip_scale <= 0.7 and not st.four_corners and not st.pip_beside
                and st.condense < 1 for st in jumbo)
     plain = [st for st in train if not st.jumbo]
-    assert sum(st.index_height for st in jumbo) / len(jumbo) > 0.2 > 0.15 > sum(st.index_height for st in plain) / len(plain)
+    mean_jumbo = sum(st.index_height for st in jumbo) / len(jumbo)
+    assert mean_jumbo > 0.2 > 0.15 > sum(st.index_height for st in plain) / len(plain)
     assert all(st.condense == 1 for st in train if not st.jumbo)
     for s in PROCEDURAL_HOLDOUT_SEEDS[:10]:
         plain = FaceStyle.random(np.random.default_rng(s), art_decks=tuple(deck_names("holdout")))

@@ -123,7 +123,8 @@ class Scripted:
         for i in range(5):
             for seat, y in (("1", 200), ("banker", 40)):
                 placed.append((seat, y, i))
-                self.script += [[Detection(Card.parse(HANDS[s].split()[j]), 0.9, (20 + 30 * j, yy, 44 + 30 * j, yy + 34))
+                self.script += [[Detection(Card.parse(HANDS[s].split()[j]), 0.9,
+                                           (20 + 30 * j, yy, 44 + 30 * j, yy + 34))
                                  for s, yy, j in placed]] * 3
         self.script += [[] for _ in range(35)]
         self.index = 0

@@ -206,7 +206,8 @@ def _make_one(args) -> dict:
     lines = []
     for lab in scene.labels:
         x0, y0, x1, y1 = lab.box
-        lines.append(f"{lab.cls} {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} {(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}")
+        lines.append(f"{lab.cls} {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} "
+                     f"{(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}")
     if not cfg.crops_only:
         (det / "labels" / split / f"{stem}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
     crops = 0

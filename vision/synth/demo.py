@@ -704,13 +704,15 @@ def choose_decks(seed: int, rounds: int, decks: Sequence[str | Deck] | None) -> 
         entries = load_manifest().deck
         names = deck_names("holdout")
         if not names:
-            raise DemoError("datasets/decks.toml lists no holdout deck; the demo is rendered only from held-out designs")
+            raise DemoError("datasets/decks.toml lists no holdout deck; the demo is rendered only from "
+                            "held-out designs")
         rng = np.random.default_rng([seed, 3])
         families: dict[str, list[str]] = {}
         for name in names:
             families.setdefault(entries[name].family, []).append(name)
         groups = [families[f] for f in sorted(families)]
-        groups = [[g[int(i)] for i in rng.permutation(len(g))] for g in (groups[int(j)] for j in rng.permutation(len(groups)))]
+        shuffled = (groups[int(j)] for j in rng.permutation(len(groups)))
+        groups = [[g[int(i)] for i in rng.permutation(len(g))] for g in shuffled]
         decks = [g[k] for k in range(max(map(len, groups))) for g in groups if k < len(g)]
     else:
         holdout = set(deck_names("holdout"))
