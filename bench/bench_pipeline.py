@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from scoring.cards import DECK, Card  # noqa: E402
 from scoring.errors import NiuniuError  # noqa: E402
-from vision.detector import Detection, in_passing_thread  # noqa: E402
+from vision.corners import Detection  # noqa: E402
+from vision.detector import in_passing_thread  # noqa: E402
 from vision.pipeline import TablePipeline  # noqa: E402
 from vision.replay import find_config, media_source  # noqa: E402
 from vision.round import EventKind, RoundState  # noqa: E402

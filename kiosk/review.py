@@ -125,7 +125,7 @@ def key_frame(round_no: int, frame_no: int):
 
 
 def _with_boxes(folder: Path, frame_no: int, jpeg: bytes) -> bytes | None:
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.pipeline import draw_overlay
     from vision.record import read_jsonl
 

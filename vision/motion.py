@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 import cv2
 import numpy as np
 
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.table import centre_in
 
 Region = tuple[int, int, int, int]

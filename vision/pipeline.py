@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
 from vision.record import RoundRecorder

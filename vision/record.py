@@ -68,7 +68,7 @@ import cv2
 import numpy as np
 
 from scoring.errors import NiuniuError
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.round import EventKind, RoundEvent
 from vision.table import TableConfig
 from vision.tracker import TRACKER_VERSION

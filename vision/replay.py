@@ -39,7 +39,7 @@ from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import evaluate
 from scoring.settle import Bet
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.pipeline import Detector, TablePipeline
 from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingError, find_recordings,
                            read_jsonl)

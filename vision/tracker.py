@@ -41,7 +41,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from scoring.cards import Card
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.table import Box, TableConfig, ZoneMap, box_centre
 
 # The rules above, numbered: a recording keeps the number it was made with, because a

@@ -16,7 +16,7 @@ import numpy as np
 import yaml
 
 from scoring.cards import parse_cards
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.table import table_config_from_dict
 from vision.tracker import SeatHand
 

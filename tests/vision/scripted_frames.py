@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from scoring.cards import Card
-from vision.detector import Detection
+from vision.corners import Detection
 
 WIDTH, HEIGHT = 400, 300
 

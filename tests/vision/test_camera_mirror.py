@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scoring.cards import Card
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.mirror import CAMERA_MIRRORED, CameraMirrorWatch
 from vision.pipeline import TablePipeline
 from vision.round import CAMERA_KINDS, EventKind

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from scoring.cards import CARD_CODES
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.replay import find_config, replay
 from vision.synth.decks import deck_names, load_manifest
 from vision.synth.demo import (CARD_H, DEAL_ORDER, LABELS, MAX_BYTES, TRANSIT, DemoError, DemoTiming,

@@ -131,7 +131,7 @@ def test_photos_read_stretched_are_scored_against_labels_stretched_alike(tmp_pat
     a card found where its label now lies counts as read, not as a miss and an extra."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     photo = tmp_path / "photo.jpg"
@@ -156,7 +156,7 @@ def test_photos_read_black_and_white_lose_their_ink_and_keep_their_labels(tmp_pa
     that tells hearts from spades by ink alone scores its red card as a miss and an extra."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     photo = tmp_path / "photo.png"
@@ -181,7 +181,7 @@ def test_photos_read_mirrored_are_scored_against_labels_mirrored_alike(tmp_path)
     labels move with it, so a reader that finds the card where it now lies scores it right."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     photo = tmp_path / "photo.png"
@@ -205,7 +205,7 @@ def test_photos_read_speckled_get_the_same_specks_every_run_and_keep_their_label
     black or white, the same ones every run (a measure must be repeatable), the labels as they were."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     photo = tmp_path / "photo.png"
@@ -237,7 +237,7 @@ def test_photos_read_blurred_come_blurred_before_their_specks_and_keep_their_lab
     import cv2
 
     from vision.blur import BLURRED_SIGMA, blur_sigma
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     sharp = np.zeros((120, 200, 3), np.uint8)
@@ -284,7 +284,7 @@ def test_photos_read_smeared_come_smeared_along_the_direction_asked_and_keep_the
     import cv2
 
     from vision.blur import MOTION_DIRECTIONS, line_blur_kernel, motion_blur
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     path = sorted((Path(__file__).resolve().parent.parent / "data" / "heldout").glob("*.jpg"))[1]
@@ -326,7 +326,7 @@ def test_photos_read_brightened_lose_their_pale_ink_to_white_and_keep_their_labe
     pale ink turn the same white, dark ink stays ink."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import LabelledImage, evaluate
 
     photo = np.full((120, 200, 3), 200, np.uint8)   # a white card
@@ -371,7 +371,7 @@ def test_close_ups_cut_each_labelled_card_out_to_fill_the_frame_and_score_it_aga
     card far off (not in the cut) is neither a miss nor an extra there."""
     import cv2
 
-    from vision.detector import Detection
+    from vision.corners import Detection
     from vision.evaluate import CLOSE_UP_SIDE, LabelledImage, evaluate
 
     image = np.full((200, 400, 3), 128, np.uint8)

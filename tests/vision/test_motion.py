@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from scoring.cards import Card
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.motion import MotionGate
 from vision.pipeline import TablePipeline
 from vision.replay import find_config, media_source, replay

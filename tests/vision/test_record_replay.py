@@ -13,7 +13,7 @@ from scripted_frames import HEIGHT, WIDTH, coded_image, decode_index
 
 from scoring.cards import Card
 from scoring.settle import Bet
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.pipeline import TablePipeline
 from vision.record import find_recordings, read_jsonl
 from vision.replay import ReplayError, format_rounds, replay

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scoring.cards import Card
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.table import table_config_from_dict
 from vision.tracker import SeatTracker
 

@@ -12,7 +12,7 @@ import pytest
 from kiosk.cli import build_parser, main
 from scoring.cards import Card
 from scoring.settle import Bet
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.pipeline import TablePipeline
 from vision.replay import replay
 from vision.round import RoundState

@@ -48,7 +48,7 @@ from PIL import Image, ImageDraw, ImageFont
 from scoring.cards import CARD_CODES, Card
 from scoring.errors import NiuniuError
 from scoring.rules import load_preset
-from vision.detector import Detection
+from vision.corners import Detection
 from vision.replay import hand_results
 from vision.synth.decks import Deck, deck_names, load_deck, load_manifest
 from vision.synth.faces import available_fonts
