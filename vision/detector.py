@@ -29,7 +29,7 @@ import numpy as np
 
 from scoring.cards import Card
 from scoring.errors import NiuniuError
-from vision.blur import sharpened, unsharp
+from vision.blur import blur_of, blurs_an_index, deblurred, unsharp
 from vision.corners import Detection, merge_corners
 from vision.mirror import MIRROR_CLASSES, MIRROR_LOG_ODDS, MIRRORED, mirror_box, mirror_image, mirrored_odds
 from vision.speckle import despeckled
@@ -120,13 +120,16 @@ ZOOM_CANVAS_INPUTS = 4
 # indices mirrored by more than MIRROR_LOG_ODDS (defined there), summed over them
 # (models/README.md, "Twenty-ninth session").
 # A photo may come blurred (out of focus, smeared by a moving hand, or blurred as augmentation):
-# a photo reader (``sharpen``) reads a photo vision.blur finds blurred (``sharpened``: every
-# way, or along one direction) sharpened first, and also as it is; any other photo as it is
+# a photo reader (``sharpen``) reads a photo vision.blur finds blurred (``blur_of``: every
+# way, or along one direction; by more than INDEX_BLUR_SHARE of its indices' size, so not an
+# enlarged close-up) sharpened first, and also as it is; any other photo as it is
 # and also through the unsharp mask (``unsharp``).  The second reading is kept as a
 # re-stretched one is (ASPECT_MARGIN surer).  Real photos blurred by a Gaussian of sigma 2.5
 # px: 365 (read once) -> 385 (sharpened second) -> 402 of 451 fully right (sharpened first);
 # smeared 9 px: 402 -> 410; the photos as they are level (443), held-out table hands 205 -> 205
 # and fans 216 -> 215 of 250 (models/README.md, "Thirtieth session" and "Thirty-first session").
+
+
 class ModelError(NiuniuError):
     """The card model cannot be used: missing, corrupt or of the wrong kind."""
 
@@ -469,14 +472,15 @@ class CardDetector(IndexFinder):
         mirrored back, its cards boxed in the photo's own pixels.  With ``despeckle`` a photo
         speckled with salt-and-pepper noise has its specks filtered out first (vision.speckle).
         With ``sharpen`` the image is also read through an unsharp mask, kept by the same
-        margin; a photo vision.blur finds blurred is read sharpened first, and as it is second."""
+        margin; a photo vision.blur finds blurred (for its indices' size) is read sharpened first,
+        and as it is second."""
         if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
             raise NiuniuError(f"detect() needs a BGR image array HxWx3, got "
                               f"{getattr(image, 'shape', type(image).__name__)}")
-        image, second = self._mended(image)
+        image, second, look = self._mended(image)
         if self.mirror_judge is None or regions:
             return self._read_photo(image, regions, second=second)
-        odds, found = self._judge(image)
+        odds, found = self._judge(image, look)
         if odds > MIRROR_LOG_ODDS:
             w = image.shape[1]
             back = self._read_photo(mirror_image(image), regions,
@@ -490,36 +494,58 @@ class CardDetector(IndexFinder):
         as it is."""
         return self._mended(image)[0]
 
-    def _mended(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """``as_read``, and the image to read second when that differs from the sharpened one
-        (the photo as given, for a blurred photo; ``None`` otherwise)."""
+    def _mended(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, tuple | None]:
+        """``as_read``; the image to read second when that differs from the sharpened one (the
+        photo as given, for a blurred photo; ``None`` otherwise); and the detector's whole look
+        at the image returned (``_whole_look``), where judging its blur took one."""
         if self.despeckle:
             image = despeckled(image)
         if self.sharpen:
-            sharp = sharpened(image)
-            if sharp is not None:
-                return sharp, image
-        return image, None
+            blur = blur_of(image)
+            if blur is not None:
+                look = self._whole_look(image)
+                if self._blurs_its_indices(image, look, blur[0]):
+                    return deblurred(image, blur), image, None
+                return image, None, look
+        return image, None, None
+
+    @staticmethod
+    def _blurs_its_indices(image: np.ndarray, look: tuple, sigma: float) -> bool:
+        """Whether a blur of ``sigma`` pixels blurs ``image``'s indices as the classifier reads
+        them (``vision.blur.blurs_an_index``, against the median size of those the detector's
+        ``look`` found); a photo in which it finds no index is taken as blurred, since its blur
+        may be why."""
+        looked, (indices, _) = look
+        if not indices:
+            return True
+        scale = image.shape[1] / looked.shape[1]   # a thumbnail is looked at enlarged
+        return blurs_an_index(sigma, scale * float(np.median([max(b[2] - b[0], b[3] - b[1]) for b, _ in indices])))
 
     def mirrored_odds(self, image: np.ndarray) -> float:
         """The log-odds that ``image`` is a mirror image, from the mirror judge's reading of
         the indices found in it (``vision.mirror.mirrored_odds``); 0 with no judge or no index."""
         return self._judge(image)[0] if self.mirror_judge is not None else 0.0
 
-    def _judge(self, image: np.ndarray) -> tuple[float, tuple[list, list]]:
+    def _judge(self, image: np.ndarray, look: tuple | None = None) -> tuple[float, tuple[list, list]]:
         """``mirrored_odds``, and what the detector found in ``image`` to judge it by, so that
         reading it as it is need not look again (a thumbnail is judged enlarged, as
-        ``_read_at_its_size`` reads it, and what was found is the enlargement's)."""
+        ``_read_at_its_size`` reads it, and what was found is the enlargement's).  ``look``:
+        the detector's whole look at ``image``, if taken already."""
+        image, found = look or self._whole_look(image)
+        if not found[0]:
+            return 0.0, found
+        probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in found[0]], self.tta)
+        return mirrored_odds(probs[:, self._mirrored_class]), found
+
+    def _whole_look(self, image: np.ndarray) -> tuple[np.ndarray, tuple[list, list]]:
+        """The detector's look at the whole of ``image``, and the image it looked at: a thumbnail
+        enlarged first, as ``_read_at_its_size`` reads it."""
         h, w = image.shape[:2]
         grow = self.imgsz / max(h, w)
         if grow > 1.01:
             image = cv2.resize(image, (round(w * grow), round(h * grow)), interpolation=cv2.INTER_CUBIC)
             h, w = image.shape[:2]
-        found = self._find(image, [(0, 0, w, h)])
-        if not found[0]:
-            return 0.0, found
-        probs = _read_crops(self.mirror_judge, self.mirror_imgsz, image, [b for b, _ in found[0]], self.tta)
-        return mirrored_odds(probs[:, self._mirrored_class]), found
+        return image, self._find(image, [(0, 0, w, h)])
 
     def _read_photo(self, image: np.ndarray, regions, found: tuple[list, list] | None = None,
                     second: np.ndarray | None = None) -> list[Detection]:

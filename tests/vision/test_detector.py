@@ -678,16 +678,20 @@ def test_a_sharp_photo_read_again_sharpened_keeps_that_reading_only_when_it_is_s
 
 
 def test_a_blurred_photo_is_read_sharpened_first_and_as_it_is_only_when_that_is_surer():
-    """A photo whose edges show a blur over BLURRED_SIGMA is read through the unsharp mask
-    first: a faint card only the sharpened photo shows is reported, and the photo as given is
-    the reading kept only by the margin.  A table reader (no ``sharpen``) reads it as it is."""
+    """A photo whose edges show a blur over BLURRED_SIGMA, and over INDEX_BLUR_SHARE of its
+    indices' size, is read through the unsharp mask first: a faint card only the sharpened
+    photo shows is reported, and the photo as given is the reading kept only by the margin.
+    A table reader (no ``sharpen``) reads it as it is."""
     from vision.blur import BLURRED_SIGMA, blur_sigma
 
     photo = _square_photo(4.0)
     assert blur_sigma(photo) > BLURRED_SIGMA
     det = _reader_of(classifier=None)
     det.sharpen = True
-    assert _edge(det.as_read(photo)) >= _edge(photo) + 10
+    det._find = lambda image, regions, tiles_too=True: ([((20.0, 20.0, 150.0, 220.0), 0.9)], [])
+    assert det.as_read(photo) is photo   # 4 px of blur is nothing to an index 200 px tall
+    det._find = lambda image, regions, tiles_too=True: ([((20.0, 20.0, 40.0, 50.0), 0.9)], [])
+    assert _edge(det.as_read(photo)) >= _edge(photo) + 10   # but it blurs one 30 px tall
     first = []
     det._read_at_its_size = _sharpened_sees_8s(photo, 0.3, first)
     assert [d.card.code for d in det.detect(photo)] == ["7H", "8S"]
@@ -804,6 +808,26 @@ def test_held_out_fans_photographed_close_up_read_better_zoomed_out():
     right_once, right_zoomed = _cards_read_right(_photo_reader(), fans), _cards_read_right(
         _photo_reader(zoom_out=True), fans)
     assert right_zoomed > right_once, f"zoomed out {right_zoomed} cards right, read once {right_once}"
+
+
+def test_a_close_up_enlarged_from_a_small_photo_is_read_as_it_is_not_sharpened_first():
+    """The twelve held-out fans cut out to fill a 1280-pixel frame are enlarged two to four
+    times, so their edges spread over several pixels and vision.blur finds most of them
+    blurred; but their indices are over a hundred pixels tall, and at the classifier's crop
+    that blur is gone.  A photo reader reads them as they are (sharpening them drew halos:
+    real poker4 close-ups read 9C as QC, 2S as 5S).  The same fans at the table camera's
+    size, blurred by 2.5 px, are blurred for their small indices and read sharpened first."""
+    from vision.blur import blur_of
+    from vision.evaluate import cut_out_hand
+
+    reader = _photo_reader(sharpen=True)
+    scenes = _held_out_hands(7070, "held")
+    close_ups = [cut_out_hand(scene).image for scene in scenes]
+    found_blurred = [photo for photo in close_ups if blur_of(photo) is not None]
+    assert len(found_blurred) >= 6
+    assert all(reader.as_read(photo) is photo for photo in found_blurred)
+    blurred = [cv2.GaussianBlur(scene.image, (0, 0), 2.5) for scene in scenes[:4]]
+    assert all(reader.as_read(photo) is not photo for photo in blurred)
 
 
 def test_held_out_hands_squeezed_to_a_square_read_better_read_again_re_stretched():
