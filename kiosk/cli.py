@@ -8,6 +8,7 @@ stderr and a non-zero exit, so every subcommand fails the same readable way.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 
@@ -17,12 +18,32 @@ from scoring.errors import NiuniuError
 _COMMAND_MODULES = ("scoring.cli", "vision.cli", "kiosk.commands")
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser that names what it does not know itself.
+
+    argparse hands a subcommand's unknown options up to the root, which then prints the
+    root's usage ("niuniu [-h] COMMAND ...") — no help to someone who typed ``niuniu score
+    --preset x`` and needs to see ``--rules``.  Here the subcommand (the innermost one:
+    ``niuniu audit verify``) refuses them with its own usage, and a near miss of one of its
+    options is named."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extra = super().parse_known_args(args, namespace)
+        if extra:
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            near = [m for e in extra if e.startswith("-")
+                    for m in difflib.get_close_matches(e.split("=")[0], options, 1)]
+            self.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {near[0]}?)" if near else ""))
+        return namespace, extra
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="niuniu",
         description="Niu Niu table assistant: read cards, score hands, settle bets, run the dealer kiosk.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Nested subcommands (``niuniu audit verify``) inherit the parser class.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     sub.required = True
     for name in _COMMAND_MODULES:
         try:

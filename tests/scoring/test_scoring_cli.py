@@ -120,3 +120,22 @@ def test_installed_command_runs_as_a_module():
     bad = subprocess.run([sys.executable, "-m", "kiosk.cli", "score", "AS", "2S", "3S", "4S", "XX"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.strip().count("\n") == 0 and "'XX'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, usage, hint",
+    [
+        (["score", "AS", "2S", "3S", "4S", "5S", "--preset", "classic"], "usage: niuniu score ", "--rules"),
+        (["odds", "--jsn"], "usage: niuniu odds ", "--json"),
+        (["rules", "show", "classic", "--verbose"], "usage: niuniu rules show ", None),
+    ],
+)
+def test_an_unknown_option_is_refused_with_the_commands_own_usage(capsys, argv, usage, hint):
+    """Not the root's "niuniu [-h] COMMAND ...": the user sees the options the command has,
+    and the one meant where a near miss names it."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    assert err.startswith(usage) and f"unrecognized arguments: {' '.join(a for a in argv if a.startswith('--'))}" in err
+    assert (f"did you mean {hint}?" in err) if hint else "did you mean" not in err
