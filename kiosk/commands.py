@@ -165,6 +165,11 @@ def run_users_list(args) -> int:
     from kiosk import db
     from kiosk.auth import list_users
 
+    # Listing must not create: a mistyped --data-dir would make a new, empty kiosk
+    # database there and answer "no accounts", as if the real ones were gone.
+    if not (Path(args.data_dir) / db.KIOSK_DB).exists():
+        raise NiuniuError(f"no kiosk database at {Path(args.data_dir) / db.KIOSK_DB}; check --data-dir (the "
+                          "kiosk creates it on first start, `niuniu users add` before that)")
     conn = db.connect(args.data_dir)
     try:
         rows = [dict(r) for r in list_users(conn)]
@@ -176,6 +181,8 @@ def run_users_list(args) -> int:
     else:
         for r in rows:
             print(f"{r['username']:24} {r['role']:13} {'active' if r['active'] else 'disabled'}")
+        if not rows:
+            print(f"no accounts in {args.data_dir}; add one with `niuniu users add`", file=sys.stderr)
     return 0
 
 

@@ -36,6 +36,10 @@ from scoring.errors import NiuniuError
 from scoring.rules import FullTie, Preset, load_preset
 
 ZERO = Decimal(0)
+# Decimal computes exactly to 28 significant digits; a stake times the largest multiplier,
+# and its commission to four decimals, must stay inside them, or a settlement would round
+# (or fail outright: 1e400 % 0.01 cannot be done at all).  No table stakes near this.
+MONEY_LIMIT = Decimal(10) ** 18
 
 
 class SettlementError(NiuniuError, ValueError):
@@ -58,6 +62,8 @@ def to_money(value: Decimal | int | str, what: str = "amount") -> Decimal:
         raise SettlementError(f"{what} {value!r} is not a number; write it like 100 or 12.50") from None
     if not amount.is_finite():
         raise SettlementError(f"{what} {value!r} is not a finite amount")
+    if abs(amount) >= MONEY_LIMIT:
+        raise SettlementError(f"{what} {value!r} is too large to settle exactly; amounts stay under 10^18")
     return amount
 
 

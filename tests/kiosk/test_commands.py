@@ -28,6 +28,15 @@ def test_users_add_and_list_from_the_console(tmp_path, runner, monkeypatch):
     assert code == 2 and "too short" in err and err.count("\n") == 1
 
 
+def test_users_list_of_a_mistyped_data_dir_says_so_and_creates_nothing(tmp_path, runner):
+    """A supervisor who mistypes --data-dir must not be told there are no accounts (nor
+    leave an empty kiosk database behind to be found later)."""
+    wrong = tmp_path / "kiosk-dta"
+    code, out, err = runner(["users", "list", "--data-dir", str(wrong)])
+    assert code == 2 and out == "" and "no kiosk database" in err and "--data-dir" in err
+    assert not wrong.exists()
+
+
 def test_kiosk_refuses_a_bad_table_file_in_one_line(tmp_path, runner):
     bad = tmp_path / "table.yaml"
     data = table_dict()

@@ -52,6 +52,7 @@ def test_score_json(capsys):
         (["settle", "--banker", "AS 2S 3S 4S", "--seat", "1:KS KH KD KC QS:10"], "banker: a hand needs exactly 5"),
         (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC QS"], "'1:KS KH KD KC QS'"),
         (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC QS:ten"], "'ten'"),
+        (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC QS:1e400"], "too large"),
         (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC AS:10"], "card AS is in both"),
         (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC QS:10:triple"], "'triple'"),
         (["settle", "--banker", "AS 2S 3S 4S 5S", "--seat", "1:KS KH KD KC QS:10",
