@@ -21,6 +21,11 @@ from scoring.cards import Card
 # How far inside a card's box its corner index may sit, in index sizes (centre to the
 # nearest edge): a corner deeper inside belongs to a card under this one (see _card_box_of_each).
 CORNER_INSET = 1.5
+# The two indices of one card are printed alike, so they show at about one size: a tilt, or
+# one of them partly covered, makes one smaller, not several times smaller.  Readings of one
+# card whose index boxes differ more than this are two things, however near (a close card's
+# pip read as a far card's code: its nine-index-sizes reach spans the whole photo).
+CORNER_SIZE_RATIO = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +84,8 @@ def merge_corners(indices, labels, probs, cards, card_of_class) -> list[Detectio
         for g in groups:
             if g["label"] != label:
                 continue
-            near = math.dist(centre, g["centre"]) <= 9 * max(size, g["size"])
+            near = (math.dist(centre, g["centre"]) <= 9 * max(size, g["size"])
+                    and max(size, g["size"]) <= CORNER_SIZE_RATIO * min(size, g["size"]))
             if near or _share_a_card_box(centre, g["centre"], cards):
                 _absorb(g, box, det_conf, logp)
                 break

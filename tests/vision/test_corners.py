@@ -80,3 +80,15 @@ def test_a_corner_deep_inside_another_cards_box_is_not_given_that_box():
     under_corner = (585.0, 870.0, 605.0, 915.0)
     boxes = _boxes([((625.0, 780.0, 655.0, 825.0), "KS"), (under_corner, "AS")], [top])
     assert boxes == {"KS": top, "AS": under_corner}
+
+
+def test_a_far_cards_corner_is_not_merged_into_a_large_reading_of_the_same_card_elsewhere():
+    """A close card beside far ones (the real poker4 photos measured so): a pip of the close
+    card, 200 px tall, read as 8D, lies within nine of its own sizes of the far 8D's index,
+    25 px tall.  The two indices of one card show at about one size, so the far 8D keeps its
+    own box and is not reported spanning both cards (its centre off the card it is)."""
+    big, small = (100.0, 100.0, 240.0, 300.0), (1000.0, 500.0, 1015.0, 525.0)
+    probs = np.stack([_probs("8D"), _probs("8D")])
+    found = merge_corners([(big, 0.9), (small, 0.9)], probs.argmax(axis=1), probs, [],
+                          [Card.parse(c) for c in CODES])
+    assert sorted(d.box for d in found) == [big, small]
