@@ -206,14 +206,19 @@ def _print_settlement(s: Settlement, preset: Preset) -> None:
     assert banker is not None
     bid = f" x{s.banker_bid} bid" if s.banker_bid != 1 else ""
     print(f"{preset.name}: banker {banker.label}{bid}  [{_hand_cards(banker)}]")
-    print(f"  {'seat':<6}{'hand':<12}{'bet':<18}{'outcome':<12}{'x':>4}{'gross':>12}{'commission':>12}{'net':>12}")
+    rows = [("seat", "hand", "bet", "outcome", "x", "gross", "commission", "net")]
     for line in s.lines:
         bet = line.bet
         assert bet is not None
         staked = f"{money_text(bet.amount)} {bet.kind}" + (f" x{bet.multiple}" if bet.multiple != 1 else "")
         outcome = line.outcome.value + (" (left)" if line.escaped else "")
-        print(f"  {line.seat:<6}{line.player.label:<12}{staked:<18}{outcome:<12}{line.multiplier:>4}"
-              f"{money_text(line.gross):>12}{money_text(line.commission):>12}{money_text(line.net):>12}")
+        rows.append((line.seat, line.player.label, staked, outcome, str(line.multiplier), money_text(line.gross),
+                     money_text(line.commission), money_text(line.net)))
+    # Each column as wide as its widest cell (at least the usual width): a large stake must
+    # not run into the next column and be misread.
+    widths = [max(least, *(len(row[i]) + 2 for row in rows)) for i, least in enumerate((6, 12, 18, 12, 4, 12, 12, 12))]
+    for row in rows:
+        print("  " + "".join(cell.ljust(w) if i < 4 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
     print(f"  banker net {money_text(s.banker_net)}"
           + (f" (after {money_text(s.banker_commission)} commission)" if s.banker_commission else "")
           + f"   house commission {money_text(s.total_commission)}")

@@ -85,6 +85,16 @@ def test_settle_grab_banker_text(capsys):
     assert "x3 bid" in out and "lose (left)" in out and "-180" in out and "-450" in out
 
 
+def test_settle_text_keeps_a_large_stake_apart_from_the_next_column(capsys):
+    """A 17-digit stake used to run into its outcome ("doublewin") and its sums into each other."""
+    code, out, _ = run(capsys, "settle", "--rules", "cambodia", "--banker", "AS 2S 3S 4S 5S",
+                       "--seat", "1:KS KH KD KC QS:99999999999999999.99", "--seat", "2:4D 6H QD 9C 9H:10")
+    assert code == 0
+    seat_1 = next(line for line in out.splitlines() if line.strip().startswith("1 "))
+    assert seat_1.split() == ["1", "Five", "Face", "99999999999999999.99", "double", "win", "5",
+                              "499999999999999999.95", "25000000000000000.00", "474999999999999999.95"]
+
+
 def test_stats_json_contract(capsys):
     data = run_json(capsys, "stats", "--rules", "cambodia")
     assert set(data) == {"rules", "total", "counts", "seconds"}
