@@ -165,12 +165,7 @@ def run_users_list(args) -> int:
     from kiosk import db
     from kiosk.auth import list_users
 
-    # Listing must not create: a mistyped --data-dir would make a new, empty kiosk
-    # database there and answer "no accounts", as if the real ones were gone.
-    if not (Path(args.data_dir) / db.KIOSK_DB).exists():
-        raise NiuniuError(f"no kiosk database at {Path(args.data_dir) / db.KIOSK_DB}; check --data-dir (the "
-                          "kiosk creates it on first start, `niuniu users add` before that)")
-    conn = db.connect(args.data_dir)
+    conn = db.connect(args.data_dir, create=False)
     try:
         rows = [dict(r) for r in list_users(conn)]
     finally:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from flask import Flask, current_app, g
 
+from scoring.errors import NiuniuError
+
 KIOSK_DB = "kiosk.sqlite3"
 SECRET_FILE = "secret_key"
 SETUP_CODE_FILE = "setup_code"
@@ -42,8 +44,14 @@ CREATE TABLE IF NOT EXISTS settings (
 """
 
 
-def connect(data_dir: str | Path) -> sqlite3.Connection:
+def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
+    """The kiosk database of ``data_dir``; with ``create=False`` (a console command that only
+    reads) a missing one is an error, as ``AuditLog`` does for the log: a mistyped --data-dir
+    must not make a new, empty database there and answer "no accounts"."""
     path = Path(data_dir) / KIOSK_DB
+    if not create and not path.exists():
+        raise NiuniuError(f"no kiosk database at {path}; check --data-dir (the kiosk creates it on first start, "
+                          "`niuniu users add` before that)")
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
