@@ -35,7 +35,7 @@ from scoring.cards import Card, parse_cards
 from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
-from scoring.rules import BankerSelection, Preset, load_preset
+from scoring.rules import BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
 from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
@@ -426,22 +426,23 @@ class TableService:
             record["banker_bid"] = bid
         return record
 
-    def _line_view(self, line: Any, bet: Bet | None, bid: int) -> dict:
-        return line_view(line, bet, bid if self.grab else None)
+    def _line_view(self, line: Any, bet: Bet | None, bid: int, preset: Preset | None = None) -> dict:
+        grab = self.grab if preset is None else is_grab(preset)
+        return line_view(line, bet, bid if grab else None)
 
-    def _results_json(self, hands: Mapping[str, list[str]]) -> dict:
+    def _results_json(self, hands: Mapping[str, list[str]], preset: Preset | None = None) -> dict:
         out = {}
         for seat, codes in hands.items():
-            result = self._evaluate(codes)
+            result = self._evaluate(codes, preset)
             if result is not None:
                 out[seat] = result.to_json()
         return out
 
-    def _evaluate(self, codes) -> HandResult | None:
+    def _evaluate(self, codes, preset: Preset | None = None) -> HandResult | None:
         if len(codes) != 5:
             return None
         try:
-            return evaluate(list(codes), self.preset)
+            return evaluate(list(codes), preset or self.preset)
         except NiuniuError:
             return None
 
@@ -611,6 +612,20 @@ class TableService:
                 if other != seat and card in hand.cards:
                     raise TableError(f"{card.code} is already on seat {other}; correct that seat first")
 
+    def _preset_settled_under(self, summary: dict) -> Preset:
+        """The rules a settled round is corrected under are the ones it was played under: the
+        table may have changed preset since (a restart with another table file), and the
+        players were paid by the old rules."""
+        name = (summary["settlement"] or {}).get("preset")
+        if not name or name == self.preset.name:
+            return self.preset
+        try:
+            return load_preset(name)
+        except PresetError:
+            raise TableError(f"round {summary['round']} was settled under preset {name!r}, which this kiosk "
+                             f"cannot load (it plays {self.preset.name}); correct it on a kiosk whose table file "
+                             f"names that preset") from None
+
     def _correct_settled(self, round_no: int, seat: str, old: str | None, new: str | None, actor: str,
                          reason: str, approval: Approval | None) -> dict:
         summary = load_round(self.audit, round_no, table_id=self.config.table_id)
@@ -636,7 +651,8 @@ class TableService:
             raise TableError("after settlement a correction replaces one card by a different one")
         if old_c not in cards:
             raise TableError(f"seat {seat} has no {old_c} in round {round_no} (it has {' '.join(cards)})")
-        if self.preset.decks == 1 and any(new_c in c for c in hands.values()):
+        preset = self._preset_settled_under(summary)
+        if preset.decks == 1 and any(new_c in c for c in hands.values()):
             holder = next(s for s, c in hands.items() if new_c in c)
             raise TableError(f"{new_c} is already on seat {holder} in round {round_no}")
         cards[cards.index(old_c)] = new_c
@@ -644,13 +660,13 @@ class TableService:
         settled_bets = {s: b for s, b in bets.items() if s in hands and len(hands[s]) == 5}
         bid = int((summary["settlement"] or {}).get("banker_bid", 1))  # resettled at the bid it was played at
         try:
-            settlement = settle_round(self.preset, parse_cards(hands["banker"]),
+            settlement = settle_round(preset, parse_cards(hands["banker"]),
                                       {s: (parse_cards(hands[s]), b) for s, b in settled_bets.items()},
                                       banker_bid=bid)
         except NiuniuError as exc:
             raise TableError(f"round {round_no} cannot be resettled with {new_c}: {exc}") from None
         old_lines = {s: Decimal(line["net"]) for s, line in summary["lines"].items()}
-        new_lines = [self._line_view(line, settled_bets.get(line.seat), bid) for line in settlement.lines]
+        new_lines = [self._line_view(line, settled_bets.get(line.seat), bid, preset) for line in settlement.lines]
         difference = {line["seat"]: money(Decimal(line["net"]) - old_lines.get(line["seat"], Decimal(0)))
                       for line in new_lines}
         ts = self.clock()
@@ -661,7 +677,7 @@ class TableService:
             Entry(AuditType.SETTLEMENT_CORRECTED, actor, {
                 "old": summary["settlement"], "new": settlement.to_json(), "new_lines": new_lines,
                 "old_lines": list(summary["lines"].values()), "difference": difference,
-                "hands": hands, "results": self._results_json(hands), **common}, round_no, ts),
+                "hands": hands, "results": self._results_json(hands, preset), **common}, round_no, ts),
         ])
         if round_no == self.machine.round_no:
             self._round_extra["hands"] = hands

@@ -88,6 +88,60 @@ def test_restart_logs_start_stop_config_change_and_keeps_history(tmp_path):
     service.audit.close()
 
 
+def test_a_round_corrected_after_a_change_of_rules_is_resettled_under_its_own(tmp_path):
+    from decimal import Decimal
+
+    from kiosk.table_service import Approval
+
+    app = app_for(tmp_path, make_table())          # cambodia: 5% commission, equal and double bets
+    service = app.extensions["niuniu"].service
+    service.set_bet("1", Decimal("100"), "equal", "dealer1")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 1)   # Bull 5 loses
+    service.settle("dealer1")
+    service.observe([], 2)
+    service.stop("test")
+    service.audit.close()
+
+    app = app_for(tmp_path, make_table(rules="classic"))   # no commission, no "equal" bet
+    service = app.extensions["niuniu"].service
+    service.correct("1", "5C", "7C", "dealer1", "a 7 read as 5", Approval("dealer1", "super1"), round_no=1)
+    resettled = service.audit.records(types=[AuditType.SETTLEMENT_CORRECTED])[-1].data["new"]
+    assert resettled["preset"] == "cambodia"
+    line = resettled["lines"][0]     # A 2 7 (10) + 3 4: Bull 7 still loses to Bull 8
+    assert (line["outcome"], line["net"]) == ("lose", "-100.00")
+    service.stop()
+    service.audit.close()
+
+
+def test_a_round_of_rules_this_kiosk_cannot_load_is_not_resettled_under_others(tmp_path):
+    from decimal import Decimal
+
+    import pytest
+
+    from kiosk.table_service import Approval, TableError
+    from scoring.rules import PRESET_DIR
+
+    custom = tmp_path / "house-rules.toml"
+    custom.write_text((PRESET_DIR / "cambodia.toml").read_text().replace('name = "cambodia"', 'name = "house-rules"'))
+    app = app_for(tmp_path, make_table(rules=str(custom)))
+    service = app.extensions["niuniu"].service
+    service.set_bet("1", Decimal("100"), "equal", "dealer1")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 1)
+    service.settle("dealer1")
+    service.observe([], 2)
+    service.stop("test")
+    service.audit.close()
+
+    app = app_for(tmp_path, make_table())
+    service = app.extensions["niuniu"].service
+    before = service.audit.last().seq
+    with pytest.raises(TableError, match="settled under preset 'house-rules'.*cannot load"):
+        service.correct("1", "5C", "7C", "dealer1", "a 7 read as 5", Approval("dealer1", "super1"), round_no=1)
+    assert service.audit.last().seq == before      # nothing half-written
+    service.stop()
+    service.audit.close()
+
+
 def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
     """``niuniu kiosk`` binds loopback, prints the one-time setup code, serves, stops cleanly."""
     import re
