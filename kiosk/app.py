@@ -74,6 +74,12 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
         return {"csrf_token": auth.csrf_token, "current_user": g.get("user"), "table": service.config,
                 "preset": service.preset, "demo": app.config["DEMO"], "Role": auth.Role}
 
+    @app.template_filter("to_second")
+    def _to_second(ts: str | None) -> str:
+        """A log time as people read it (2026-12-06 01:21:43); the log keeps microseconds,
+        and the event timelines show them, because there they order records."""
+        return ts[:19].replace("T", " ") if ts else ""
+
     @app.route("/")
     def index():
         if g.get("user") is None:

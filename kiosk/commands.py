@@ -1,4 +1,4 @@
-"""The kiosk's subcommands: ``demo``, ``kiosk``, ``audit verify|export``, ``users add|list``.
+"""The kiosk's subcommands: ``demo``, ``kiosk``, ``audit verify|export|report``, ``users add|list``.
 
 ``niuniu demo`` is the first command a newcomer runs; ``niuniu kiosk`` is what systemd
 runs at the table.  Both build the same objects (audit log, table service, camera
@@ -65,10 +65,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     export.add_argument("--from", dest="since",
                         help="start, UTC unless an offset is given: 2024-05-01 or 2024-05-01T18:00")
-    export.add_argument("--to", dest="until", help="end (inclusive), same forms as --from")
+    export.add_argument("--to", dest="until",
+                        help="end (inclusive; a bare date is the whole day), same forms as --from")
     export.add_argument("--format", default="csv", choices=("csv", "json"), help="csv (default) or json")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
     export.set_defaults(func=run_audit_export)
+    report = audit_sub.add_parser("report", help="a period's books: rounds, stakes, commission, house result, "
+                                  "per seat (a shift report)")
+    report.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    report.add_argument("--from", dest="since", help="start, UTC unless an offset is given: 2024-05-01 or "
+                        "2024-05-01T18:00; rounds count in the period they ended in")
+    report.add_argument("--to", dest="until",
+                        help="end (inclusive; a bare date is the whole day), same forms as --from")
+    report.add_argument("--table", help="only this table id (default: every table in the log)")
+    report.add_argument("--json", action="store_true", help="print JSON")
+    report.set_defaults(func=run_audit_report)
 
     users = sub.add_parser("users", help="manage kiosk accounts from the console (admins use the Accounts page)")
     users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
@@ -109,9 +120,17 @@ def run_audit_verify(args) -> int:
     return 0 if result.ok else 1
 
 
-def run_audit_export(args) -> int:
+def _period(args) -> tuple[str | None, str | None]:
+    """``--from``/``--to`` in the log's time form; a reversed range is a typo, not an empty answer."""
     since = parse_time(args.since, where="--from") if args.since else None
-    until = parse_time(args.until, where="--to") if args.until else None
+    until = parse_time(args.until, where="--to", end=True) if args.until else None
+    if since and until and until < since:
+        raise AuditError(f"--to {args.until} is before --from {args.since}; swap them")
+    return since, until
+
+
+def run_audit_export(args) -> int:
+    since, until = _period(args)
     log = _open_audit(args.data_dir)
     try:
         if args.output:
@@ -126,6 +145,56 @@ def run_audit_export(args) -> int:
     finally:
         log.close()
     return 0
+
+
+def run_audit_report(args) -> int:
+    from kiosk.report import period_report
+
+    since, until = _period(args)
+    log = _open_audit(args.data_dir)
+    try:
+        reports = period_report(log, table_id=args.table, since=since, until=until)
+    finally:
+        log.close()
+    if args.json:
+        print(json.dumps([r.to_json() for r in reports.values()]))
+        return 0
+    if not reports:
+        where = f"on table {args.table} " if args.table else ""
+        print(f"no round ended {where}between {since or 'the first record'} and {until or 'now'}", file=sys.stderr)
+        return 0
+    for report in reports.values():
+        _print_report(report)
+    return 0
+
+
+def _print_report(report) -> None:
+    """The report as a supervisor reads it at shift close; the figures are the JSON's."""
+    r = report.to_json()
+    print(f"Table {r['table_id']}: rounds that ended between {r['from'] or 'the first record'} and {r['to'] or 'now'}")
+    counts = ", ".join(f"{n} {status}" for status, n in r["rounds"].items())
+    print(f"  rounds       {counts} (rounds {r['first_round']} to {r['last_round']})")
+    print(f"  stakes       {r['stakes']}")
+    print(f"  players net  {r['players_net']}   banker net {r['banker_net']}   commission {r['commission']}")
+    print(f"  house result {r['house_result']}")
+    print(f"  corrections  {r['card_corrections']} card(s) while dealing, {r['settlement_corrections']} "
+          f"settlement(s) after it; {r['alerts']} alert(s)")
+    if r["largest_win"]:
+        w = r["largest_win"]
+        print(f"  largest win  {w['net']} to seat {w['seat']} in round {w['round']} ({w['hand']})")
+    if r["seats"]:
+        rows = [("seat", "rounds", "stakes", "net")] + [
+            (seat, str(t["rounds"]), t["stakes"], t["net"]) for seat, t in r["seats"].items()]
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        for row in rows:
+            print("  " + "  ".join(cell.rjust(width) if i else cell.ljust(width)
+                                   for i, (cell, width) in enumerate(zip(row, widths))))
+    if r["unbalanced_rounds"]:
+        print(f"  WARNING: the books of rounds {', '.join(map(str, r['unbalanced_rounds']))} do not balance "
+              "(players + banker + commission is not 0); check them with niuniu audit verify and the round pages")
+    if r["banking_unknown"]:
+        print(f"  note: who banked rounds {', '.join(map(str, r['banking_unknown']))} is not recorded and their "
+              "preset is not built in; their banker net is left out of the house result")
 
 
 # --------------------------------------------------------------------------- users

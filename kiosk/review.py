@@ -37,7 +37,7 @@ def _time_arg(name: str) -> str | None:
     text = request.args.get(name, "").strip()
     if not text:
         return None
-    return parse_time(text, where=f"'{name}'")
+    return parse_time(text, where=f"'{name}'", end=name == "to")
 
 
 def _time_range() -> tuple[str | None, str | None, str | None]:
@@ -152,6 +152,28 @@ def log():
     records = audit().records(types=types, since=since, until=until, newest_first=True, limit=500)
     return render_template("review/log.html", records=records, error=error, args=request.args,
                            types=[t.value for t in AuditType])
+
+
+@bp.route("/report")
+@require(Role.SUPERVISOR, *REVIEW_ROLES)
+def report():
+    """The period's books; the pit supervisor signs them at shift close, so unlike the rest
+    of review a supervisor may read this page.  Without a range it is today's (UTC)."""
+    from datetime import datetime, timezone
+
+    from kiosk.report import PeriodReport, period_report
+
+    since, until, error = _time_range()
+    if not error and since is None and until is None:
+        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        since, until = parse_time(today, where="today"), parse_time(today, where="today", end=True)
+    if since and until and until < since:
+        error = "'to' is before 'from'; swap them"
+    table_id = service().config.table_id
+    found = {} if error else period_report(audit(), table_id=table_id, since=since, until=until)
+    books = found.get(table_id) or PeriodReport(table_id, since, until)
+    return render_template("review/report.html", report=books.to_json(), error=error, args=request.args,
+                           made=datetime.now(timezone.utc).isoformat())
 
 
 @bp.route("/chain")

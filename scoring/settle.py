@@ -33,7 +33,7 @@ from scoring.cards import Card, CardError
 from scoring.compare import compare
 from scoring.evaluate import HandResult, evaluate
 from scoring.errors import NiuniuError
-from scoring.rules import FullTie, Preset, load_preset
+from scoring.rules import Banking, FullTie, Preset, load_preset
 
 ZERO = Decimal(0)
 # Decimal computes exactly to 28 significant digits; a stake times the largest multiplier,
@@ -133,6 +133,7 @@ class Settlement:
     lines: tuple[SettlementLine, ...]
     banker_net: Decimal
     total_commission: Decimal
+    banking: Banking               # the house's books differ: at a house-banked table banker_net is its own
     banker: HandResult | None = None
     banker_bid: int = 1
     banker_commission: Decimal = ZERO
@@ -146,6 +147,7 @@ class Settlement:
     def to_json(self) -> dict[str, Any]:
         return {
             "preset": self.preset,
+            "banking": self.banking.value,
             "banker": self.banker.to_json() if self.banker else None,
             "banker_bid": self.banker_bid,
             "lines": [line.to_json() for line in self.lines],
@@ -214,6 +216,7 @@ def settle_round(
         lines=tuple(lines),
         banker_net=banker_gross - banker_commission,
         total_commission=sum((line.commission for line in lines), ZERO) + banker_commission,
+        banking=preset.banking,
         banker=banker,
         banker_bid=banker_bid,
         banker_commission=banker_commission,

@@ -124,6 +124,37 @@ def test_chain_page_reports_ok_and_then_the_break(played, audit):
     assert "BROKEN at seq 5" in page and "MISSING" in page
 
 
+def report_figures(page: str) -> dict[str, str]:
+    import re
+    return dict(re.findall(r'<td id="report-([a-z-]+)">([^<]*)</td>', page))
+
+
+def test_shift_report_page_for_surveillance_and_the_pit_supervisor(played, client):
+    everything = "/review/report?from=2000-01-01&to=2100-01-01"
+    page = played.get(everything).get_data(as_text=True)
+    # Rounds 1 (Niu Niu wins 10 less 0.50), 2 and 4 (lose 10 each) settled; 3 voided.
+    assert "3 settled, 1 void" in page and "1 card(s) while dealing" in page
+    assert report_figures(page) == {"stakes": "30.00", "players-net": "-10.50", "commission": "0.50",
+                                    "house": "10.50"}
+    assert "/review/round/1" in page   # surveillance follows the largest win to its round
+    assert "No round ended" in played.get("/review/report?from=2000-01-01&to=2000-01-02").get_data(as_text=True)
+    assert "is before" in played.get("/review/report?from=2001-01-01&to=2000-01-01").get_data(as_text=True)
+
+    login(client, "dealer1")
+    assert client.get(everything).status_code == 403
+    token = login(client, "super1")
+    assert 'href="/review/report"' in client.get("/dealer/").get_data(as_text=True)
+    # A correction after settlement (round 4's 8D was a 2D: Bull 9 beats Bull 8) changes the books.
+    r = client.post("/dealer/api/correct", json={"round": 4, "seat": "1", "old": "8D", "new": "2D", "pin": "4321",
+                                                "reason": "a 2 read as 8"}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 200, r.get_json()
+    page = client.get(everything).get_data(as_text=True)
+    assert "1 settlement(s) after it" in page
+    assert report_figures(page) == {"stakes": "30.00", "players-net": "9.00", "commission": "1.00",
+                                    "house": "-9.00"}
+    assert "/review/round/" not in page   # the round pages are surveillance's
+
+
 def test_export_downloads_and_is_itself_logged(played, audit):
     r = played.get("/review/export?format=json")
     assert r.headers["Content-Disposition"].startswith("attachment")

@@ -1,0 +1,138 @@
+"""A table's books for a period — a shift, a day: what a pit supervisor signs at shift
+close and surveillance reconciles against the chips counted at the table.
+
+Every figure comes from the audit log's round summaries (:func:`kiosk.rounds.fold_round`),
+so the report can only say what the tamper-evident log says.  A round belongs to the
+period in which it ended (settled, voided, interrupted or cleared): that is when its money
+moved; a round still on the table is in no period yet.  A settled round counts with its
+settlement as last corrected, and the report names how many such corrections it holds: a
+supervisor's correction made after a shift closed changes that shift's figures, and whoever
+compares two printouts of one shift must see why they differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from kiosk.audit import AuditLog
+from kiosk.rounds import TERMINAL_TYPES, load_round
+from kiosk.table_service import money
+from scoring.rules import Banking, PresetError, load_preset
+
+ZERO = Decimal(0)
+ENDINGS = ("settled", "void", "interrupted", "cleared")
+
+
+@dataclass
+class SeatTotals:
+    rounds: int = 0
+    stakes: Decimal = ZERO
+    net: Decimal = ZERO      # from the player's side, after commission
+
+    def to_json(self) -> dict:
+        return {"rounds": self.rounds, "stakes": money(self.stakes), "net": money(self.net)}
+
+
+@dataclass
+class PeriodReport:
+    table_id: str | None
+    since: str | None
+    until: str | None
+    rounds: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ENDINGS, 0))
+    first_round: int | None = None
+    last_round: int | None = None
+    stakes: Decimal = ZERO
+    players_net: Decimal = ZERO
+    banker_net: Decimal = ZERO
+    commission: Decimal = ZERO
+    house_result: Decimal = ZERO
+    banking_unknown: list[int] = field(default_factory=list)
+    card_corrections: int = 0
+    settlement_corrections: int = 0
+    alerts: int = 0
+    largest_win: dict | None = None
+    seats: dict[str, SeatTotals] = field(default_factory=dict)
+    unbalanced: list[int] = field(default_factory=list)
+
+    def add(self, summary: dict) -> None:
+        """Fold one ended round in."""
+        number = summary["round"]
+        self.rounds[summary["status"]] = self.rounds.get(summary["status"], 0) + 1
+        self.first_round = number if self.first_round is None else min(self.first_round, number)
+        self.last_round = number if self.last_round is None else max(self.last_round, number)
+        # A correction after settlement logs its card too; it is counted once, as a settlement's.
+        self.card_corrections += sum(not c.get("after_settlement") for c in summary["corrections"])
+        self.settlement_corrections += len(summary["settlement_corrections"])
+        self.alerts += len(summary["alerts"])
+        settlement = summary["settlement"]
+        if summary["status"] != "settled" or not settlement:
+            return
+        players = ZERO
+        for line in settlement["lines"]:
+            stake, net = Decimal(line["amount"]), Decimal(line["net"])
+            players += net
+            seat = self.seats.setdefault(line["seat"], SeatTotals())
+            seat.rounds += 1
+            seat.stakes += stake
+            seat.net += net
+            self.stakes += stake
+            if net > 0 and (self.largest_win is None or net > Decimal(self.largest_win["net"])):
+                self.largest_win = {"round": number, "seat": line["seat"], "net": money(net),
+                                    "hand": line["player"].get("label", "")}
+        banker, commission = Decimal(settlement["banker_net"]), Decimal(settlement["total_commission"])
+        self.players_net += players
+        self.banker_net += banker
+        self.commission += commission
+        if players + banker + commission != 0:
+            self.unbalanced.append(number)
+        banking = _banking(settlement)
+        if banking is None:
+            self.banking_unknown.append(number)
+        self.house_result += commission + (banker if banking is Banking.HOUSE else ZERO)
+
+    def to_json(self) -> dict:
+        return {
+            "table_id": self.table_id, "from": self.since, "to": self.until,
+            "rounds": dict(self.rounds), "first_round": self.first_round, "last_round": self.last_round,
+            "stakes": money(self.stakes), "players_net": money(self.players_net),
+            "banker_net": money(self.banker_net), "commission": money(self.commission),
+            "house_result": money(self.house_result), "banking_unknown": self.banking_unknown,
+            "card_corrections": self.card_corrections, "settlement_corrections": self.settlement_corrections,
+            "alerts": self.alerts, "largest_win": self.largest_win,
+            "seats": {seat: totals.to_json() for seat, totals in sorted(self.seats.items(), key=_seat_order)},
+            "unbalanced_rounds": self.unbalanced,
+        }
+
+
+def _seat_order(item: tuple[str, SeatTotals]) -> tuple[int, str]:
+    seat = item[0]
+    return (int(seat), "") if seat.isdigit() else (1 << 30, seat)
+
+
+def _banking(settlement: dict) -> Banking | None:
+    """Who banked the round: settlements say so; a log written before they did names its
+    preset, which tells it when the preset is one of the built-in ones."""
+    if settlement.get("banking"):
+        return Banking(settlement["banking"])
+    try:
+        return load_preset(settlement.get("preset", "")).banking
+    except (PresetError, OSError, ValueError):
+        return None
+
+
+def period_report(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
+                  until: str | None = None) -> dict[str, PeriodReport]:
+    """One report per table whose rounds ended between ``since`` and ``until`` (log-form
+    times, both inclusive, either open), keyed by table id."""
+    candidates = sorted({(r.table_id, r.round_no) for r in log.records(
+        types=TERMINAL_TYPES, since=since, until=until, table_id=table_id) if r.round_no is not None})
+    reports: dict[str, PeriodReport] = {}
+    for table, number in candidates:
+        summary = load_round(log, number, table_id=table)
+        # A round settled before the period and cleared inside it ended before it.
+        ended = summary and summary["ended"]
+        if not ended or (since and ended < since) or (until and ended > until):
+            continue
+        reports.setdefault(table, PeriodReport(table, since, until)).add(summary)
+    return reports

@@ -1,0 +1,104 @@
+"""The shift report: a period's books as the audit log tells them (kiosk.report, `niuniu audit report`)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from decimal import Decimal
+
+from kiosk.audit import AuditLog, AuditType
+from kiosk.report import period_report
+from scoring.rules import load_preset
+from scoring.settle import Bet, settle_round
+
+BANKER = "4S 6H QD 9C 9H"            # Bull 8
+NIU_NIU = "KS QS JS 10S 10H"         # beats it
+BULL_5 = "AS 2S 3D 4D 5C"            # loses to it
+
+
+def at(hh_mm: str) -> float:
+    return datetime.fromisoformat(f"2026-03-01T{hh_mm}:00+00:00").timestamp()
+
+
+def settle(log: AuditLog, round_no: int, start: str, end: str, seats: dict[str, str], *, preset="cambodia",
+           stake="100", table="t1", banker=BANKER) -> None:
+    kind = "equal" if preset == "cambodia" else load_preset(preset).main_bet   # equal: a win pays the stake
+    settlement = settle_round(preset, banker, {s: (cards, Bet(s, Decimal(stake), kind)) for s, cards in seats.items()})
+    log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=round_no, ts=at(start), table_id=table)
+    log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement.to_json()}, round_no=round_no,
+               ts=at(end), table_id=table)
+
+
+def test_each_round_counts_once_in_the_period_it_ended(tmp_path):
+    log = AuditLog.in_dir(tmp_path)
+    settle(log, 1, "07:58", "07:59", {"1": NIU_NIU})                   # the shift before
+    log.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=1, ts=at("08:01"), table_id="t1")
+    settle(log, 2, "07:59", "08:30", {"1": NIU_NIU, "2": BULL_5})      # started before, settled inside
+    log.append(AuditType.ROUND_START, "vision", {}, round_no=3, ts=at("09:00"), table_id="t1")
+    log.append(AuditType.ROUND_VOID, "super1", {"reason": "misdeal"}, round_no=3, ts=at("09:01"), table_id="t1")
+    settle(log, 4, "13:59", "14:01", {"1": NIU_NIU})                   # the next shift's
+    log.append(AuditType.ROUND_START, "vision", {}, round_no=5, ts=at("13:00"), table_id="t1")  # still dealing
+
+    reports = period_report(log, since="2026-03-01T08:00:00.000000Z", until="2026-03-01T14:00:00.000000Z")
+    r = reports["t1"].to_json()
+    assert r["rounds"] == {"settled": 1, "void": 1, "interrupted": 0, "cleared": 0}
+    assert (r["first_round"], r["last_round"]) == (2, 3)
+    # Round 2 alone: seat 1 wins 100 less 5% commission, seat 2 loses 100.
+    assert r["stakes"] == "200.00"
+    assert (r["players_net"], r["banker_net"], r["commission"]) == ("-5.00", "0.00", "5.00")
+    assert r["house_result"] == "5.00"
+    assert r["seats"] == {"1": {"rounds": 1, "stakes": "100.00", "net": "95.00"},
+                          "2": {"rounds": 1, "stakes": "100.00", "net": "-100.00"}}
+    assert r["largest_win"] == {"round": 2, "seat": "1", "net": "95.00", "hand": "Niu Niu"}
+    assert r["unbalanced_rounds"] == [] and r["banking_unknown"] == []
+
+
+def test_the_house_keeps_the_banker_net_only_where_it_banks(tmp_path):
+    log = AuditLog.in_dir(tmp_path)
+    seats = {"1": NIU_NIU, "2": BULL_5, "3": "2H 3H 5H 7C 8C"}   # wins, loses, loses: the banker wins on the round
+    settle(log, 1, "08:00", "08:01", seats, table="casino")
+    settle(log, 1, "08:00", "08:01", seats, table="app", preset="grab-banker")
+    reports = {t: r.to_json() for t, r in period_report(log).items()}
+    casino, app = reports["casino"], reports["app"]
+    # Every table's books balance; the house's result is its commission, plus the banker's
+    # net only where the house is the banker.
+    for r in (casino, app):
+        assert Decimal(r["players_net"]) + Decimal(r["banker_net"]) + Decimal(r["commission"]) == 0
+    assert Decimal(casino["house_result"]) == Decimal(casino["banker_net"]) + Decimal(casino["commission"])
+    assert Decimal(app["banker_net"]) > 0 and Decimal(app["house_result"]) == Decimal(app["commission"]) > 0
+    assert list(period_report(log, table_id="app")) == ["app"]
+
+
+def test_a_round_whose_books_do_not_balance_is_named(tmp_path):
+    log = AuditLog.in_dir(tmp_path)
+    settlement = settle_round("cambodia", BANKER, {"1": (NIU_NIU, Bet("1", Decimal(100), "equal"))}).to_json()
+    settlement["banker_net"] = "-90.00"   # a hand-edited or mis-written settlement
+    log.append(AuditType.ROUND_START, "vision", {}, round_no=7, ts=at("08:00"))
+    log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement}, round_no=7, ts=at("08:01"))
+    assert period_report(log)[""].unbalanced == [7]
+
+
+def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
+    log = AuditLog.in_dir(tmp_path)
+    settle(log, 1, "08:00", "08:01", {"1": NIU_NIU, "2": BULL_5})
+    settle(log, 2, "23:58", "23:59", {"1": BULL_5})
+    log.close()
+
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-01",
+                           "--to", "2026-03-01"])     # a bare --to date is the whole day
+    assert code == 0
+    assert "2 settled" in out and "house result 105.00" in out
+    assert "largest win  95.00 to seat 1 in round 1 (Niu Niu)" in out
+    seat_rows = [line.split() for line in out.splitlines() if line.strip().split()[:1] in (["1"], ["2"])]
+    assert seat_rows == [["1", "2", "200.00", "-5.00"], ["2", "1", "100.00", "-100.00"]]
+
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--to", "2026-03-01T12:00", "--json"])
+    [report] = json.loads(out)
+    assert report["rounds"]["settled"] == 1 and report["last_round"] == 1
+
+    code, out, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02"])
+    assert code == 0 and out == "" and "no round ended" in err
+    code, _, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02",
+                           "--to", "2026-03-01"])
+    assert code != 0 and "before --from" in err and "swap" in err
+
