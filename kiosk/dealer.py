@@ -73,6 +73,17 @@ def bet():
     return _state()
 
 
+@bp.route("/api/repeat-bets", methods=("POST",))
+@require(*TABLE_ROLES)
+def repeat_bets():
+    """The last settled round's stakes again, on every seat still without one."""
+    try:
+        service().repeat_bets(g.user["username"])
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
 @bp.route("/api/bid", methods=("POST",))
 @require(*TABLE_ROLES)
 def bid():

@@ -508,6 +508,42 @@ class TableService:
                              f"use {' or '.join(self.preset.bet_kinds)}")
         return Bet(seat, value, kind, times)
 
+    def _bets_to_repeat(self) -> tuple[int, dict[str, Bet]] | None:
+        """The newest settled round's bets on seats still without one (None: nothing to place)."""
+        for summary in self._history:    # newest first
+            if summary["status"] == "settled" and summary["bets"]:
+                bets = {seat: bet for seat, bet in bets_from_json(summary["bets"]).items()
+                        if seat not in self._pending}
+                return (summary["round"], bets) if bets else None
+        return None
+
+    def repeat_bets(self, actor: str) -> dict[str, Bet]:
+        """Place the last settled round's bets again on every seat that has none yet.
+
+        The same players mostly stake the same, and typing each seat's stake again is the
+        slowest part of a busy dealer's round.  Each bet is checked as if typed; if one no
+        longer fits the table (a seat or bet kind gone since), nothing is placed."""
+        with self._lock:
+            if not self.can_take_bets():
+                raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
+                                 "bets for the next round open when this one is cleared")
+            found = self._bets_to_repeat()
+            if found is None:
+                raise TableError("there are no bets to repeat: no settled round had bets on a seat that has none now")
+            number, bets = found
+            placed = {}
+            for seat, bet in bets.items():
+                self._check_seat(seat)
+                placed[seat] = self._new_bet(seat, bet.amount, bet.kind, bet.multiple)
+            self._pending.update(placed)
+            self.machine.set_active_seats(sorted(self._pending))
+            self.audit.append(AuditType.BETS_PLACED, actor, {
+                "change": {"repeated_from": number, "seats": sorted(placed)},
+                **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+                "for_round": self.machine.round_no + 1})
+            self._publish()
+            return dict(self._pending)
+
     def set_bid(self, bid: Any, actor: str) -> int:
         """Enter the bank bid for the next round at a grab-the-banker table.
 
@@ -819,6 +855,7 @@ class TableService:
             # While bets are open the screen shows the next round's bid, as it shows the next stakes.
             grab["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
                 else self._round_bid
+        repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
             "table": table,
             "round": {**grab,"no": m.round_no, "state": str(state), "can_settle": blocker is None and
@@ -828,6 +865,7 @@ class TableService:
                       "alerts": [] if between else [{"code": a.data.get("code"), "message": a.data.get("message"),
                                                      "seat": a.seat, "card": a.card} for a in m.alerts],
                       "corrected": bool(self._round_extra.get("lines")),
+                      "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards},
             "seats": [s for s in seats if s["name"] in self.config.seat_names],
             "totals": totals,

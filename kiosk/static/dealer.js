@@ -188,6 +188,8 @@
     $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round." : "");
     $("void-btn").disabled = !r.can_void;
     $("clear-btn").disabled = !r.can_clear;
+    $("repeat-btn").hidden = !r.repeat_from;
+    $("repeat-btn").textContent = "Same bets as #" + r.repeat_from;
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
   }
@@ -450,6 +452,9 @@
     button.disabled = true;
     try { await post(urls.settle); toast("Round " + state.round.no + " settled", "ok"); }
     catch (err) { toast(err.message, "bad"); }
+  });
+  $("repeat-btn").addEventListener("click", async () => {
+    try { await post(urls.repeatBets); } catch (err) { toast(err.message, "bad"); }
   });
   $("clear-btn").addEventListener("click", async () => {
     try { await post(urls.clear); } catch (err) { toast(err.message, "bad"); }

@@ -134,6 +134,15 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     assert "47.5" in driver.find_element(By.ID, "history-detail").text
     driver.find_element(By.CSS_SELECTOR, "#history-dialog [data-close]").click()
 
+    # the next round's stakes as the last one's, in one tap
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "repeat-btn")))
+    assert driver.find_element(By.ID, "repeat-btn").text == "Same bets as #1"
+    shots(driver, "dealer-1280x800-same-bets")
+    click(driver, "#repeat-btn")
+    wait_text(driver, '[data-bet-seat="1"]', "100.00 USD · double")
+    wait_text(driver, '[data-bet-seat="2"]', "50.00 USD · equal")
+    WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "repeat-btn")))
+
     # a slow frame rate explains itself: model time and how many seat zones are read
     service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "detect_ms": 61.5,
                               "motion_gate": True, "regions_read": 1.4, "regions_reused": 4.6}

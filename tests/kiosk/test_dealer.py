@@ -64,6 +64,26 @@ def test_bets_close_when_the_first_card_lands(dealer, service):
     assert "bets are closed" in body["error"]
 
 
+def test_same_bets_places_the_last_settled_rounds_stakes_on_seats_without_one(dealer, service, audit):
+    assert dealer.state()["round"]["repeat_from"] is None          # nothing settled yet
+    bet(dealer, "1", "100", "double")
+    bet(dealer, "2", "50", "equal")
+    deal(service, s1=NIU_NIU, s2=BULL_5)
+    assert "bets are closed" in dealer.post("/dealer/api/repeat-bets", status=409)["error"]
+    dealer.post("/dealer/api/settle")
+    service.observe([], 2)                                           # cards off: bets open for round 2
+    assert dealer.state()["round"]["repeat_from"] == 1
+    bet(dealer, "2", "70", "equal")                                  # seat 2 changed its stake first
+    state = dealer.post("/dealer/api/repeat-bets")["state"]
+    assert seat(state, "1")["bet"] == {"amount": "100.00", "kind": "double"}
+    assert seat(state, "2")["bet"] == {"amount": "70.00", "kind": "equal"}   # kept, not repeated over
+    last = audit.last()
+    assert last.type == AuditType.BETS_PLACED and last.data["change"] == {"repeated_from": 1, "seats": ["1"]}
+    assert last.data["for_round"] == 2
+    assert state["round"]["repeat_from"] is None                     # every seat of round 1 has a bet now
+    assert "no bets to repeat" in dealer.post("/dealer/api/repeat-bets", status=409)["error"]
+
+
 # ------------------------------------------------------------------ a round on screen
 
 

@@ -245,3 +245,13 @@ def test_stakes_the_new_rules_do_not_allow_are_dropped_with_a_reason(app_config,
         assert "bet multiple 4 is not allowed at cambodia" in dropped["reason"]
     finally:
         _stop(again)
+
+
+def test_same_bets_keeps_each_seats_multiple_but_not_the_bank_bid(dealer, service):
+    grab_round(dealer, service)
+    dealer.post("/dealer/api/settle")
+    service.observe([], 2)
+    state = dealer.post("/dealer/api/repeat-bets")["state"]
+    assert seat(state, "1")["bet"] == {"amount": "100.00", "kind": "standard", "multiple": 3}
+    assert seat(state, "2")["bet"] == {"amount": "50.00", "kind": "standard", "multiple": 1}
+    assert state["round"]["banker_bid"] == 1      # the bank is bid for again each round
