@@ -501,6 +501,11 @@ class TableService:
         value = parse_amount(amount, seat)
         if value is None:
             return None
+        limits = self.config.bet_limits
+        if limits and not limits.minimum <= value <= limits.maximum:
+            edge = "below the table minimum" if value < limits.minimum else "above the table maximum"
+            raise TableError(f"bet on seat {seat}: {money(value)} is {edge} "
+                             f"({money(limits.minimum)} to {money(limits.maximum)} {self.config.currency})")
         times = self._parse_multiple(multiple, seat)
         kind = kind or self.preset.bet_kinds[0]
         if kind not in self.preset.bet_kinds:
@@ -848,7 +853,9 @@ class TableService:
         table = {"id": self.config.table_id, "rules": self.preset.name, "title": self.preset.title,
                  "currency": self.config.currency, "bet_kinds": list(self.preset.bet_kinds),
                  "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
-                 "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking)}
+                 "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking),
+                 "bet_limits": {"minimum": money(lim.minimum), "maximum": money(lim.maximum)}
+                 if (lim := self.config.bet_limits) else None}
         grab: dict[str, Any] = {}
         if self.grab:
             table.update(bids=list(self.preset.banker.bids), bet_multiples=list(self.preset.banker.bet_multiples))

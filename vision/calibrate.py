@@ -119,8 +119,8 @@ def zones_from_json(path: str | Path, size: tuple[int, int] | None = None) -> di
 
 
 def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, currency: str = "USD",
-                 camera: dict | None = None, thresholds: dict | None = None, source: str = "calibration"
-                 ) -> TableConfig:
+                 camera: dict | None = None, thresholds: dict | None = None, bet_limits: dict | None = None,
+                 source: str = "calibration") -> TableConfig:
     """A validated table config from zones, with the same errors a table file would give."""
     order = [n for n in SEAT_NAMES if n in zones] + [n for n in zones if n not in SEAT_NAMES]
     data: dict = {"table_id": table_id, "rules": rules, "currency": currency,
@@ -129,6 +129,8 @@ def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, cu
         data["camera"] = camera
     if thresholds:
         data["thresholds"] = thresholds
+    if bet_limits:
+        data["bet_limits"] = bet_limits
     return table_config_from_dict(data, source)
 
 

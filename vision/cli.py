@@ -17,10 +17,9 @@ import cv2
 from scoring.errors import NiuniuError
 from vision.calibrate import (CalibrationError, build_config, click_zones, draw_zones, even_layout, grid_layout,
                               has_display, parse_grid, seat_names, zones_from_json)
-from vision.mirror import mirror_image
 from vision.replay import format_rounds, jsonable, replay
-from vision.sources import SourceError, open_source
-from vision.table import dump_table_config, load_table_config
+from vision.sources import SourceError, open_source, oriented
+from vision.table import CameraSettings, TableConfig, dump_table_config, load_table_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,9 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("--source", help="camera or recording to take a frame from (picamera2, 0, URL, video, folder)")
     cal.add_argument("--out", required=True, type=Path, help="table file to write (.yaml, .toml or .json)")
     cal.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-    cal.add_argument("--table-id", default="table-1", help="table name for recordings and the audit log")
-    cal.add_argument("--rules", default="cambodia", help="rule preset (niuniu rules list)")
-    cal.add_argument("--currency", default="USD")
+    cal.add_argument("--table-id", help="table name for recordings and the audit log "
+                     "(default: the replaced file's, else table-1)")
+    cal.add_argument("--rules", help="rule preset (niuniu rules list; default: the replaced file's, else cambodia)")
+    cal.add_argument("--currency", help="currency code shown with amounts (default: the replaced file's, else USD)")
     who = cal.add_mutually_exclusive_group()
     who.add_argument("--players", type=int, help="banker plus this many player seats (1-7); default 5")
     who.add_argument("--seats", help="seat names, comma separated, e.g. banker,1,2,3")
@@ -45,9 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--from-json", type=Path, help='zones file {"banker": [[x,y],...], "1": [...]} (0..1 or pixels)')
     how.add_argument("--click", action="store_true", help="click the zones in a window (needs a display)")
     cal.add_argument("--size", help="image size WxH for pixel zones when there is no --source")
-    cal.add_argument("--mirror", action="store_true",
+    cal.add_argument("--mirror", action=argparse.BooleanOptionalAction, default=None,
                      help="the camera saves mirror images: mirror its frame back before the zones are marked, "
-                          "and write camera.mirror: true so the table reads every frame mirrored back")
+                          "and write camera.mirror: true so the table reads every frame mirrored back "
+                          "(default: as the replaced file says; --no-mirror turns it off)")
     cal.add_argument("--preview", type=Path, help="also write the frame with the zones drawn (JPEG)")
     cal.add_argument("--json", action="store_true", help="print the written config as JSON")
     cal.set_defaults(func=calibrate_command)
@@ -75,22 +76,46 @@ def register(sub: argparse._SubParsersAction) -> None:
         model_cli.register(sub)
 
 
+def _replaced_table(out: Path, force: bool) -> TableConfig | None:
+    """The table file a recalibration replaces, whose settings it keeps.
+
+    Calibrating again after the camera was bumped must change the zones only: a table id
+    reset to the default would split the audit log's history in two, and the rules,
+    currency, bet limits and thresholds are the house's, not the camera's."""
+    if not out.exists():
+        return None
+    if not force:
+        raise CalibrationError(f"{out} exists; pass --force to replace its zones (its other settings are kept), "
+                               "or choose another --out")
+    try:
+        return load_table_config(out)
+    except NiuniuError as exc:
+        print(f"note: {out} is not a usable table file, so none of its settings are kept ({exc})", file=sys.stderr)
+        return None
+
+
 def calibrate_command(args: argparse.Namespace) -> int:
     out: Path = args.out
-    if out.exists() and not args.force:
-        raise CalibrationError(f"{out} exists; pass --force to overwrite it, or choose another --out")
     if out.suffix.lower() not in (".yaml", ".yml", ".toml", ".json"):
         raise CalibrationError(f"--out {out}: use a .yaml, .toml or .json file name")
-    image = grab_frame(args.source) if args.source else None
-    if image is not None and args.mirror:
-        image = mirror_image(image)   # zones are marked on the picture the table will read
+    previous = _replaced_table(out, args.force)
+    kept = previous.camera if previous else CameraSettings()
+    mirror = kept.mirror if args.mirror is None else args.mirror
+    image = capture_size = None
+    if args.source:
+        image = grab_frame(args.source)
+        capture_size = (image.shape[1], image.shape[0])
+        image = oriented(image, kept.rotate, mirror)   # zones are marked on the picture the table will read
     size = (image.shape[1], image.shape[0]) if image is not None else parse_size(args.size)
 
     layout = "from " + str(args.from_json) if args.from_json else ""
     if args.from_json:
         zones = zones_from_json(args.from_json, size)
     else:
-        names = seat_names(args.players if args.players is not None else (None if args.seats else 5), args.seats)
+        if previous and args.players is None and not args.seats:
+            names = list(previous.seat_names)      # the same seats, zoned again
+        else:
+            names = seat_names(args.players if args.players is not None else (None if args.seats else 5), args.seats)
         if args.grid:
             zones = grid_layout(names, *parse_grid(args.grid))
             layout = f"even {args.grid} grid; adjust the zones to the table (check them with --preview)"
@@ -104,15 +129,21 @@ def calibrate_command(args: argparse.Namespace) -> int:
             layout = ("even layout (banker top middle, players along the bottom); adjust the zones to the "
                       "table (check them with --preview)")
 
-    camera = {}
+    camera = previous.camera.model_dump(exclude_defaults=True) if previous else {}
     if args.source:
         camera["source"] = args.source
-    if size is not None:
-        camera["width"], camera["height"] = size
-    if args.mirror:
+    if capture_size or size:
+        camera["width"], camera["height"] = capture_size or size
+    camera.pop("mirror", None)
+    if mirror:
         camera["mirror"] = True
-    config = build_config(zones, table_id=args.table_id, rules=args.rules, currency=args.currency,
-                          camera=camera, source=str(out))
+    config = build_config(
+        zones, table_id=args.table_id or (previous.table_id if previous else "table-1"),
+        rules=args.rules or (previous.rules if previous else "cambodia"),
+        currency=args.currency or (previous.currency if previous else "USD"), camera=camera,
+        thresholds=previous.thresholds.model_dump(exclude_defaults=True) if previous else None,
+        bet_limits=previous.bet_limits.model_dump(mode="json") if previous and previous.bet_limits else None,
+        source=str(out))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         dump_table_config(config, out)
@@ -129,6 +160,12 @@ def calibrate_command(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {out}: table {config.table_id}, rules {config.rules}, seats {', '.join(config.seat_names)}")
         print(f"zones: {layout}")
+        if previous:
+            kept_names = [what for what, given in (("seats", args.players is not None or args.seats),
+                                                   ("table id", args.table_id), ("rules", args.rules),
+                                                   ("currency", args.currency)) if not given]
+            print("kept from the file it replaces: " + ", ".join(kept_names + ["camera settings", "thresholds"])
+                  + (", bet limits" if previous.bet_limits else ""))
     return 0
 
 

@@ -20,6 +20,7 @@ import json
 import re
 import tomllib
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -138,6 +139,35 @@ class Thresholds(StrictModel):
         return self
 
 
+class BetLimits(StrictModel):
+    """The table's posted minimum and maximum stake on one seat.
+
+    The screen refuses a stake outside them: a chip stack misread by a zero is the dealer's
+    costliest slip, and the posted limits are what the house agreed to risk per seat."""
+
+    minimum: Decimal = Field(gt=0, description="smallest stake a seat may place")
+    maximum: Decimal = Field(gt=0, description="largest stake a seat may place")
+
+    @field_validator("minimum", "maximum", mode="before")
+    @classmethod
+    def _as_typed(cls, value: Any) -> Any:
+        # YAML reads 25.5 as a binary float; its shortest repr is what the installer typed.
+        return repr(value) if isinstance(value, float) else value
+
+    @field_validator("minimum", "maximum")
+    @classmethod
+    def _cents(cls, value: Decimal) -> Decimal:
+        if value != value.quantize(Decimal("0.01")):
+            raise ValueError(f"{value} has more than 2 decimals, as no stake can")
+        return value
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "BetLimits":
+        if self.minimum > self.maximum:
+            raise ValueError(f"minimum {self.minimum} is above maximum {self.maximum}; swap them")
+        return self
+
+
 class TableConfig(StrictModel):
     table_id: str = Field(min_length=1, max_length=64, description="short name used in recordings and the audit log")
     rules: str = Field(min_length=1, description="rule preset name (niuniu rules list) or preset file path")
@@ -145,6 +175,7 @@ class TableConfig(StrictModel):
     seats: list[SeatZone] = Field(min_length=2, description="the banker and 1..7 player seats")
     camera: CameraSettings = Field(default_factory=CameraSettings)
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    bet_limits: BetLimits | None = Field(None, description="the posted minimum and maximum stake per seat")
 
     @field_validator("table_id")
     @classmethod

@@ -64,6 +64,26 @@ def test_bets_close_when_the_first_card_lands(dealer, service):
     assert "bets are closed" in body["error"]
 
 
+def limited_table():
+    from kiosk_testing import table_dict
+    from vision.table import table_config_from_dict
+    return table_config_from_dict({**table_dict(), "bet_limits": {"minimum": 25, "maximum": 5000}})
+
+
+@pytest.mark.parametrize("table", [limited_table()])
+def test_a_stake_outside_the_table_limits_is_refused_and_the_limits_are_shown(dealer, client, audit):
+    before = audit.last().seq
+    assert bet(dealer, "1", "10", status=409)["error"] == \
+        "bet on seat 1: 10.00 is below the table minimum (25.00 to 5000.00 USD)"
+    assert "above the table maximum" in bet(dealer, "1", "50000", status=409)["error"]   # a zero too many
+    assert audit.last().seq == before and seat(dealer.state(), "1")["bet"] is None
+    bet(dealer, "1", "25")
+    bet(dealer, "2", "5000")
+    assert dealer.state()["table"]["bet_limits"] == {"minimum": "25.00", "maximum": "5000.00"}
+    page = client.get("/dealer/").get_data(as_text=True)
+    assert "Table limits 25 to 5000 USD" in page
+
+
 def test_same_bets_places_the_last_settled_rounds_stakes_on_seats_without_one(dealer, service, audit):
     assert dealer.state()["round"]["repeat_from"] is None          # nothing settled yet
     bet(dealer, "1", "100", "double")

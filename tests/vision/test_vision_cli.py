@@ -97,8 +97,8 @@ def test_calibrate_errors_are_one_line_and_nothing_is_overwritten(tmp_path, caps
     out = tmp_path / "table.yaml"
     out.write_text("precious: true\n")
     code, _, err = run(capsys, "calibrate", "--players", 3, "--out", out)
-    assert code == 2 and err.strip() == f"niuniu calibrate: error: {out} exists; pass --force to overwrite it, " \
-                                         "or choose another --out"
+    assert code == 2 and err.strip() == f"niuniu calibrate: error: {out} exists; pass --force to replace its " \
+                                         "zones (its other settings are kept), or choose another --out"
     assert out.read_text() == "precious: true\n"
     assert run(capsys, "calibrate", "--players", 3, "--out", out, "--force")[0] == 0
     (tmp_path / "px.json").write_text('{"banker": [[0, 0], [500, 0], [500, 300]]}')
@@ -108,6 +108,34 @@ def test_calibrate_errors_are_one_line_and_nothing_is_overwritten(tmp_path, caps
     assert code == 2 and "1 to 7 player seats" in err
     code, _, err = run(capsys, "calibrate", "--click", "--players", 2, "--out", tmp_path / "d.yaml")
     assert code == 2 and "--click needs --source" in err
+
+
+def test_calibrating_again_replaces_the_zones_and_keeps_the_tables_settings(tmp_path, capsys):
+    out = tmp_path / "table.yaml"
+    assert run(capsys, "calibrate", "--players", 3, "--table-id", "vip-3", "--rules", "ultimate",
+               "--currency", "HKD", "--mirror", "--out", out)[0] == 0
+    text = out.read_text()
+    out.write_text(text + "bet_limits: {minimum: 25, maximum: 5000}\nthresholds: {k: 4}\n")
+    first = load_table_config(out)
+
+    frame = np.zeros((480, 640, 3), np.uint8)
+    cv2.imwrite(str(tmp_path / "frame.png"), frame)
+    code, stdout, err = run(capsys, "calibrate", "--source", tmp_path / "frame.png", "--grid", "2x2",
+                            "--out", out, "--force")
+    assert code == 0, err
+    assert "kept from the file it replaces" in stdout and "bet limits" in stdout
+    again = load_table_config(out)
+    assert (again.table_id, again.rules, again.currency) == ("vip-3", "ultimate", "HKD")
+    assert again.bet_limits == first.bet_limits and again.thresholds == first.thresholds
+    assert again.camera.mirror and (again.camera.width, again.camera.height) == (640, 480)
+    assert again.seats != first.seats                     # the zones are the new ones
+    assert point_in_polygon((0.25, 0.25), again.zone("banker").polygon)
+
+    code, _, err = run(capsys, "calibrate", "--grid", "2x2", "--table-id", "vip-4", "--no-mirror",
+                       "--out", out, "--force")
+    assert code == 0, err
+    latest = load_table_config(out)
+    assert latest.table_id == "vip-4" and not latest.camera.mirror and latest.rules == "ultimate"
 
 
 # ------------------------------------------------------------------ replay
