@@ -397,10 +397,17 @@
       if (k) { betMultiple = Number(k.dataset.multiple); markKind(); }
     });
   }
+  // A chip adds in whole cents: 0.56 + 5 in binary floating point is 5.5600000000000005,
+  // which the kiosk (rightly) refuses as more than 2 decimals.
+  function plusChip(typed, add) {
+    const cents = Math.round((Number(typed) || 0) * 100) + add * 100;
+    const whole = Math.trunc(cents / 100), part = Math.abs(cents % 100);
+    return part ? whole + "." + String(part).padStart(2, "0") : String(whole);
+  }
   document.querySelectorAll("#bet-dialog .chip").forEach((chip) => chip.addEventListener("click", () => {
     const add = Number(chip.dataset.add);
     const input = $("bet-amount");
-    input.value = add === 0 ? "" : String((Number(input.value) || 0) + add);
+    input.value = add === 0 ? "" : plusChip(input.value, add);
   }));
 
   async function sendBet(amount) {

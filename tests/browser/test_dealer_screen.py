@@ -264,3 +264,20 @@ def test_surveillance_sees_the_correction(browser, live_kiosk, shots):
     wait_text(browser, "#corrections", "5C → 6C")
     assert "misread" in browser.find_element(By.ID, "corrections").text
     shots(browser, "review-round-detail")
+
+
+def test_chips_add_to_a_typed_stake_in_whole_cents(browser, live_kiosk):
+    driver = browser
+    log_in(driver, live_kiosk.url, "dealer1")
+    click(driver, '[data-bet-seat="1"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bet-amount")))
+    box = driver.find_element(By.ID, "bet-amount")
+    box.clear()
+    box.send_keys("0.56")
+    driver.find_element(By.CSS_SELECTOR, '#bet-dialog .chip[data-add="5"]').click()
+    assert box.get_attribute("value") == "5.56"          # not 5.5600000000000005
+    driver.find_element(By.CSS_SELECTOR, '#bet-dialog .chip[data-add="100"]').click()
+    assert box.get_attribute("value") == "105.56"
+    driver.find_element(By.CSS_SELECTOR, '#bet-kinds [data-kind="equal"]').click()
+    driver.find_element(By.ID, "bet-submit").click()
+    wait_text(driver, '[data-bet-seat="1"]', "105.56 USD · equal")
