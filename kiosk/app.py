@@ -15,6 +15,7 @@ from flask import Flask, g, jsonify, redirect, render_template, request, url_for
 
 from kiosk import db
 from kiosk.audit import AuditLog
+from kiosk.chain import ChainCheck
 from kiosk.runtime import EXTENSION, Runtime
 from scoring.errors import NiuniuError
 
@@ -60,7 +61,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
         service = _default_service(app.config, data_dir)
     service.start()
     app.extensions[EXTENSION] = Runtime(data_dir, service.audit, service,
-                                        list(app.config.get("DEMO_ACCOUNTS", [])))
+                                        list(app.config.get("DEMO_ACCOUNTS", [])), ChainCheck(service.audit))
 
     from kiosk import admin, auth, dealer, live, review
 
@@ -79,6 +80,11 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
         """A log time as people read it (2026-12-06 01:21:43); the log keeps microseconds,
         and the event timelines show them, because there they order records."""
         return ts[:19].replace("T", " ") if ts else ""
+
+    @app.template_filter("epoch_to_second")
+    def _epoch_to_second(epoch: float | None) -> str:
+        from datetime import datetime, timezone
+        return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if epoch else ""
 
     @app.route("/")
     def index():

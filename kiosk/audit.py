@@ -335,9 +335,19 @@ class AuditLog:
         with self._lock:
             return [_row(r) for r in self._conn.execute(sql, tuple(params))]
 
-    def count(self) -> int:
+    @staticmethod
+    def _range(since: str | None, until: str | None, upto_seq: int | None) -> tuple[list[str], list]:
+        where, params = [], []
+        for clause, value in (("ts >= ?", since), ("ts <= ?", until), ("seq <= ?", upto_seq)):
+            if value is not None:
+                where.append(clause), params.append(value)
+        return where, params
+
+    def count(self, *, since: str | None = None, until: str | None = None, upto_seq: int | None = None) -> int:
+        where, params = self._range(since, until, upto_seq)
+        sql = "SELECT COUNT(*) FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "")
         with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
+            return self._conn.execute(sql, params).fetchone()[0]
 
     def last(self) -> AuditRecord | None:
         rows = self._query(f"SELECT {_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1")
@@ -345,13 +355,10 @@ class AuditLog:
 
     def records(self, *, since: str | None = None, until: str | None = None,
                 types: Iterable[str] | None = None, round_no: int | None = None,
-                table_id: str | None = None, after_seq: int = 0, limit: int | None = None,
-                newest_first: bool = False) -> list[AuditRecord]:
-        where, params = ["seq > ?"], [after_seq]
-        if since:
-            where.append("ts >= ?"), params.append(since)
-        if until:
-            where.append("ts <= ?"), params.append(until)
+                table_id: str | None = None, after_seq: int = 0, upto_seq: int | None = None,
+                limit: int | None = None, newest_first: bool = False) -> list[AuditRecord]:
+        where, params = self._range(since or None, until or None, upto_seq)
+        where.insert(0, "seq > ?"), params.insert(0, after_seq)
         if round_no is not None:
             where.append("round_no = ?"), params.append(round_no)
         if table_id is not None:
@@ -379,20 +386,26 @@ class AuditLog:
         with self._lock:
             return [row[0] for row in self._conn.execute(sql, params)]
 
-    def iter_all(self, batch: int = 2000) -> Iterator[AuditRecord]:
-        after = 0
+    def iter_records(self, *, since: str | None = None, until: str | None = None, after_seq: int = 0,
+                     upto_seq: int | None = None, batch: int = 2000) -> Iterator[AuditRecord]:
+        """Records in seq order, read a batch at a time: a year's log does not fit in a Pi's memory."""
+        after = after_seq
         while True:
-            rows = self.records(after_seq=after, limit=batch)
+            rows = self.records(since=since, until=until, after_seq=after, upto_seq=upto_seq, limit=batch)
             if not rows:
                 return
             yield from rows
             after = rows[-1].seq
 
-    def verify(self) -> VerifyResult:
-        """Walk the whole chain; stop at the first record whose seq, link or hash is wrong."""
-        prev, expected_seq, count = GENESIS_HASH, 1, 0
+    def verify(self, *, after: tuple[int, str] | None = None) -> VerifyResult:
+        """Walk the chain; stop at the first record whose seq, link or hash is wrong.
+
+        ``after``: ``(seq, hash)`` of a record an earlier walk found sound; only the records
+        after it are walked (``count`` then counts those)."""
+        start_seq, prev = after or (0, GENESIS_HASH)
+        expected_seq, count = start_seq + 1, 0
         guards = self.guards_present()
-        for record in self.iter_all():
+        for record in self.iter_records(after_seq=start_seq):
             if record.seq != expected_seq:
                 return VerifyResult(count, expected_seq,
                                     f"record {expected_seq} is missing (next is {record.seq}): deleted",
@@ -408,25 +421,41 @@ class AuditLog:
 
     # -- export ----------------------------------------------------------------------------
 
+    def export_text(self, fmt: str, *, since: str | None = None, until: str | None = None,
+                    upto_seq: int | None = None) -> Iterator[str]:
+        """The records in a time range (up to ``upto_seq``) as CSV or JSON text, a record a
+        piece, read a batch at a time: an export of a year's log needs no more memory than
+        one of an hour.  Each record keeps its hashes, so a copy can be checked later
+        against the chain head recorded at export time."""
+        if fmt not in ("csv", "json"):
+            raise AuditError(f"export format {fmt!r} is not csv or json")
+        rows = self.iter_records(since=since, until=until, upto_seq=upto_seq)
+        if fmt == "json":
+            yield '{"records": ['
+            count = 0
+            for r in rows:
+                yield ("," if count else "") + "\n" + json.dumps(r.to_json(), ensure_ascii=False)
+                count += 1
+            yield f'\n], "count": {count}}}\n'
+            return
+        line = io.StringIO()
+        writer = csv.writer(line, lineterminator="\n")
+
+        def text(row: list) -> str:
+            writer.writerow(row)
+            out = line.getvalue()
+            line.seek(0), line.truncate()
+            return out
+        yield text(["seq", "ts", "table_id", "type", "actor", "round", "payload", "prev_hash", "hash"])
+        for r in rows:
+            yield text([r.seq, r.ts, r.table_id, r.type, r.actor, "" if r.round_no is None else r.round_no,
+                        r.payload, r.prev_hash, r.hash])
+
     def export(self, out: io.TextIOBase, fmt: str, *, since: str | None = None,
                until: str | None = None) -> int:
-        """Write the records in a time range as CSV or JSON; return how many.
-
-        Each exported record keeps its hashes, so a copy can be checked later against
-        the chain head recorded at export time.
-        """
-        rows = self.records(since=since, until=until)
-        if fmt == "json":
-            json.dump({"records": [r.to_json() for r in rows], "count": len(rows)}, out,
-                      ensure_ascii=False, indent=1)
-            out.write("\n")
-        elif fmt == "csv":
-            writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(["seq", "ts", "table_id", "type", "actor", "round", "payload",
-                             "prev_hash", "hash"])
-            for r in rows:
-                writer.writerow([r.seq, r.ts, r.table_id, r.type, r.actor,
-                                 "" if r.round_no is None else r.round_no, r.payload, r.prev_hash, r.hash])
-        else:
-            raise AuditError(f"export format {fmt!r} is not csv or json")
-        return len(rows)
+        """Write :meth:`export_text` to ``out``, up to the head as it is now; return how many records."""
+        head = self.last()
+        upto = head.seq if head else 0
+        for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto):
+            out.write(piece)
+        return self.count(since=since, until=until, upto_seq=upto)

@@ -15,6 +15,7 @@ from flask import current_app
 
 if TYPE_CHECKING:
     from kiosk.audit import AuditLog
+    from kiosk.chain import ChainCheck
     from kiosk.table_service import TableService
 
 EXTENSION = "niuniu"
@@ -26,6 +27,7 @@ class Runtime:
     audit: "AuditLog"
     service: "TableService"
     demo_accounts: list = field(default_factory=list)
+    chain: "ChainCheck | None" = None      # the chain page's check, with its last full walk
 
 
 def runtime() -> Runtime:
