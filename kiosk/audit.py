@@ -76,6 +76,8 @@ class AuditType(StrEnum):
     ROUND_INTERRUPTED = "round_interrupted"
     ALERT = "alert"
     EXPORTED = "audit_exported"
+    RECORDINGS_PRUNED = "recordings_pruned"
+    DISK_LOW = "disk_low"
 
 
 def _json_default(value: Any) -> Any:

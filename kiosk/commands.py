@@ -308,6 +308,15 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     return app, service, pipeline
 
 
+def _retention(config, data_dir: Path, service, pipeline):
+    """The thread that keeps the data disk from filling with recordings (not started yet)."""
+    from kiosk.retention import RecordingRetention
+
+    recorder = pipeline.recorder
+    return RecordingRetention(Path(data_dir) / "recordings" / config.table_id, config.recordings, service.audit,
+                              busy=recorder.busy_folders if recorder else list)
+
+
 def _first_run_notice(data_dir: Path, url: str) -> None:
     from kiosk import db
     from kiosk.auth import user_count
@@ -340,13 +349,16 @@ def run_kiosk_command(args) -> int:
     source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
     detector = _detector(args)
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live)
+    retention = _retention(config, data_dir, service, pipeline)
     pipeline.start()
+    retention.start()
 
     def ready(url: str) -> None:
         print(f"niuniu kiosk: table {config.table_id} ({config.rules}) on {url} · data {data_dir}")
         _first_run_notice(data_dir, url)
 
     def stopped(why: str) -> None:
+        retention.stop_event.set()
         pipeline.stop()
         service.stop(why)
 
@@ -378,6 +390,7 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config)
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
+    retention = _retention(config, data_dir, service, pipeline)
 
     def ready(url: str) -> None:
         print(f"Niu Niu demo: table {config.table_id}, rules {config.rules}, camera = {frames}", file=out)
@@ -390,9 +403,11 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
         out.flush()
         pipeline.start()
         dealer.start()
+        retention.start()
 
     def stopped(why: str) -> None:
         dealer.stop_event.set()
+        retention.stop_event.set()
         pipeline.stop()
         service.stop(why)
 

@@ -29,7 +29,8 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
                 AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
-                AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED)
+                AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
+                AuditType.DISK_LOW)
 
 
 def _time_arg(name: str) -> str | None:

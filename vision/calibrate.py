@@ -119,18 +119,17 @@ def zones_from_json(path: str | Path, size: tuple[int, int] | None = None) -> di
 
 
 def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, currency: str = "USD",
-                 camera: dict | None = None, thresholds: dict | None = None, bet_limits: dict | None = None,
-                 source: str = "calibration") -> TableConfig:
-    """A validated table config from zones, with the same errors a table file would give."""
+                 camera: dict | None = None, source: str = "calibration", **sections: dict | None) -> TableConfig:
+    """A validated table config from zones, with the same errors a table file would give.
+
+    ``sections``: more of the table file as it would be written (``thresholds``,
+    ``bet_limits``, ``recordings``), kept by a recalibration from the file it replaces."""
     order = [n for n in SEAT_NAMES if n in zones] + [n for n in zones if n not in SEAT_NAMES]
     data: dict = {"table_id": table_id, "rules": rules, "currency": currency,
                   "seats": [{"name": n, "polygon": [list(p) for p in zones[n]]} for n in order]}
     if camera:
         data["camera"] = camera
-    if thresholds:
-        data["thresholds"] = thresholds
-    if bet_limits:
-        data["bet_limits"] = bet_limits
+    data.update({name: value for name, value in sections.items() if value})
     return table_config_from_dict(data, source)
 
 

@@ -140,10 +140,10 @@ def calibrate_command(args: argparse.Namespace) -> int:
     config = build_config(
         zones, table_id=args.table_id or (previous.table_id if previous else "table-1"),
         rules=args.rules or (previous.rules if previous else "cambodia"),
-        currency=args.currency or (previous.currency if previous else "USD"), camera=camera,
-        thresholds=previous.thresholds.model_dump(exclude_defaults=True) if previous else None,
-        bet_limits=previous.bet_limits.model_dump(mode="json") if previous and previous.bet_limits else None,
-        source=str(out))
+        currency=args.currency or (previous.currency if previous else "USD"), camera=camera, source=str(out),
+        **({name: getattr(previous, name).model_dump(mode="json", exclude_defaults=True)
+            for name in ("thresholds", "bet_limits", "recordings") if getattr(previous, name) is not None}
+           if previous else {}))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         dump_table_config(config, out)
@@ -164,8 +164,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
             kept_names = [what for what, given in (("seats", args.players is not None or args.seats),
                                                    ("table id", args.table_id), ("rules", args.rules),
                                                    ("currency", args.currency)) if not given]
-            print("kept from the file it replaces: " + ", ".join(kept_names + ["camera settings", "thresholds"])
-                  + (", bet limits" if previous.bet_limits else ""))
+            print("kept from the file it replaces: " + ", ".join(
+                kept_names + ["camera settings", "thresholds", "recordings"])
+                + (", bet limits" if previous.bet_limits else ""))
     return 0
 
 

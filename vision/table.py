@@ -139,6 +139,20 @@ class Thresholds(StrictModel):
         return self
 
 
+class RecordingSettings(StrictModel):
+    """How long round recordings are kept.
+
+    A busy table records about 10 MB a round (a key frame per card at the camera's full
+    size): 10 GB a day, so without a limit the disk fills within weeks, and then the audit
+    log itself cannot be written and the table stops.  The oldest recordings go first; the
+    audit log is never touched."""
+
+    min_free_gb: float = Field(5.0, ge=0, description="delete the oldest recordings while the data disk has less "
+                                                      "free space than this (GB)")
+    keep_days: float | None = Field(None, gt=0, description="delete recordings older than this many days "
+                                                           "(default: keep while there is space)")
+
+
 class BetLimits(StrictModel):
     """The table's posted minimum and maximum stake on one seat.
 
@@ -176,6 +190,7 @@ class TableConfig(StrictModel):
     camera: CameraSettings = Field(default_factory=CameraSettings)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     bet_limits: BetLimits | None = Field(None, description="the posted minimum and maximum stake per seat")
+    recordings: RecordingSettings = Field(default_factory=RecordingSettings)
 
     @field_validator("table_id")
     @classmethod

@@ -1,0 +1,74 @@
+"""Recording retention: the oldest recordings go when the disk runs short or they age out; the
+audit log says what went (vision.record.prune_recordings, kiosk.retention)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kiosk.audit import AuditLog, AuditType
+from kiosk.retention import RecordingRetention
+from vision.record import prune_recordings
+from vision.table import RecordingSettings
+
+DAY = 86400.0
+NOW = datetime(2026, 3, 10, 12, tzinfo=timezone.utc).timestamp()
+
+
+def recording(root: Path, days_ago: float, round_no: int, size: int = 1000) -> Path:
+    name = datetime.fromtimestamp(NOW - days_ago * DAY, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = root / f"{name}-round-{round_no:04d}"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text("{}")
+    (folder / "frames" / "00000001.jpg").write_bytes(b"x" * size)
+    return folder
+
+
+class Disk:
+    """Free space that grows as recordings are deleted, as a real disk's would."""
+
+    def __init__(self, root: Path, capacity: int):
+        self.root, self.capacity = root, capacity
+
+    def __call__(self, _path) -> int:
+        used = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+        return self.capacity - used
+
+
+def test_the_oldest_recordings_go_while_the_disk_is_short_and_the_open_one_never(tmp_path):
+    root = tmp_path / "recordings" / "t1"
+    folders = [recording(root, 5 - i, i + 1) for i in range(5)]          # rounds 1..5, oldest first
+    disk = Disk(root, capacity=5_000 + 2_500)                            # 2,500 bytes free
+    settings = RecordingSettings(min_free_gb=4_000 / 1e9)                 # wants 4,000 free
+    removed = prune_recordings(root, settings, busy=[folders[0]], now=NOW, free_bytes=disk)
+    # Round 1 is still being written (busy): rounds 2 and 3 go, the oldest of the rest.
+    assert [r.folder for r in removed] == [folders[1].name, folders[2].name]
+    assert all(r.reason == "less than 4e-06 GB free" for r in removed) and removed[0].bytes > 1000
+    assert [f.exists() for f in folders] == [True, False, False, True, True]
+    assert prune_recordings(root, settings, now=NOW, free_bytes=disk) == []   # room enough now
+
+
+def test_recordings_older_than_keep_days_go_even_with_room(tmp_path):
+    root = tmp_path / "rec"
+    old, older, recent = recording(root, 31, 1), recording(root, 40, 2), recording(root, 2, 3)
+    removed = prune_recordings(root, RecordingSettings(keep_days=30), now=NOW, free_bytes=lambda p: 10**15)
+    assert sorted(r.folder for r in removed) == sorted([old.name, older.name])
+    assert {r.reason for r in removed} == {"older than 30 days"} and recent.exists()
+
+
+def test_the_kiosk_logs_what_it_deleted_and_a_disk_it_cannot_free(tmp_path):
+    root = tmp_path / "recordings" / "t1"
+    recording(root, 3, 1, size=3000)
+    log = AuditLog.in_dir(tmp_path)
+    disk = Disk(root, capacity=4_000)
+    retention = RecordingRetention(root, RecordingSettings(min_free_gb=2_000 / 1e9), log, free_bytes=disk)
+    retention.check()
+    pruned = log.last()
+    assert pruned.type == AuditType.RECORDINGS_PRUNED and pruned.data["count"] == 1 and pruned.data["bytes"] > 3000
+    assert pruned.data["folders"][0].endswith("-round-0001")
+
+    tight = RecordingRetention(root, RecordingSettings(min_free_gb=10_000 / 1e9), log, free_bytes=disk)
+    tight.check()
+    tight.check()                      # said once, not every minute
+    low = [r for r in log.records() if r.type == AuditType.DISK_LOW]
+    assert len(low) == 1 and "no recording is left to delete" in low[0].data["message"]
