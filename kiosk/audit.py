@@ -389,11 +389,14 @@ class AuditLog:
             return [row[0] for row in self._conn.execute(sql, params)]
 
     def iter_records(self, *, since: str | None = None, until: str | None = None, after_seq: int = 0,
-                     upto_seq: int | None = None, batch: int = 2000) -> Iterator[AuditRecord]:
+                     upto_seq: int | None = None, types: Iterable[str] | None = None,
+                     batch: int = 2000) -> Iterator[AuditRecord]:
         """Records in seq order, read a batch at a time: a year's log does not fit in a Pi's memory."""
         after = after_seq
+        types = list(types) if types is not None else None
         while True:
-            rows = self.records(since=since, until=until, after_seq=after, upto_seq=upto_seq, limit=batch)
+            rows = self.records(since=since, until=until, after_seq=after, upto_seq=upto_seq, types=types,
+                                limit=batch)
             if not rows:
                 return
             yield from rows

@@ -106,8 +106,20 @@ def round_detail(round_no: int):
     timeline = audit().records(round_no=round_no, table_id=table_id)
     folder = _recording_dir(round_no)
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
+    pruned = None if folder else _pruned(round_no, summary["started"], table_id)
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
-                           recording=folder.name if folder else None)
+                           recording=folder.name if folder else None, pruned=pruned)
+
+
+def _pruned(round_no: int, since: str | None, table_id: str):
+    """The retention record that deleted this round's recording, if one did: surveillance
+    must tell a recording that aged out from one that went missing."""
+    suffix = f"-round-{round_no:04d}"
+    for record in audit().iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
+        names = record.data.get("folders", [])
+        if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):
+            return record
+    return None
 
 
 @bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")

@@ -385,7 +385,7 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
         if folder.resolve() in keep:
             continue
         if settings.keep_days is not None and now - started > settings.keep_days * 86400:
-            reason = f"older than {settings.keep_days:g} days"
+            reason = f"older than {settings.keep_days:g} day{'' if settings.keep_days == 1 else 's'}"
         elif free_bytes(root) < min_free:
             reason = f"less than {settings.min_free_gb:g} GB free"
         else:

@@ -218,3 +218,20 @@ def test_admin_disables_and_resets_but_keeps_an_admin(admin, app):
                                         "csrf_token": csrf_from(page.get_data(as_text=True))})
     assert r.status_code == 401
     login(other, "super1", "brand-new-password")
+
+
+def test_a_round_whose_recording_was_deleted_says_so(played, app, service, audit):
+    from kiosk.retention import RecordingRetention
+    from vision.table import RecordingSettings
+
+    root = app.extensions["niuniu"].data_dir / "recordings" / service.config.table_id
+    folder = root / "20260101T000000Z-round-0001"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"round_no": 1}))
+    (folder / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8")
+    assert "No key frames recorded" not in played.get("/review/round/1").get_data(as_text=True)
+    RecordingRetention(root, RecordingSettings(keep_days=1), audit).check()
+    assert not folder.exists()
+    page = played.get("/review/round/1").get_data(as_text=True)
+    assert 'id="recording-pruned"' in page and "older than 1 day" in page
+    assert "No key frames recorded" in played.get("/review/round/2").get_data(as_text=True)
