@@ -81,6 +81,15 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
         and the event timelines show them, because there they order records."""
         return ts[:19].replace("T", " ") if ts else ""
 
+    @app.template_filter("grouped")
+    def _grouped(amount: str | None) -> str:
+        """Money text with its thousands grouped (as the dealer's screen shows it)."""
+        if not amount:
+            return ""
+        sign, text = ("-", amount[1:]) if amount.startswith("-") else ("", amount)
+        whole, _, cents = text.partition(".")
+        return sign + f"{int(whole):,}" + (f".{cents}" if cents else "")
+
     @app.template_filter("epoch_to_second")
     def _epoch_to_second(epoch: float | None) -> str:
         from datetime import datetime, timezone

@@ -37,7 +37,14 @@
 
   function seatTitle(name) { return name === "banker" ? "Banker" : "Seat " + name; }
 
-  function money(text) { return text + " " + urls.currency; }
+  // Thousands grouped: under the camera a dealer must not read 17100 as 1710.
+  function grouped(text) {
+    const [whole, cents] = String(text).split(".");
+    const sign = whole.startsWith("-") ? "-" : "";
+    return sign + whole.replace("-", "").replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (cents === undefined ? "" : "." + cents);
+  }
+
+  function money(text) { return grouped(text) + " " + urls.currency; }
 
   // Only a grab-the-banker table sends bids and multiples; every other table's screen is unchanged.
   function grab() { return Boolean(state && state.table.bet_multiples); }
@@ -150,7 +157,7 @@
       m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
       if (line.banker_bid) m.appendChild(el("small", "factors", "×" + line.banker_bid + " bid · ×" + line.bet_multiple + " multiple"));
       const small = el("small", "commission", (Number(line.commission) > 0
-        ? "commission " + line.commission + " (win " + line.gross + ")" : "no commission")
+        ? "commission " + grouped(line.commission) + " (win " + grouped(line.gross) + ")" : "no commission")
         + (seat.line_final ? "" : " · to settle"));
       m.appendChild(small);
       box.appendChild(m);
@@ -202,7 +209,7 @@
       tile.dataset.round = h.round;
       tile.appendChild(el("b", null, "#" + h.round));
       const what = h.status === "void" ? "VOID" : h.status === "interrupted" ? "INTERRUPTED"
-        : h.status === "settled" ? "players " + (Number(h.players_net) > 0 ? "+" : "") + h.players_net : h.status;
+        : h.status === "settled" ? "players " + (Number(h.players_net) > 0 ? "+" : "") + grouped(h.players_net) : h.status;
       tile.appendChild(el("span", null, what));
       if (h.corrected) tile.appendChild(el("i", "mark", "✎"));
       if (h.alerts.length) tile.appendChild(el("i", "mark", "⚠"));
@@ -516,7 +523,7 @@
       tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "") : ""));
       const line = h.lines[seat];
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
-      tr.appendChild(el("td", null, line ? line.net + (Number(line.commission) > 0 ? " (comm. " + line.commission + ")" : "") : ""));
+      tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "") : ""));
       table.appendChild(tr);
     });
     box.appendChild(table);

@@ -234,7 +234,7 @@ def test_grab_banker_bid_and_multiples_fit_both_screens(browser, live_kiosk, sho
     wait_text(driver, "#round-state", "SETTLED")
     drawn(driver, service)
     # Niu Niu x3, bid x2, multiple x3: 100 x 18 = 1800, less 5%
-    assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1710.00 USD")
+    assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1,710.00 USD")
     assert exact_text(driver, '.seat[data-seat="1"] .money .factors', "×2 bid · ×3 multiple")
     metrics = driver.execute_script("return [document.documentElement.scrollHeight, window.innerHeight,"
                                     " document.documentElement.scrollWidth, window.innerWidth]")
