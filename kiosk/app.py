@@ -7,9 +7,10 @@ round machine and feed it scripted hands.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
+from zoneinfo import ZoneInfo
 
 from flask import Flask, g, jsonify, redirect, render_template, request, url_for
 
@@ -73,13 +74,19 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
     @app.context_processor
     def _template_globals() -> dict:
         return {"csrf_token": auth.csrf_token, "current_user": g.get("user"), "table": service.config,
-                "preset": service.preset, "demo": app.config["DEMO"], "Role": auth.Role}
+                "preset": service.preset, "demo": app.config["DEMO"], "Role": auth.Role,
+                "zone_name": service.config.timezone}
+
+    zone = ZoneInfo(service.config.timezone)
 
     @app.template_filter("to_second")
     def _to_second(ts: str | None) -> str:
-        """A log time as people read it (2026-12-06 01:21:43); the log keeps microseconds,
-        and the event timelines show them, because there they order records."""
-        return ts[:19].replace("T", " ") if ts else ""
+        """A log time (UTC, to the microsecond) as the staff read it: in the table's time
+        zone, to the second (2026-12-06 08:21:43).  The exact text stays in the log and in
+        each timeline cell's tooltip."""
+        if not ts:
+            return ""
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
     @app.template_filter("grouped")
     def _grouped(amount: str | None) -> str:
@@ -92,8 +99,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
 
     @app.template_filter("epoch_to_second")
     def _epoch_to_second(epoch: float | None) -> str:
-        from datetime import datetime, timezone
-        return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if epoch else ""
+        return datetime.fromtimestamp(epoch, zone).strftime("%Y-%m-%d %H:%M:%S") if epoch else ""
 
     @app.route("/")
     def index():

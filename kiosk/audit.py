@@ -25,7 +25,7 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -110,9 +110,9 @@ def utc_iso(ts: float | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(text: str, *, where: str, end: bool = False) -> str:
-    """Turn a user's ``2024-05-01`` or ``2024-05-01T12:30`` (UTC unless an offset is given)
-    into the log's text form, so range filters compare like with like.
+def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timezone.utc) -> str:
+    """Turn a user's ``2024-05-01`` or ``2024-05-01T12:30`` (in ``zone`` unless an offset is
+    given) into the log's text form (UTC), so range filters compare like with like.
 
     ``end``: the time closes an inclusive range, where a bare date means the whole of that
     day — ``--from 2024-05-01 --to 2024-05-01`` is one day, not the instant of midnight."""
@@ -120,9 +120,9 @@ def parse_time(text: str, *, where: str, end: bool = False) -> str:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise AuditError(f"{where} {text!r} is not a date or time; write it like 2024-05-01 or "
-                         "2024-05-01T18:30 (UTC) or 2024-05-01T18:30+08:00") from None
+                         f"2024-05-01T18:30 ({getattr(zone, 'key', 'UTC')}) or 2024-05-01T18:30+08:00") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=zone)
     if end and "T" not in text.strip() and " " not in text.strip():
         moment += timedelta(days=1, microseconds=-1)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import cv2
 import numpy as np
@@ -33,11 +34,16 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.DISK_LOW)
 
 
+def _zone() -> ZoneInfo:
+    """The table's time zone: what the staff type and read times in."""
+    return ZoneInfo(service().config.timezone)
+
+
 def _time_arg(name: str) -> str | None:
     text = request.args.get(name, "").strip()
     if not text:
         return None
-    return parse_time(text, where=f"'{name}'", end=name == "to")
+    return parse_time(text, where=f"'{name}'", end=name == "to", zone=_zone())
 
 
 def _time_range() -> tuple[str | None, str | None, str | None]:
@@ -170,15 +176,17 @@ def log():
 @require(Role.SUPERVISOR, *REVIEW_ROLES)
 def report():
     """The period's books; the pit supervisor signs them at shift close, so unlike the rest
-    of review a supervisor may read this page.  Without a range it is today's (UTC)."""
+    of review a supervisor may read this page.  Without a range it is today's, in the
+    table's time zone."""
     from datetime import datetime, timezone
 
     from kiosk.report import PeriodReport, period_report
 
     since, until, error = _time_range()
     if not error and since is None and until is None:
-        today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        since, until = parse_time(today, where="today"), parse_time(today, where="today", end=True)
+        today = datetime.now(_zone()).strftime("%Y-%m-%d")
+        since = parse_time(today, where="today", zone=_zone())
+        until = parse_time(today, where="today", end=True, zone=_zone())
     if since and until and until < since:
         error = "'to' is before 'from'; swap them"
     table_id = service().config.table_id

@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -119,11 +120,12 @@ def zones_from_json(path: str | Path, size: tuple[int, int] | None = None) -> di
 
 
 def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, currency: str = "USD",
-                 camera: dict | None = None, source: str = "calibration", **sections: dict | None) -> TableConfig:
+                 camera: dict | None = None, source: str = "calibration", **sections: Any) -> TableConfig:
     """A validated table config from zones, with the same errors a table file would give.
 
-    ``sections``: more of the table file as it would be written (``thresholds``,
-    ``bet_limits``, ``recordings``), kept by a recalibration from the file it replaces."""
+    ``sections``: more of the table file as it would be written (``timezone``,
+    ``thresholds``, ``bet_limits``, ``recordings``), kept by a recalibration from the file it
+    replaces."""
     order = [n for n in SEAT_NAMES if n in zones] + [n for n in zones if n not in SEAT_NAMES]
     data: dict = {"table_id": table_id, "rules": rules, "currency": currency,
                   "seats": [{"name": n, "polygon": [list(p) for p in zones[n]]} for n in order]}

@@ -141,8 +141,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
         zones, table_id=args.table_id or (previous.table_id if previous else "table-1"),
         rules=args.rules or (previous.rules if previous else "cambodia"),
         currency=args.currency or (previous.currency if previous else "USD"), camera=camera, source=str(out),
-        **({name: getattr(previous, name).model_dump(mode="json", exclude_defaults=True)
-            for name in ("thresholds", "bet_limits", "recordings") if getattr(previous, name) is not None}
+        **({"timezone": previous.timezone,
+            **{name: getattr(previous, name).model_dump(mode="json", exclude_defaults=True)
+               for name in ("thresholds", "bet_limits", "recordings") if getattr(previous, name) is not None}}
            if previous else {}))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +166,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
                                                    ("table id", args.table_id), ("rules", args.rules),
                                                    ("currency", args.currency)) if not given]
             print("kept from the file it replaces: " + ", ".join(
-                kept_names + ["camera settings", "thresholds", "recordings"])
+                kept_names + ["time zone", "camera settings", "thresholds", "recordings"])
                 + (", bet limits" if previous.bet_limits else ""))
     return 0
 

@@ -186,6 +186,8 @@ class TableConfig(StrictModel):
     table_id: str = Field(min_length=1, max_length=64, description="short name used in recordings and the audit log")
     rules: str = Field(min_length=1, description="rule preset name (niuniu rules list) or preset file path")
     currency: str = Field("USD", min_length=1, max_length=8, description="currency code shown with amounts")
+    timezone: str = Field("UTC", description="IANA time zone the staff's screens show and read times in "
+                                             "(e.g. Asia/Phnom_Penh); the audit log itself stays in UTC")
     seats: list[SeatZone] = Field(min_length=2, description="the banker and 1..7 player seats")
     camera: CameraSettings = Field(default_factory=CameraSettings)
     thresholds: Thresholds = Field(default_factory=Thresholds)
@@ -198,6 +200,17 @@ class TableConfig(StrictModel):
         # it names the recordings folder, so it must be a safe file name everywhere
         if not re.fullmatch(r"[A-Za-z0-9._-]+", value) or value in (".", ".."):
             raise ValueError("use only letters, digits, '.', '_' and '-' (it names the recordings folder)")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not a time zone; use an IANA name such as Asia/Phnom_Penh, "
+                             "Asia/Macau or UTC") from None
         return value
 
     @field_validator("seats")

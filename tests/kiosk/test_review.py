@@ -235,3 +235,37 @@ def test_a_round_whose_recording_was_deleted_says_so(played, app, service, audit
     page = played.get("/review/round/1").get_data(as_text=True)
     assert 'id="recording-pruned"' in page and "older than 1 day" in page
     assert "No key frames recorded" in played.get("/review/round/2").get_data(as_text=True)
+
+
+def phnom_penh_table():
+    from kiosk_testing import table_dict
+    from vision.table import table_config_from_dict
+    return table_config_from_dict({**table_dict(), "timezone": "Asia/Phnom_Penh"})   # UTC+7, no summer time
+
+
+@pytest.mark.parametrize("table", [phnom_penh_table()])
+def test_times_are_shown_and_typed_in_the_tables_time_zone(client, service, audit):
+    from datetime import datetime, timedelta, timezone
+
+    play(client, service, [("KS QS JS 10S 10H", "settle")])
+    login(client, "watch1")
+    started = next(r.ts for r in audit.records() if r.type == AuditType.ROUND_START)
+    utc = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    local = (utc + timedelta(hours=7)).strftime("%Y-%m-%d %H:%M:%S")
+    page = client.get("/review/").get_data(as_text=True)
+    assert "Started (Asia/Phnom_Penh)" in page and local in page
+    # A time typed without an offset is Phnom Penh's: the hour the round started in, locally.
+    hour = (utc + timedelta(hours=7)).strftime("%Y-%m-%dT%H:00")
+    assert round_numbers(client.get(f"/review/?from={hour}").data) == [1]
+    later = (utc + timedelta(hours=7, minutes=61)).strftime("%Y-%m-%dT%H:%M")
+    assert round_numbers(client.get(f"/review/?from={later}").data) == []
+    assert local in client.get("/review/round/1").get_data(as_text=True)
+    today = datetime.now(timezone(timedelta(hours=7))).strftime("%Y-%m-%d")
+    assert f"{today} 00:00:00</span> and" in client.get("/review/report").get_data(as_text=True)
+
+
+def test_a_table_file_with_an_unknown_time_zone_is_refused_in_one_line():
+    from kiosk_testing import table_dict
+    from vision.table import ConfigError, table_config_from_dict
+    with pytest.raises(ConfigError, match="timezone: 'Asia/Phnom Penh' is not a time zone; use an IANA name"):
+        table_config_from_dict({**table_dict(), "timezone": "Asia/Phnom Penh"})

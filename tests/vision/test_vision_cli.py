@@ -115,7 +115,8 @@ def test_calibrating_again_replaces_the_zones_and_keeps_the_tables_settings(tmp_
     assert run(capsys, "calibrate", "--players", 3, "--table-id", "vip-3", "--rules", "ultimate",
                "--currency", "HKD", "--mirror", "--out", out)[0] == 0
     text = out.read_text()
-    out.write_text(text + "bet_limits: {minimum: 25, maximum: 5000}\nthresholds: {k: 4}\nrecordings: {keep_days: 14}\n")
+    out.write_text(text + "bet_limits: {minimum: 25, maximum: 5000}\nthresholds: {k: 4}\nrecordings: {keep_days: 14}\n"
+                   "timezone: Asia/Macau\n")
     first = load_table_config(out)
 
     frame = np.zeros((480, 640, 3), np.uint8)
@@ -127,7 +128,7 @@ def test_calibrating_again_replaces_the_zones_and_keeps_the_tables_settings(tmp_
     again = load_table_config(out)
     assert (again.table_id, again.rules, again.currency) == ("vip-3", "ultimate", "HKD")
     assert again.bet_limits == first.bet_limits and again.thresholds == first.thresholds
-    assert again.recordings.keep_days == 14
+    assert again.recordings.keep_days == 14 and again.timezone == "Asia/Macau"
     assert again.camera.mirror and (again.camera.width, again.camera.height) == (640, 480)
     assert again.seats != first.seats                     # the zones are the new ones
     assert point_in_polygon((0.25, 0.25), again.zone("banker").polygon)
