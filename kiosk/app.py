@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
-from zoneinfo import ZoneInfo
 
 from flask import Flask, g, jsonify, redirect, render_template, request, url_for
 
@@ -77,7 +76,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
                 "preset": service.preset, "demo": app.config["DEMO"], "Role": auth.Role,
                 "zone_name": service.config.timezone}
 
-    zone = ZoneInfo(service.config.timezone)
+    zone = service.config.time_zone
 
     @app.template_filter("to_second")
     def _to_second(ts: str | None) -> str:

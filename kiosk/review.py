@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from zoneinfo import ZoneInfo
+from datetime import tzinfo
 
 import cv2
 import numpy as np
@@ -34,9 +34,9 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.DISK_LOW)
 
 
-def _zone() -> ZoneInfo:
+def _zone() -> tzinfo:
     """The table's time zone: what the staff type and read times in."""
-    return ZoneInfo(service().config.timezone)
+    return service().config.time_zone
 
 
 def _time_arg(name: str) -> str | None:

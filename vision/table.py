@@ -20,6 +20,7 @@ import json
 import re
 import tomllib
 from collections.abc import Sequence
+from datetime import timezone, tzinfo
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -35,6 +36,18 @@ SEAT_NAMES: tuple[str, ...] = ("banker",) + PLAYER_SEATS
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]
+
+
+def time_zone_of(name: str) -> tzinfo:
+    """An IANA time zone; UTC needs no time zone database (a minimal system may lack one)."""
+    if name == "UTC":
+        return timezone.utc
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"{name!r} is not a time zone; use an IANA name such as Asia/Phnom_Penh, "
+                         "Asia/Macau or UTC (and install the tzdata package)") from None
 
 
 class ConfigError(NiuniuError):
@@ -205,13 +218,12 @@ class TableConfig(StrictModel):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"{value!r} is not a time zone; use an IANA name such as Asia/Phnom_Penh, "
-                             "Asia/Macau or UTC") from None
+        time_zone_of(value)
         return value
+
+    @property
+    def time_zone(self) -> tzinfo:
+        return time_zone_of(self.timezone)
 
     @field_validator("seats")
     @classmethod
