@@ -60,16 +60,21 @@ def app_for(tmp_path, table):
     return create_app({"DATA_DIR": str(tmp_path), "TABLE": table, "PASSWORD_HASH_METHOD": FAST_HASH})
 
 
-def test_restart_logs_start_stop_config_change_and_keeps_history(tmp_path):
-    app = app_for(tmp_path, make_table())
-    service = app.extensions["niuniu"].service
+def one_round_then_stop(tmp_path, table, amount: str, seat_1: str) -> None:
+    """A kiosk that settles one round (seat 1 staking ``amount`` on equal against Bull 8) and stops."""
     from decimal import Decimal
-    service.set_bet("1", Decimal("10"), "equal", "dealer1")
-    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "KS QS JS 10S 10H")], 1)
+
+    service = app_for(tmp_path, table).extensions["niuniu"].service
+    service.set_bet("1", Decimal(amount), "equal", "dealer1")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", seat_1)], 1)
     service.settle("dealer1")
     service.observe([], 2)
     service.stop("test")
     service.audit.close()
+
+
+def test_restart_logs_start_stop_config_change_and_keeps_history(tmp_path):
+    one_round_then_stop(tmp_path, make_table(), "10", "KS QS JS 10S 10H")
 
     app = app_for(tmp_path, make_table(rules="classic"))
     service = app.extensions["niuniu"].service
@@ -89,18 +94,10 @@ def test_restart_logs_start_stop_config_change_and_keeps_history(tmp_path):
 
 
 def test_a_round_corrected_after_a_change_of_rules_is_resettled_under_its_own(tmp_path):
-    from decimal import Decimal
-
     from kiosk.table_service import Approval
 
-    app = app_for(tmp_path, make_table())          # cambodia: 5% commission, equal and double bets
-    service = app.extensions["niuniu"].service
-    service.set_bet("1", Decimal("100"), "equal", "dealer1")
-    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 1)   # Bull 5 loses
-    service.settle("dealer1")
-    service.observe([], 2)
-    service.stop("test")
-    service.audit.close()
+    # cambodia: 5% commission, equal and double bets; Bull 5 loses to Bull 8
+    one_round_then_stop(tmp_path, make_table(), "100", "AS 2S 3D 4D 5C")
 
     app = app_for(tmp_path, make_table(rules="classic"))   # no commission, no "equal" bet
     service = app.extensions["niuniu"].service
@@ -114,8 +111,6 @@ def test_a_round_corrected_after_a_change_of_rules_is_resettled_under_its_own(tm
 
 
 def test_a_round_of_rules_this_kiosk_cannot_load_is_not_resettled_under_others(tmp_path):
-    from decimal import Decimal
-
     import pytest
 
     from kiosk.table_service import Approval, TableError
@@ -123,14 +118,7 @@ def test_a_round_of_rules_this_kiosk_cannot_load_is_not_resettled_under_others(t
 
     custom = tmp_path / "house-rules.toml"
     custom.write_text((PRESET_DIR / "cambodia.toml").read_text().replace('name = "cambodia"', 'name = "house-rules"'))
-    app = app_for(tmp_path, make_table(rules=str(custom)))
-    service = app.extensions["niuniu"].service
-    service.set_bet("1", Decimal("100"), "equal", "dealer1")
-    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 1)
-    service.settle("dealer1")
-    service.observe([], 2)
-    service.stop("test")
-    service.audit.close()
+    one_round_then_stop(tmp_path, make_table(rules=str(custom)), "100", "AS 2S 3D 4D 5C")
 
     app = app_for(tmp_path, make_table())
     service = app.extensions["niuniu"].service
