@@ -191,7 +191,8 @@ def _print_report(report) -> None:
                                    for i, (cell, width) in enumerate(zip(row, widths))))
     if r["unbalanced_rounds"]:
         print(f"  WARNING: the books of rounds {', '.join(map(str, r['unbalanced_rounds']))} do not balance "
-              "(players + banker + commission is not 0); check them with niuniu audit verify and the round pages")
+              "(players + banker + commission is not 0) or cannot be read; check them with niuniu audit verify "
+              "and the round pages")
     if r["banking_unknown"]:
         print(f"  note: who banked rounds {', '.join(map(str, r['banking_unknown']))} is not recorded and their "
               "preset is not built in; their banker net is left out of the house result")

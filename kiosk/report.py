@@ -68,25 +68,33 @@ class PeriodReport:
         settlement = summary["settlement"]
         if summary["status"] != "settled" or not settlement:
             return
-        players = ZERO
-        for line in settlement["lines"]:
-            stake, net = Decimal(line["amount"]), Decimal(line["net"])
-            players += net
-            seat = self.seats.setdefault(line["seat"], SeatTotals())
+        try:
+            self._add_money(number, settlement)
+        except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError):
+            # What the log holds is what the report reads; a settlement it cannot read is
+            # named, not skipped in silence and not a crash of the whole report.
+            self.unbalanced.append(number)
+
+    def _add_money(self, number: int, settlement: dict) -> None:
+        # Everything read before anything is added: an unreadable settlement adds nothing.
+        lines = [(line["seat"], Decimal(line["amount"]), Decimal(line["net"]), line["player"].get("label", ""))
+                 for line in settlement["lines"]]
+        banker, commission = Decimal(settlement["banker_net"]), Decimal(settlement["total_commission"])
+        banking = _banking(settlement)
+        players = sum((net for _, _, net, _ in lines), ZERO)
+        for seat_name, stake, net, label in lines:
+            seat = self.seats.setdefault(seat_name, SeatTotals())
             seat.rounds += 1
             seat.stakes += stake
             seat.net += net
             self.stakes += stake
             if net > 0 and (self.largest_win is None or net > Decimal(self.largest_win["net"])):
-                self.largest_win = {"round": number, "seat": line["seat"], "net": money(net),
-                                    "hand": line["player"].get("label", "")}
-        banker, commission = Decimal(settlement["banker_net"]), Decimal(settlement["total_commission"])
+                self.largest_win = {"round": number, "seat": seat_name, "net": money(net), "hand": label}
         self.players_net += players
         self.banker_net += banker
         self.commission += commission
         if players + banker + commission != 0:
             self.unbalanced.append(number)
-        banking = _banking(settlement)
         if banking is None:
             self.banking_unknown.append(number)
         self.house_result += commission + (banker if banking is Banking.HOUSE else ZERO)

@@ -77,6 +77,12 @@ def test_a_round_whose_books_do_not_balance_is_named(tmp_path):
     log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement}, round_no=7, ts=at("08:01"))
     assert period_report(log)[""].unbalanced == [7]
 
+    del settlement["lines"][0]["net"]     # and one it cannot read at all: named, the rest still added
+    log.append(AuditType.ROUND_START, "vision", {}, round_no=8, ts=at("08:02"))
+    log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement}, round_no=8, ts=at("08:03"))
+    report = period_report(log)[""]
+    assert report.unbalanced == [7, 8] and report.rounds["settled"] == 2 and report.seats["1"].rounds == 1
+
 
 def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
     log = AuditLog.in_dir(tmp_path)
