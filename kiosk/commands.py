@@ -64,19 +64,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     export = audit_sub.add_parser("export", help="write the records of a time range as CSV or JSON")
     export.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     export.add_argument("--from", dest="since",
-                        help="start, UTC unless an offset is given: 2024-05-01 or 2024-05-01T18:00")
+                        help="start: 2024-05-01 or 2024-05-01T18:00, in --timezone unless an offset is given")
     export.add_argument("--to", dest="until",
                         help="end (inclusive; a bare date is the whole day), same forms as --from")
+    export.add_argument("--timezone", type=_time_zone, default="UTC",
+                        help="time zone of --from/--to without an offset (the table file's timezone, "
+                             "e.g. Asia/Phnom_Penh; default UTC)")
     export.add_argument("--format", default="csv", choices=("csv", "json"), help="csv (default) or json")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
     export.set_defaults(func=run_audit_export)
     report = audit_sub.add_parser("report", help="a period's books: rounds, stakes, commission, house result, "
                                   "per seat (a shift report)")
     report.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
-    report.add_argument("--from", dest="since", help="start, UTC unless an offset is given: 2024-05-01 or "
-                        "2024-05-01T18:00; rounds count in the period they ended in")
+    report.add_argument("--from", dest="since",
+                        help="start: 2024-05-01 or 2024-05-01T18:00, in --timezone unless an offset is given; "
+                             "rounds count in the period they ended in")
     report.add_argument("--to", dest="until",
                         help="end (inclusive; a bare date is the whole day), same forms as --from")
+    report.add_argument("--timezone", type=_time_zone, default="UTC",
+                        help="time zone of --from/--to without an offset (the table file's timezone, "
+                             "e.g. Asia/Phnom_Penh; default UTC)")
     report.add_argument("--table", help="only this table id (default: every table in the log)")
     report.add_argument("--json", action="store_true", help="print JSON")
     report.set_defaults(func=run_audit_report)
@@ -120,10 +127,19 @@ def run_audit_verify(args) -> int:
     return 0 if result.ok else 1
 
 
+def _time_zone(name: str):
+    from vision.table import time_zone_of
+    try:
+        return time_zone_of(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _period(args) -> tuple[str | None, str | None]:
     """``--from``/``--to`` in the log's time form; a reversed range is a typo, not an empty answer."""
-    since = parse_time(args.since, where="--from") if args.since else None
-    until = parse_time(args.until, where="--to", end=True) if args.until else None
+    zone = args.timezone if not isinstance(args.timezone, str) else _time_zone(args.timezone)
+    since = parse_time(args.since, where="--from", zone=zone) if args.since else None
+    until = parse_time(args.until, where="--to", end=True, zone=zone) if args.until else None
     if since and until and until < since:
         raise AuditError(f"--to {args.until} is before --from {args.since}; swap them")
     return since, until

@@ -102,6 +102,11 @@ def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
     [report] = json.loads(out)
     assert report["rounds"]["settled"] == 1 and report["last_round"] == 1
 
+    # 1 March in Phnom Penh (UTC+7) ends at 16:59:59 UTC: round 2, settled at 23:59 UTC, is 2 March there.
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--to", "2026-03-01",
+                           "--timezone", "Asia/Phnom_Penh", "--json"])
+    assert json.loads(out)[0]["last_round"] == 1
+
     code, out, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02"])
     assert code == 0 and out == "" and "no round ended" in err
     code, _, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02",
