@@ -19,6 +19,7 @@ from kiosk.audit import AuditLog
 from kiosk.rounds import TERMINAL_TYPES, load_round
 from kiosk.table_service import money
 from scoring.rules import Banking, PresetError, load_preset
+from scoring.settle import house_net
 
 ZERO = Decimal(0)
 ENDINGS = ("settled", "void", "interrupted", "cleared")
@@ -97,7 +98,7 @@ class PeriodReport:
             self.unbalanced.append(number)
         if banking is None:
             self.banking_unknown.append(number)
-        self.house_result += commission + (banker if banking is Banking.HOUSE else ZERO)
+        self.house_result += house_net(banking, banker, commission)
 
     def to_json(self) -> dict:
         return {

@@ -723,6 +723,7 @@ class TableService:
         if round_no == self.machine.round_no:
             self._round_extra["hands"] = hands
             self._round_extra["lines"] = {line["seat"]: line for line in new_lines}
+            self._round_extra["settlement"] = settlement
         self._reload_history()
         self._publish()
         return {"round": round_no, "action": "replaced", "settled": True, "difference": difference}
@@ -840,14 +841,10 @@ class TableService:
         blocker = self.settle_blocker() if state in (RoundState.dealing, RoundState.complete) else None
         totals = None
         if settled and m.settlement is not None:
-            s = m.settlement
-            totals = {"banker_net": money(Decimal(s.banker_net)),
-                      "commission": money(Decimal(s.total_commission)), "final": True}
-            if self._round_extra.get("lines"):
-                nets = sum(Decimal(line["net"]) for line in self._round_extra["lines"].values())
-                comm = sum(Decimal(line["commission"]) for line in self._round_extra["lines"].values())
-                totals = {"banker_net": money(-nets - comm), "commission": money(comm), "final": True,
-                          "corrected": True}
+            corrected = self._round_extra.get("settlement")
+            totals = {**self._totals(corrected or m.settlement), "final": True}
+            if corrected:
+                totals["corrected"] = True
         elif preview:
             totals = preview.get("_totals")
         table = {"id": self.config.table_id, "rules": self.preset.name, "title": self.preset.title,
@@ -879,6 +876,12 @@ class TableService:
             "history": [history_item(h) for h in self._history],
         }
 
+    @staticmethod
+    def _totals(settlement: Settlement) -> dict:
+        return {"banker_net": money(Decimal(settlement.banker_net)),
+                "commission": money(Decimal(settlement.total_commission)),
+                "house_net": money(Decimal(settlement.house_net))}
+
     def _preview(self, codes: Mapping[str, list[str]]) -> dict:
         """What settling now would pay, so the dealer sees it before pressing the button."""
         banker = codes.get("banker")
@@ -893,8 +896,7 @@ class TableService:
             return {}
         out: dict[str, Any] = {line.seat: self._line_view(line, seats.get(line.seat), self._round_bid)
                                for line in settlement.lines}
-        out["_totals"] = {"banker_net": money(Decimal(settlement.banker_net)),
-                          "commission": money(Decimal(settlement.total_commission)), "final": False}
+        out["_totals"] = {**self._totals(settlement), "final": False}
         return out
 
     # ------------------------------------------------------------------ the feed

@@ -221,7 +221,7 @@ def _print_settlement(s: Settlement, preset: Preset) -> None:
         print("  " + "".join(cell.ljust(w) if i < 4 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
     print(f"  banker net {money_text(s.banker_net)}"
           + (f" (after {money_text(s.banker_commission)} commission)" if s.banker_commission else "")
-          + f"   house commission {money_text(s.total_commission)}")
+          + f"   house commission {money_text(s.total_commission)}   house net {money_text(s.house_net)}")
 
 
 def _hand_cards(hand: HandResult) -> str:

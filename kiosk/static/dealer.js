@@ -184,10 +184,14 @@
     totals.replaceChildren();
     if (state.totals) {
       const t = state.totals;
-      const net = Number(t.banker_net);
       totals.appendChild(el("div", "t-title", t.final ? "Round " + r.no + " settled" + (t.corrected ? " (corrected)" : "") : "If settled now"));
-      totals.appendChild(el("div", "t-line " + (net >= 0 ? "collect" : "pay"), "House " + (net >= 0 ? "+" : "") + money(t.banker_net)));
-      totals.appendChild(el("div", "t-line small", "Commission " + money(t.commission)));
+      // The house keeps the commission; where it banks, the banker's side is its own too.
+      // A player-banker's result is that player's, not the house's.
+      const houseBanks = state.table.banking === "house";
+      const shown = houseBanks ? t.house_net : t.banker_net;
+      const up = Number(shown) >= 0;   // the sign only: amounts are the server's text
+      totals.appendChild(el("div", "t-line " + (up ? "collect" : "pay"), (houseBanks ? "House " : "Banker ") + (up ? "+" : "") + money(shown)));
+      totals.appendChild(el("div", "t-line small", (houseBanks ? "incl. commission " : "house commission ") + money(t.commission)));
     } else {
       totals.appendChild(el("div", "t-title", r.bets_open ? "Bets open for round " + (r.no + 1) : "Round " + r.no));
     }

@@ -98,7 +98,9 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
 
     driver.find_element(By.ID, "settle-btn").click()
     wait_text(driver, "#round-state", "SETTLED")
-    wait_text(driver, "#totals", "House -250.00 USD")
+    # the house pays 285 and collects 50: -235, its 15 commission included (the banker's side lost 250)
+    wait_text(driver, "#totals", "House -235.00 USD")
+    assert "incl. commission 15.00 USD" in driver.find_element(By.ID, "totals").text
     drawn(driver, service)
     assert "final" in seat_box(driver, "1").find_element(By.CSS_SELECTOR, ".money").get_attribute("class")
     assert service.machine.state == "settled"

@@ -127,7 +127,7 @@ def test_round_shows_categories_bull_outcome_and_amounts(dealer, service, audit)
     state = dealer.post("/dealer/api/settle")["state"]
     assert state["round"]["state"] == "settled"
     assert seat(state, "1")["line_final"] and seat(state, "1")["line"]["net"] == "285.00"
-    assert state["totals"] == {"banker_net": "-250.00", "commission": "15.00", "final": True}
+    assert state["totals"] == {"banker_net": "-250.00", "commission": "15.00", "house_net": "-235.00", "final": True}
     settled = [r for r in audit.records(round_no=1) if r.type in (AuditType.ROUND_SETTLED, AuditType.SETTLEMENT_LINE)]
     assert [r.type for r in settled] == ["round_settled", "settlement_line", "settlement_line"]
     assert all(r.actor == "dealer1" for r in settled)

@@ -153,6 +153,10 @@ def test_shift_report_page_for_surveillance_and_the_pit_supervisor(played, clien
     assert report_figures(page) == {"stakes": "30.00", "players-net": "9.00", "commission": "1.00",
                                     "house": "-9.00"}
     assert "/review/round/" not in page   # the round pages are surveillance's
+    login(client, "watch1")
+    detail = client.get("/review/round/4").get_data(as_text=True)
+    assert "change per seat 1: +19.50" in detail          # -10.00 became +9.50
+    assert "House net -9.50" in detail
 
 
 def test_export_downloads_and_is_itself_logged(played, audit):
