@@ -160,10 +160,12 @@ class RecordingSettings(StrictModel):
     log itself cannot be written and the table stops.  The oldest recordings go first; the
     audit log is never touched."""
 
-    min_free_gb: float = Field(5.0, ge=0, description="delete the oldest recordings while the data disk has less "
-                                                      "free space than this (GB)")
-    keep_days: float | None = Field(None, gt=0, description="delete recordings older than this many days "
-                                                           "(default: keep while there is space)")
+    min_free_gb: float = Field(5.0, ge=0, le=1e6, allow_inf_nan=False,
+                               description="delete the oldest recordings while the data disk has less free space "
+                                           "than this (GB)")
+    keep_days: float | None = Field(None, gt=0, le=36500, allow_inf_nan=False,
+                                    description="delete recordings older than this many days "
+                                                "(default: keep while there is space)")
 
 
 class BetLimits(StrictModel):
@@ -172,8 +174,9 @@ class BetLimits(StrictModel):
     The screen refuses a stake outside them: a chip stack misread by a zero is the dealer's
     costliest slip, and the posted limits are what the house agreed to risk per seat."""
 
-    minimum: Decimal = Field(gt=0, description="smallest stake a seat may place")
-    maximum: Decimal = Field(gt=0, description="largest stake a seat may place")
+    minimum: Decimal = Field(gt=0, le=10**9, description="smallest stake a seat may place")
+    maximum: Decimal = Field(gt=0, le=10**9, description="largest stake a seat may place (the kiosk "
+                                                        "takes no stake over 10^9)")
 
     @field_validator("minimum", "maximum", mode="before")
     @classmethod

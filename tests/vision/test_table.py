@@ -94,6 +94,20 @@ def test_k_larger_than_n_is_refused(tmp_path):
     assert "thresholds" in message and "k (9) cannot exceed n (4)" in message
 
 
+@pytest.mark.parametrize("extra,needle", [
+    ("bet_limits: {minimum: 100, maximum: 50}", "bet_limits: minimum 100 is above maximum 50; swap them"),
+    ("bet_limits: {minimum: 10.005, maximum: 50}", "bet_limits.minimum: 10.005 has more than 2 decimals"),
+    ("bet_limits: {minimum: '1e400', maximum: '1e401'}", "bet_limits.minimum: Input should be less than or equal"),
+    ("bet_limits: {minimum: .inf, maximum: 50}", "bet_limits.minimum: Input should be a finite number"),
+    ("bet_limits: {min: 1, maximum: 5}", "bet_limits.min: unknown key"),
+    ("recordings: {min_free_gb: .inf}", "recordings.min_free_gb: Input should be a finite number"),
+    ("recordings: {keep_days: 0}", "recordings.keep_days: Input should be greater than 0"),
+    ("timezone: Asia/Phnom Penh", "timezone: 'Asia/Phnom Penh' is not a time zone"),
+])
+def test_bad_limits_retention_and_time_zone_are_one_line_each(tmp_path, extra, needle):
+    assert needle in load_error(tmp_path, GOOD_YAML + extra + "\n")
+
+
 def test_missing_banker_and_repeated_seat(tmp_path):
     no_banker = GOOD_YAML.replace("name: banker", "name: 2")
     assert "no 'banker' seat" in load_error(tmp_path, no_banker)
