@@ -180,14 +180,24 @@ def run_audit_report(args) -> int:
         print(f"no round ended {where}between {since or 'the first record'} and {until or 'now'}", file=sys.stderr)
         return 0
     for report in reports.values():
-        _print_report(report)
+        _print_report(report, args.timezone)
     return 0
 
 
-def _print_report(report) -> None:
-    """The report as a supervisor reads it at shift close; the figures are the JSON's."""
+def _print_report(report, zone) -> None:
+    """The report as a supervisor reads it at shift close; the figures are the JSON's, the
+    period in the --timezone it was asked in."""
+    from datetime import datetime
+
+    def when(ts: str | None, missing: str) -> str:
+        if not ts:
+            return missing
+        local = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone)
+        return local.strftime("%Y-%m-%d %H:%M:%S ") + getattr(zone, "key", "UTC")
+
     r = report.to_json()
-    print(f"Table {r['table_id']}: rounds that ended between {r['from'] or 'the first record'} and {r['to'] or 'now'}")
+    print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "
+          f"{when(r['to'], 'now')}")
     counts = ", ".join(f"{n} {status}" for status, n in r["rounds"].items())
     print(f"  rounds       {counts} (rounds {r['first_round']} to {r['last_round']})")
     print(f"  stakes       {r['stakes']}")

@@ -106,6 +106,9 @@ def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
     code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--to", "2026-03-01",
                            "--timezone", "Asia/Phnom_Penh", "--json"])
     assert json.loads(out)[0]["last_round"] == 1
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-01T06:00",
+                           "--timezone", "Asia/Phnom_Penh"])
+    assert "between 2026-03-01 06:00:00 Asia/Phnom_Penh and now" in out and "2 settled" in out
 
     code, out, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02"])
     assert code == 0 and out == "" and "no round ended" in err
