@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "(faster, slightly less accurate; deploy/PERFORMANCE.md)")
     kiosk.set_defaults(func=run_kiosk_command)
 
-    audit = sub.add_parser("audit", help="check or export the tamper-evident audit log")
+    audit = sub.add_parser("audit", help="check or export the tamper-evident audit log, "
+                                         "or report a shift's books from it")
     audit_sub = audit.add_subparsers(dest="audit_command", metavar="ACTION")
     audit_sub.required = True
     verify = audit_sub.add_parser("verify",
