@@ -119,19 +119,17 @@ def zones_from_json(path: str | Path, size: tuple[int, int] | None = None) -> di
     return zones
 
 
-def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, currency: str = "USD",
-                 camera: dict | None = None, source: str = "calibration", **sections: Any) -> TableConfig:
+def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, camera: dict | None = None,
+                 source: str = "calibration", **settings: Any) -> TableConfig:
     """A validated table config from zones, with the same errors a table file would give.
 
-    ``sections``: more of the table file as it would be written (``timezone``,
-    ``thresholds``, ``bet_limits``, ``recordings``), kept by a recalibration from the file it
-    replaces."""
+    ``settings``: the rest of the table file as it would be written (``currency``,
+    ``timezone``, ``thresholds``, ...), which a recalibration keeps from the file it replaces."""
     order = [n for n in SEAT_NAMES if n in zones] + [n for n in zones if n not in SEAT_NAMES]
-    data: dict = {"table_id": table_id, "rules": rules, "currency": currency,
+    data: dict = {"table_id": table_id, "rules": rules, **settings,
                   "seats": [{"name": n, "polygon": [list(p) for p in zones[n]]} for n in order]}
     if camera:
         data["camera"] = camera
-    data.update({name: value for name, value in sections.items() if value})
     return table_config_from_dict(data, source)
 
 

@@ -99,13 +99,13 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in (".yaml", ".yml", ".toml", ".json"):
         raise CalibrationError(f"--out {out}: use a .yaml, .toml or .json file name")
     previous = _replaced_table(out, args.force)
-    kept = previous.camera if previous else CameraSettings()
-    mirror = kept.mirror if args.mirror is None else args.mirror
+    lens = previous.camera if previous else CameraSettings()
+    mirror = lens.mirror if args.mirror is None else args.mirror
     image = capture_size = None
     if args.source:
         image = grab_frame(args.source)
         capture_size = (image.shape[1], image.shape[0])
-        image = oriented(image, kept.rotate, mirror)   # zones are marked on the picture the table will read
+        image = oriented(image, lens.rotate, mirror)   # zones are marked on the picture the table will read
     size = (image.shape[1], image.shape[0]) if image is not None else parse_size(args.size)
 
     layout = "from " + str(args.from_json) if args.from_json else ""
@@ -129,7 +129,12 @@ def calibrate_command(args: argparse.Namespace) -> int:
             layout = ("even layout (banker top middle, players along the bottom); adjust the zones to the "
                       "table (check them with --preview)")
 
-    camera = previous.camera.model_dump(exclude_defaults=True) if previous else {}
+    # Everything the replaced file says (future keys too), overlaid with what calibrating sets.
+    settings = previous.model_dump(mode="json", exclude_defaults=True, exclude={"seats"}) if previous else {}
+    kept = sorted(settings)
+    given = {"table_id": args.table_id, "rules": args.rules, "currency": args.currency}
+    settings.update({key: value for key, value in given.items() if value})
+    camera = settings.pop("camera", {})
     if args.source:
         camera["source"] = args.source
     if capture_size or size:
@@ -137,14 +142,8 @@ def calibrate_command(args: argparse.Namespace) -> int:
     camera.pop("mirror", None)
     if mirror:
         camera["mirror"] = True
-    config = build_config(
-        zones, table_id=args.table_id or (previous.table_id if previous else "table-1"),
-        rules=args.rules or (previous.rules if previous else "cambodia"),
-        currency=args.currency or (previous.currency if previous else "USD"), camera=camera, source=str(out),
-        **({"timezone": previous.timezone,
-            **{name: getattr(previous, name).model_dump(mode="json", exclude_defaults=True)
-               for name in ("thresholds", "bet_limits", "recordings") if getattr(previous, name) is not None}}
-           if previous else {}))
+    config = build_config(zones, table_id=settings.pop("table_id", "table-1"),
+                          rules=settings.pop("rules", "cambodia"), camera=camera, source=str(out), **settings)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         dump_table_config(config, out)
@@ -162,12 +161,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
         print(f"wrote {out}: table {config.table_id}, rules {config.rules}, seats {', '.join(config.seat_names)}")
         print(f"zones: {layout}")
         if previous:
-            kept_names = [what for what, given in (("seats", args.players is not None or args.seats),
-                                                   ("table id", args.table_id), ("rules", args.rules),
-                                                   ("currency", args.currency)) if not given]
+            seats = [] if args.players is not None or args.seats else ["seats"]
             print("kept from the file it replaces: " + ", ".join(
-                kept_names + ["time zone", "camera settings", "thresholds", "recordings"])
-                + (", bet limits" if previous.bet_limits else ""))
+                seats + [key.replace("_", " ") for key in kept if not given.get(key)]))
     return 0
 
 
