@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from flask import Flask, g, jsonify, redirect, render_template, request, url_for
 
 from kiosk import db
-from kiosk.audit import AuditLog
+from kiosk.audit import AuditLog, local_text
 from kiosk.chain import ChainCheck
 from kiosk.runtime import EXTENSION, Runtime
 from scoring.errors import NiuniuError
@@ -83,9 +83,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
         """A log time (UTC, to the microsecond) as the staff read it: in the table's time
         zone, to the second (2026-12-06 08:21:43).  The exact text stays in the log and in
         each timeline cell's tooltip."""
-        if not ts:
-            return ""
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+        return local_text(ts, zone) if ts else ""
 
     @app.template_filter("grouped")
     def _grouped(amount: str | None) -> str:

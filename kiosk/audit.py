@@ -128,6 +128,22 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezone.utc,
+                 names: tuple[str, str] = ("--from", "--to")) -> tuple[str | None, str | None]:
+    """A typed range in the log's text form (either end may be open); a reversed range is a
+    typo, not an empty answer.  ``names`` say where the two came from, for the errors."""
+    start = parse_time(since, where=names[0], zone=zone) if since else None
+    end = parse_time(until, where=names[1], end=True, zone=zone) if until else None
+    if start and end and end < start:
+        raise AuditError(f"{names[1]} {until} is before {names[0]} {since}; swap them")
+    return start, end
+
+
+def local_text(ts: str, zone: tzinfo) -> str:
+    """A log time (UTC, to the microsecond) as people read it: in ``zone``, to the second."""
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
     """One row of the log, exactly as hashed."""

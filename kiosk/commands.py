@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, parse_time
+from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, local_text, parse_period
 from kiosk.server import default_data_dir, is_loopback, serve
 from scoring.errors import NiuniuError
 
@@ -136,18 +136,8 @@ def _time_zone(name: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _period(args) -> tuple[str | None, str | None]:
-    """``--from``/``--to`` in the log's time form; a reversed range is a typo, not an empty answer."""
-    zone = args.timezone if not isinstance(args.timezone, str) else _time_zone(args.timezone)
-    since = parse_time(args.since, where="--from", zone=zone) if args.since else None
-    until = parse_time(args.until, where="--to", end=True, zone=zone) if args.until else None
-    if since and until and until < since:
-        raise AuditError(f"--to {args.until} is before --from {args.since}; swap them")
-    return since, until
-
-
 def run_audit_export(args) -> int:
-    since, until = _period(args)
+    since, until = parse_period(args.since, args.until, zone=args.timezone)
     log = _open_audit(args.data_dir)
     try:
         if args.output:
@@ -167,7 +157,7 @@ def run_audit_export(args) -> int:
 def run_audit_report(args) -> int:
     from kiosk.report import period_report
 
-    since, until = _period(args)
+    since, until = parse_period(args.since, args.until, zone=args.timezone)
     log = _open_audit(args.data_dir)
     try:
         reports = period_report(log, table_id=args.table, since=since, until=until)
@@ -188,13 +178,8 @@ def run_audit_report(args) -> int:
 def _print_report(report, zone) -> None:
     """The report as a supervisor reads it at shift close; the figures are the JSON's, the
     period in the --timezone it was asked in."""
-    from datetime import datetime
-
     def when(ts: str | None, missing: str) -> str:
-        if not ts:
-            return missing
-        local = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone)
-        return local.strftime("%Y-%m-%d %H:%M:%S ") + getattr(zone, "key", "UTC")
+        return f"{local_text(ts, zone)} {getattr(zone, 'key', 'UTC')}" if ts else missing
 
     r = report.to_json()
     print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "

@@ -7,14 +7,14 @@ an export is itself something surveillance must be able to account for.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from datetime import tzinfo
+from pathlib import Path
 
 import cv2
 import numpy as np
 from flask import Blueprint, Response, abort, g, render_template, request, url_for
 
-from kiosk.audit import AuditError, AuditType, parse_time
+from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
 from kiosk.rounds import load_round, matches, round_numbers
 from kiosk.runtime import audit, runtime, service
@@ -39,18 +39,12 @@ def _zone() -> tzinfo:
     return service().config.time_zone
 
 
-def _time_arg(name: str) -> str | None:
-    text = request.args.get(name, "").strip()
-    if not text:
-        return None
-    return parse_time(text, where=f"'{name}'", end=name == "to", zone=_zone())
-
-
 def _time_range() -> tuple[str | None, str | None, str | None]:
-    """``(from, to, error)``: a mistyped time is shown beside the form rather than
-    failing the page, and then filters nothing."""
+    """``(from, to, error)``: a mistyped or reversed range is shown beside the form rather
+    than failing the page, and then filters nothing."""
     try:
-        return _time_arg("from"), _time_arg("to"), None
+        return (*parse_period(request.args.get("from", "").strip(), request.args.get("to", "").strip(),
+                              zone=_zone(), names=("'from'", "'to'")), None)
     except AuditError as exc:
         return None, None, str(exc)
 
@@ -187,8 +181,6 @@ def report():
         today = datetime.now(_zone()).strftime("%Y-%m-%d")
         since = parse_time(today, where="today", zone=_zone())
         until = parse_time(today, where="today", end=True, zone=_zone())
-    if since and until and until < since:
-        error = "'to' is before 'from'; swap them"
     table_id = service().config.table_id
     found = {} if error else period_report(audit(), table_id=table_id, since=since, until=until)
     books = found.get(table_id) or PeriodReport(table_id, since, until)

@@ -454,6 +454,11 @@ class TableService:
     def can_take_bets(self) -> bool:
         return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.void)
 
+    def _check_bets_open(self) -> None:
+        if not self.can_take_bets():
+            raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
+                             "bets for the next round open when this one is cleared")
+
     @property
     def default_bid(self) -> int:
         """Until the dealer enters a bid the bank plays at the preset's lowest, as
@@ -529,9 +534,7 @@ class TableService:
         slowest part of a busy dealer's round.  Each bet is checked as if typed; if one no
         longer fits the table (a seat or bet kind gone since), nothing is placed."""
         with self._lock:
-            if not self.can_take_bets():
-                raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
-                                 "bets for the next round open when this one is cleared")
+            self._check_bets_open()
             found = self._bets_to_repeat()
             if found is None:
                 raise TableError("there are no bets to repeat: no settled round had bets on a seat that has none now")
@@ -580,9 +583,7 @@ class TableService:
         """
         with self._lock:
             self._check_seat(seat)
-            if not self.can_take_bets():
-                raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
-                                 "bets for the next round open when this one is cleared")
+            self._check_bets_open()
             bet = self._new_bet(seat, amount, kind, multiple)
             if bet is None:
                 removed = self._pending.pop(seat, None)
