@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from kiosk.audit import AuditLog
-from kiosk.rounds import TERMINAL_TYPES, load_round
+from kiosk.rounds import TERMINAL_TYPES, banking_of, load_round
 from kiosk.table_service import money
-from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net
 
 ZERO = Decimal(0)
@@ -81,7 +80,7 @@ class PeriodReport:
         lines = [(line["seat"], Decimal(line["amount"]), Decimal(line["net"]), line["player"].get("label", ""))
                  for line in settlement["lines"]]
         banker, commission = Decimal(settlement["banker_net"]), Decimal(settlement["total_commission"])
-        banking = _banking(settlement)
+        banking = banking_of(settlement)
         players = sum((net for _, _, net, _ in lines), ZERO)
         for seat_name, stake, net, label in lines:
             seat = self.seats.setdefault(seat_name, SeatTotals())
@@ -117,17 +116,6 @@ class PeriodReport:
 def _seat_order(item: tuple[str, SeatTotals]) -> tuple[int, str]:
     seat = item[0]
     return (int(seat), "") if seat.isdigit() else (1 << 30, seat)
-
-
-def _banking(settlement: dict) -> Banking | None:
-    """Who banked the round: settlements say so; a log written before they did names its
-    preset, which tells it when the preset is one of the built-in ones."""
-    if settlement.get("banking"):
-        return Banking(settlement["banking"])
-    try:
-        return load_preset(settlement.get("preset", "")).banking
-    except (PresetError, OSError, ValueError):
-        return None
 
 
 def period_report(log: AuditLog, *, table_id: str | None = None, since: str | None = None,

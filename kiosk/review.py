@@ -16,7 +16,7 @@ from flask import Blueprint, Response, abort, g, render_template, request, url_f
 
 from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
-from kiosk.rounds import load_round, matches, round_numbers
+from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_numbers
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
 
@@ -108,7 +108,9 @@ def round_detail(round_no: int):
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
     pruned = None if folder else _pruned(round_no, summary["started"], table_id)
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
-                           recording=folder.name if folder else None, pruned=pruned)
+                           recording=folder.name if folder else None, pruned=pruned,
+                           house_net=house_net_of(summary["settlement"]),
+                           banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
 
 
 def _pruned(round_no: int, since: str | None, table_id: str):

@@ -12,6 +12,8 @@ from decimal import Decimal
 from typing import Iterable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
+from scoring.rules import Banking, PresetError, load_preset
+from scoring.settle import house_net, money_text
 
 # Records that describe a round as a whole (cards one by one are folded only for
 # rounds that never reached ``round_complete``).
@@ -131,3 +133,27 @@ def matches(summary: dict, *, seat: str | None = None, category: str | None = No
     if alerts and not summary["alerts"]:
         return False
     return True
+
+
+def banking_of(settlement: dict) -> Banking | None:
+    """Who banked a settled round: settlements say so; a log written before they did names
+    its preset, which tells it when the preset is one of the built-in ones."""
+    if settlement.get("banking"):
+        return Banking(settlement["banking"])
+    try:
+        return load_preset(settlement.get("preset", "")).banking
+    except (PresetError, OSError, ValueError):
+        return None
+
+
+def house_net_of(settlement: dict | None) -> str | None:
+    """The house's result of a logged settlement (:func:`scoring.settle.house_net`), worked
+    out from what the log holds rather than stored beside it; None if it cannot be."""
+    try:
+        banking = banking_of(settlement) if settlement else None
+        if banking is None:
+            return None
+        return money_text(house_net(banking, Decimal(settlement["banker_net"]),
+                                    Decimal(settlement["total_commission"])))
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        return None

@@ -159,7 +159,6 @@ class Settlement:
             "banker_net": money_text(self.banker_net),
             "banker_commission": money_text(self.banker_commission),
             "total_commission": money_text(self.total_commission),
-            "house_net": money_text(self.house_net),
         }
 
 
