@@ -78,6 +78,8 @@ class AuditType(StrEnum):
     EXPORTED = "audit_exported"
     RECORDINGS_PRUNED = "recordings_pruned"
     DISK_LOW = "disk_low"
+    RECORDING_HELD = "recording_held"
+    RECORDING_RELEASED = "recording_released"
 
 
 def _json_default(value: Any) -> Any:

@@ -327,7 +327,8 @@ def _retention(config, data_dir: Path, service, pipeline):
 
     recorder = pipeline.recorder
     return RecordingRetention(Path(data_dir) / "recordings" / config.table_id, config.recordings, service.audit,
-                              busy=recorder.busy_folders if recorder else list)
+                              busy=recorder.busy_folders if recorder else list,
+                              warn=lambda message: setattr(service, "disk_warning", message))
 
 
 def _first_run_notice(data_dir: Path, url: str) -> None:

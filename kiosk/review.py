@@ -1,7 +1,9 @@
-"""Surveillance review: rounds, their evidence, the chain's health, exports.  Read-only.
+"""Surveillance review: rounds, their evidence, the chain's health, exports, holds.
 
-Nothing here changes a round; the only record it writes is who exported what, because
-an export is itself something surveillance must be able to account for.
+Nothing here changes a round.  It writes two things, each logged: who exported what (an
+export is itself something surveillance must account for), and holds on recordings, so a
+disputed round's key frames outlive the retention that would delete them
+(``vision.retention``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from flask import Blueprint, Response, abort, g, render_template, request, url_for
+from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
 from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
 from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_numbers
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
+from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
 
@@ -31,7 +34,7 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
-                AuditType.DISK_LOW)
+                AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)
 
 
 def _zone() -> tzinfo:
@@ -109,6 +112,7 @@ def round_detail(round_no: int):
     pruned = None if folder else _pruned(round_no, summary["started"], table_id)
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
                            recording=folder.name if folder else None, pruned=pruned,
+                           hold=hold_of(folder) if folder else None,
                            house_net=house_net_of(summary["settlement"]),
                            banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
 
@@ -122,6 +126,84 @@ def _pruned(round_no: int, since: str | None, table_id: str):
         if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):
             return record
     return None
+
+
+HOLD_REASON_MAX = 500
+
+
+def _hold_reason() -> str:
+    reason = " ".join(request.form.get("reason", "").split())
+    if not reason:
+        raise ValueError("say why (a dispute, a case number): the reason is what the log keeps")
+    if len(reason) > HOLD_REASON_MAX:
+        raise ValueError(f"the reason is {len(reason)} characters; keep it under {HOLD_REASON_MAX}")
+    return reason
+
+
+@bp.route("/round/<int:round_no>/hold", methods=("POST",))
+@require(*REVIEW_ROLES)
+def hold(round_no: int):
+    """Keep this round's recording whatever retention would delete, until released."""
+    folder = _recording_dir(round_no)
+    try:
+        if folder is None:
+            raise ValueError(f"round {round_no} has no recording on this kiosk to hold")
+        if (held := hold_of(folder)) is not None:
+            raise ValueError(f"round {round_no}'s recording is already held by {held.get('by', '?')}")
+        reason = _hold_reason()
+    except ValueError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("review.round_detail", round_no=round_no))
+    hold_recording(folder, by=g.user["username"], reason=reason)
+    try:
+        audit().append(AuditType.RECORDING_HELD, g.user["username"], {"folder": folder.name, "reason": reason},
+                       round_no=round_no)
+    except Exception:
+        release_recording(folder)      # a hold nobody can account for is not kept
+        raise
+    flash(f"Round {round_no}'s recording is held: retention will not delete it until it is released.")
+    return redirect(url_for("review.round_detail", round_no=round_no))
+
+
+@bp.route("/round/<int:round_no>/release", methods=("POST",))
+@require(*REVIEW_ROLES)
+def release(round_no: int):
+    folder = _recording_dir(round_no)
+    try:
+        held = hold_of(folder) if folder else None
+        if held is None:
+            raise ValueError(f"round {round_no}'s recording is not held")
+        reason = _hold_reason()
+    except ValueError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("review.round_detail", round_no=round_no))
+    audit().append(AuditType.RECORDING_RELEASED, g.user["username"],
+                   {"folder": folder.name, "reason": reason, "held_by": held.get("by"),
+                    "held_reason": held.get("reason")}, round_no=round_no)
+    release_recording(folder)
+    flash(f"Round {round_no}'s recording is released: retention treats it as any other again.")
+    return redirect(url_for("review.round_detail", round_no=round_no))
+
+
+@bp.route("/holds")
+@require(*REVIEW_ROLES)
+def holds():
+    """Every held recording of this table: what the disk must keep, and why."""
+    root = runtime().data_dir / "recordings" / service().config.table_id
+    found = []
+    for folder in sorted(root.iterdir() if root.is_dir() else [], reverse=True):
+        held = hold_of(folder) if folder.is_dir() else None
+        if held is not None:
+            found.append({"folder": folder.name, "round": _round_of(folder), **held,
+                          "bytes": folder_bytes(folder)})
+    return render_template("review/holds.html", holds=found)
+
+
+def _round_of(folder: Path) -> int | None:
+    try:
+        return int(json.loads((folder / "meta.json").read_text(encoding="utf-8"))["round_no"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 @bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")

@@ -177,6 +177,7 @@ class TableService:
         self._started = False
         self._stopped = False
         self.audit_error: str | None = None
+        self.disk_warning: str | None = None    # set by the recording retention thread
         self._clock_checked: tuple[float, dict] | None = None
         machine.add_listener(self._on_machine_event)
 
@@ -779,7 +780,8 @@ class TableService:
         return self._clock_checked[1]
 
     def status(self) -> dict:
-        info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "camera": self._camera["state"],
+        info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "disk_warning": self.disk_warning,
+                "camera": self._camera["state"],
                 "camera_since": self._camera["since"],
                 "camera_reason": self._camera["reason"], "fps": None, "frame_no": None,
                 "model": self.detector_info.get("name"), "last_frame_ts": None}

@@ -12,6 +12,8 @@ if that name exists)::
         detections.jsonl   one line per processed frame: the detector's raw output
         events.jsonl       one line per RoundEvent, in the order the machine made them
         frames/            JPEG key frames, <frame_no, 8 digits>.jpg
+        hold.json          only while surveillance holds the recording against retention
+                           (vision.retention: who, when, why)
 
 ``meta.json`` (written when the round starts, rewritten atomically when it ends)::
 
@@ -58,12 +60,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -74,7 +72,7 @@ import numpy as np
 from scoring.errors import NiuniuError
 from vision.corners import Detection
 from vision.round import EventKind, RoundEvent
-from vision.table import RecordingSettings, TableConfig
+from vision.table import TableConfig
 from vision.tracker import TRACKER_VERSION
 
 log = logging.getLogger(__name__)
@@ -342,62 +340,6 @@ def find_recordings(path: str | Path) -> list[Path]:
             return 0.0, str(folder)
 
     return sorted(found, key=started)
-
-
-@dataclass(frozen=True)
-class PrunedRecording:
-    folder: str
-    started: float        # UTC epoch seconds, from the folder's name
-    bytes: int
-    reason: str
-
-
-def _folder_started(folder: Path) -> float:
-    """A round folder's start from its name (``20250101T200000Z-round-0007``): no file read,
-    so a disk of 30,000 recordings is sorted in milliseconds; its mtime if renamed."""
-    try:
-        return datetime.strptime(folder.name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc).timestamp()
-    except ValueError:
-        return folder.stat().st_mtime
-
-
-def _folder_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
-def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Collection[Path] = (),
-                     now: float | None = None, limit: int = 50,
-                     free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free
-                     ) -> list[PrunedRecording]:
-    """Delete the oldest round folders under ``root`` as ``settings`` ask: those older than
-    ``keep_days``, then more while the disk has less than ``min_free_gb`` free.  Never a
-    folder in ``busy`` (being recorded); at most ``limit`` a call, so one call stays short."""
-    root = Path(root)
-    min_free = settings.min_free_gb * 1e9
-    if not root.is_dir() or (settings.keep_days is None and free_bytes(root) >= min_free):
-        return []
-    now = time.time() if now is None else now
-    keep = {Path(b).resolve() for b in busy}
-    removed: list[PrunedRecording] = []
-    for started, folder in sorted((_folder_started(f), f) for f in root.iterdir() if f.is_dir()):
-        if len(removed) >= limit:
-            break
-        if folder.resolve() in keep:
-            continue
-        if settings.keep_days is not None and now - started > settings.keep_days * 86400:
-            reason = f"older than {settings.keep_days:g} day{'' if settings.keep_days == 1 else 's'}"
-        elif free_bytes(root) < min_free:
-            reason = f"less than {settings.min_free_gb:g} GB free"
-        else:
-            break                # oldest first: the rest are newer, and there is room
-        size = _folder_bytes(folder)
-        try:
-            shutil.rmtree(folder)
-        except OSError as exc:
-            log.error("recording retention: cannot delete %s: %s", folder, exc)
-            break
-        removed.append(PrunedRecording(folder.name, started, size, reason))
-    return removed
 
 
 def read_jsonl(path: Path) -> list[dict]:

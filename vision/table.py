@@ -166,6 +166,17 @@ class RecordingSettings(StrictModel):
     keep_days: float | None = Field(None, gt=0, le=36500, allow_inf_nan=False,
                                     description="delete recordings older than this many days "
                                                 "(default: keep while there is space)")
+    min_keep_days: float | None = Field(None, gt=0, le=36500, allow_inf_nan=False,
+                                        description="never delete a recording younger than this many days, "
+                                                    "even when the disk is short (a regulator's minimum "
+                                                    "retention); the dealer's screen warns instead")
+
+    @model_validator(mode="after")
+    def _floor_under_limit(self) -> "RecordingSettings":
+        if self.keep_days is not None and self.min_keep_days is not None and self.min_keep_days > self.keep_days:
+            raise ValueError(f"min_keep_days ({self.min_keep_days:g}) is more than keep_days ({self.keep_days:g}): "
+                             "a recording cannot have to be kept longer than it may be kept")
+        return self
 
 
 class BetLimits(StrictModel):

@@ -251,6 +251,8 @@
     $("clock-pill").title = clock.message || "";
     $("audit-alarm").hidden = !s.audit_error;
     $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — " + s.audit_error : "";
+    $("disk-warning").hidden = !s.disk_warning;
+    $("disk-warning").textContent = s.disk_warning ? "⚠ DATA DISK LOW — call the supervisor: " + s.disk_warning : "";
     $("camera-warning").hidden = !s.camera_warning;
     $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";

@@ -160,6 +160,18 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test"}
     WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "camera-warning")))
 
+    # a data disk retention cannot free is on the screen days before the audit log fills it
+    from kiosk.retention import disk_low_message
+    from vision.retention import Unprunable
+    from vision.table import RecordingSettings
+    low = disk_low_message(3_200_000_000, RecordingSettings(min_keep_days=30), Unprunable(held=2, too_young=40, busy=1))
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "disk_warning": low}
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "disk-warning")))
+    text = driver.find_element(By.ID, "disk-warning").text
+    assert "DATA DISK LOW" in text and "3.2 GB free" in text and "2 held by surveillance" in text
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test"}
+    WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "disk-warning")))
+
     # the camera alarm cannot be missed
     from vision.round import EventKind, RoundEvent
     service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 1, 0.0, None, data={"reason": "unplugged"}))

@@ -1,5 +1,5 @@
 """Recording retention: the oldest recordings go when the disk runs short or they age out; the
-audit log says what went (vision.record.prune_recordings, kiosk.retention)."""
+audit log says what went (vision.retention, kiosk.retention)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kiosk.audit import AuditLog, AuditType
 from kiosk.retention import RecordingRetention
-from vision.record import prune_recordings
+from vision.retention import hold_of, hold_recording, prune_recordings, release_recording
 from vision.table import RecordingSettings
 
 DAY = 86400.0
@@ -72,3 +72,64 @@ def test_the_kiosk_logs_what_it_deleted_and_a_disk_it_cannot_free(tmp_path):
     tight.check()                      # said once, not every minute
     low = [r for r in log.records() if r.type == AuditType.DISK_LOW]
     assert len(low) == 1 and "no recording is left to delete" in low[0].data["message"]
+
+
+def test_a_held_recording_outlives_every_retention_rule_until_released(tmp_path):
+    root = tmp_path / "rec"
+    held, old, recent = recording(root, 40, 1), recording(root, 35, 2), recording(root, 1, 3)
+    hold_recording(held, by="watch1", reason="dispute at seat 3, case 118", ts=NOW)
+    disk = Disk(root, capacity=3_500)                                    # 500 free, wants 10,000
+    removed = prune_recordings(root, RecordingSettings(keep_days=30, min_free_gb=1e-5), now=NOW, free_bytes=disk)
+    # The unheld old one goes (age), then the recent one (space); the held one stays.
+    assert [r.folder for r in removed] == [old.name, recent.name] and held.exists()
+    assert hold_of(held) == {"by": "watch1", "reason": "dispute at seat 3, case 118", "ts": NOW}
+    assert release_recording(held)["by"] == "watch1" and hold_of(held) is None
+    assert [r.folder for r in prune_recordings(root, RecordingSettings(keep_days=30), now=NOW,
+                                               free_bytes=disk)] == [held.name]
+
+
+def test_a_torn_hold_file_still_holds(tmp_path):
+    root = tmp_path / "rec"
+    folder = recording(root, 40, 1)
+    (folder / "hold.json").write_text('{"by": "watch1", "reas')
+    assert "cannot be read" in hold_of(folder)["reason"]
+    assert prune_recordings(root, RecordingSettings(keep_days=30), now=NOW, free_bytes=lambda p: 10**15) == []
+    assert folder.exists()
+
+
+def test_the_minimum_retention_is_kept_even_when_the_disk_is_short_and_the_screen_says_so(tmp_path):
+    root = tmp_path / "rec"
+    folders = [recording(root, days, n) for n, days in enumerate((20, 9, 5, 2), 1)]
+    log = AuditLog.in_dir(tmp_path)
+    warnings = []
+    disk = Disk(root, capacity=4_500)                                    # 500 free, wants 4,000
+    settings = RecordingSettings(min_free_gb=4_000 / 1e9, min_keep_days=7)
+    retention = RecordingRetention(root, settings, log, free_bytes=disk, warn=warnings.append, clock=lambda: NOW)
+    retention.check()
+    # Rounds 1 (20 days) and 2 (9 days) may go; 3 and 4 are under the 7-day floor and stay,
+    # though the disk is still short: the log says so once, the screen until there is room.
+    assert [f.exists() for f in folders] == [False, False, True, True]
+    low = log.last()
+    assert low.type == AuditType.DISK_LOW and low.data["too_young"] == 2 and low.data["held"] == 0
+    assert "kept: 2 younger than the 7-day minimum retention" in low.data["message"]
+    assert warnings == [low.data["message"]]
+    retention.check()
+    assert [r.type for r in log.records()].count(AuditType.DISK_LOW) == 1 and len(warnings) == 2
+    disk.capacity = 100_000                                              # a bigger disk: the warning goes
+    retention.check()
+    assert warnings[-1] is None
+
+
+
+def test_the_kiosks_retention_thread_puts_its_warning_in_the_screens_status(tmp_path, service):
+    from types import SimpleNamespace
+
+    from kiosk.commands import _retention
+
+    retention = _retention(service.config, tmp_path, service, SimpleNamespace(recorder=None))
+    retention.free_bytes = lambda path: 1_000_000                       # 1 MB free, 5 GB wanted
+    retention.check()
+    assert "the data disk has 0.0 GB free" in service.status()["disk_warning"]
+    retention.free_bytes = lambda path: 10**12
+    retention.check()
+    assert service.status()["disk_warning"] is None

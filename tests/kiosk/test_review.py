@@ -171,10 +171,66 @@ def test_export_downloads_and_is_itself_logged(played, audit):
     assert played.get("/review/export?format=xml").status_code == 400
 
 
-def test_review_is_read_only(app, played):
-    for rule in app.url_map.iter_rules():
-        if rule.endpoint.startswith("review."):
-            assert rule.methods <= {"GET", "HEAD", "OPTIONS"}, rule
+def test_review_changes_no_round_its_only_writes_are_recording_holds(app, played):
+    writing = {rule.endpoint for rule in app.url_map.iter_rules()
+               if rule.endpoint.startswith("review.") and not rule.methods <= {"GET", "HEAD", "OPTIONS"}}
+    assert writing == {"review.hold", "review.release"}
+
+
+def test_surveillance_holds_a_disputed_rounds_recording_against_retention(played, app, service, audit):
+    from kiosk.retention import RecordingRetention
+    from kiosk_testing import csrf_from
+    from vision.table import RecordingSettings
+
+    root = app.extensions["niuniu"].data_dir / "recordings" / service.config.table_id
+    folders = []
+    for n in (1, 2):
+        folder = root / f"2026010{n}T000000Z-round-000{n}"
+        (folder / "frames").mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({"round_no": n}))
+        (folder / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8")
+        folders.append(folder)
+    page = played.get("/review/round/1").get_data(as_text=True)
+    assert 'id="hold-form"' in page
+    token = csrf_from(page)
+    from kiosk.rounds import load_round
+    before = load_round(audit, 1)
+
+    # A hold needs a reason; then retention leaves the recording whatever its age.
+    refused = played.post("/review/round/1/hold", data={"csrf_token": token, "reason": "  "}, follow_redirects=True)
+    assert "say why" in refused.get_data(as_text=True) and not (folders[0] / "hold.json").exists()
+    held = played.post("/review/round/1/hold", data={"csrf_token": token, "reason": "seat 2 disputes the 10H"},
+                       follow_redirects=True).get_data(as_text=True)
+    assert 'id="recording-held"' in held and "Held by watch1" in held and "seat 2 disputes the 10H" in held
+    record = audit.last()
+    assert (record.type, record.actor, record.round_no) == (AuditType.RECORDING_HELD, "watch1", 1)
+    assert record.data == {"folder": folders[0].name, "reason": "seat 2 disputes the 10H"}
+    assert "already held by watch1" in played.post("/review/round/1/hold", data={
+        "csrf_token": token, "reason": "again"}, follow_redirects=True).get_data(as_text=True)
+    listed = played.get("/review/holds").get_data(as_text=True)
+    assert "/review/round/1" in listed and "seat 2 disputes the 10H" in listed and "1 held" in listed
+
+    RecordingRetention(root, RecordingSettings(keep_days=1), audit).check()
+    assert folders[0].exists() and not folders[1].exists()
+    assert audit.last().data["folders"] == [folders[1].name]
+    assert load_round(audit, 1) == before          # a hold changes nothing the round says
+
+    released = played.post("/review/round/1/release", data={"csrf_token": token, "reason": "case 118 closed"},
+                           follow_redirects=True).get_data(as_text=True)
+    assert 'id="hold-form"' in released and "is released" in released
+    record = audit.last()
+    assert record.type == AuditType.RECORDING_RELEASED and record.data["held_by"] == "watch1"
+    assert record.data["reason"] == "case 118 closed" and record.data["held_reason"] == "seat 2 disputes the 10H"
+    assert 'id="no-holds"' in played.get("/review/holds").get_data(as_text=True)
+    RecordingRetention(root, RecordingSettings(keep_days=1), audit).check()
+    assert not folders[0].exists()
+    assert "has no recording on this kiosk" in played.post("/review/round/1/hold", data={
+        "csrf_token": token, "reason": "too late"}, follow_redirects=True).get_data(as_text=True)
+
+
+def test_only_surveillance_holds_recordings(client):
+    token = login(client, "super1")
+    assert client.post("/review/round/1/hold", data={"csrf_token": token, "reason": "x"}).status_code == 403
 
 
 # ------------------------------------------------------------------ admin

@@ -102,6 +102,7 @@ def test_k_larger_than_n_is_refused(tmp_path):
     ("bet_limits: {min: 1, maximum: 5}", "bet_limits.min: unknown key"),
     ("recordings: {min_free_gb: .inf}", "recordings.min_free_gb: Input should be a finite number"),
     ("recordings: {keep_days: 0}", "recordings.keep_days: Input should be greater than 0"),
+    ("recordings: {keep_days: 7, min_keep_days: 30}", "recordings: min_keep_days (30) is more than keep_days (7)"),
     ("timezone: Asia/Phnom Penh", "timezone: 'Asia/Phnom Penh' is not a time zone"),
 ])
 def test_bad_limits_retention_and_time_zone_are_one_line_each(tmp_path, extra, needle):
