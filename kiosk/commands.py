@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -89,6 +90,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--json", action="store_true", help="print JSON")
     report.set_defaults(func=run_audit_report)
 
+    evidence = audit_sub.add_parser("evidence", help="one round's audit records and recording in a zip, "
+                                    "with a manifest the log vouches for (for a dispute)")
+    evidence.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    evidence.add_argument("--round", type=int, required=True, dest="round_no", help="round number")
+    evidence.add_argument("--table", help="table id (default: the only table in the log)")
+    evidence.add_argument("--by", help="who exports it, for the audit record (default: the console user)")
+    evidence.add_argument("--output", "-o", required=True, help="zip file to write")
+    evidence.set_defaults(func=run_audit_evidence)
+    check = audit_sub.add_parser("check-evidence", help="check an evidence package: files as exported, "
+                                 "records unchanged, and (with --data-dir) vouched for by the log")
+    check.add_argument("package", help="the evidence zip")
+    check.add_argument("--data-dir", help="the kiosk's data directory, to check the package against its log")
+    check.set_defaults(func=run_audit_check_evidence)
+
     users = sub.add_parser("users", help="manage kiosk accounts from the console (admins use the Accounts page)")
     users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
     users_sub.required = True
@@ -152,6 +167,75 @@ def run_audit_export(args) -> int:
     finally:
         log.close()
     return 0
+
+
+def run_audit_evidence(args) -> int:
+    from kiosk.evidence import export_record, write_evidence
+    from vision.record import round_folder
+
+    by = args.by or _console_user()
+    log = _open_audit(args.data_dir)
+    try:
+        table_id = args.table or _only_table(log, args.round_no)
+        recording = round_folder(Path(args.data_dir) / "recordings" / table_id, args.round_no)
+        output = Path(args.output)
+        try:
+            with open(output, "xb") as fh:
+                manifest = write_evidence(fh, log, table_id=table_id, round_no=args.round_no, recording=recording,
+                                          exported_by=by)
+        except FileExistsError:
+            raise AuditError(f"{output} exists; give a new file name (a package is never overwritten)") from None
+        except AuditError:
+            output.unlink(missing_ok=True)
+            raise
+        except OSError as exc:
+            output.unlink(missing_ok=True)
+            raise AuditError(f"cannot write {output}: {exc.strerror}") from None
+        try:
+            log.append(AuditType.EXPORTED, by, export_record(manifest), round_no=args.round_no, table_id=table_id)
+        except (sqlite3.Error, OSError) as exc:
+            output.unlink(missing_ok=True)     # a package the log does not vouch for is no evidence
+            raise AuditError(f"cannot record the export in the audit log ({exc}); run this as the kiosk's user "
+                             "(sudo -u niuniu niuniu audit evidence ...)") from None
+    finally:
+        log.close()
+    kept = f"recording {manifest['recording']}" if recording else "no recording (none kept for this round)"
+    print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
+    return 0
+
+
+def _console_user() -> str:
+    try:
+        return "console:" + getpass.getuser()
+    except (KeyError, OSError):
+        return "console"
+
+
+def _only_table(log: AuditLog, round_no: int) -> str:
+    tables = sorted({r.table_id for r in log.records(round_no=round_no, types=[AuditType.ROUND_START])})
+    if not tables:
+        raise AuditError(f"the audit log has no round {round_no}")
+    if len(tables) > 1:
+        raise AuditError(f"round {round_no} exists on tables {', '.join(tables)}; pass --table")
+    return tables[0]
+
+
+def run_audit_check_evidence(args) -> int:
+    from kiosk.evidence import check_evidence
+
+    log = _open_audit(args.data_dir) if args.data_dir else None
+    try:
+        result = check_evidence(args.package, log)
+    finally:
+        if log is not None:
+            log.close()
+    for fact in result.facts:
+        print(f"ok: {fact}")
+    for problem in result.problems:
+        print(f"PROBLEM: {problem}")
+    if result.ok and log is None:
+        print("not checked against the log: pass --data-dir to confirm the records and the export")
+    return 0 if result.ok else 1
 
 
 def run_audit_report(args) -> int:

@@ -21,6 +21,7 @@ from kiosk.auth import Role, require
 from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_numbers
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
+from vision.record import round_folder
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -85,18 +86,12 @@ def rounds():
                            next_url=next_url)
 
 
+def _recordings_root() -> Path:
+    return runtime().data_dir / "recordings" / service().config.table_id
+
+
 def _recording_dir(round_no: int) -> Path | None:
-    root = runtime().data_dir / "recordings" / service().config.table_id
-    if not root.is_dir():
-        return None
-    for folder in sorted(root.glob(f"*-round-{round_no:04d}*"), reverse=True):
-        try:
-            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if meta.get("round_no") == round_no:
-            return folder
-    return None
+    return round_folder(_recordings_root(), round_no)
 
 
 @bp.route("/round/<int:round_no>")
@@ -185,11 +180,30 @@ def release(round_no: int):
     return redirect(url_for("review.round_detail", round_no=round_no))
 
 
+@bp.route("/round/<int:round_no>/evidence.zip")
+@require(*REVIEW_ROLES)
+def evidence(round_no: int):
+    """The round's records, recording and manifest in one zip (``kiosk.evidence``); the
+    export is logged with the manifest's digest, which is what later proves the package."""
+    from kiosk.evidence import evidence_bytes, export_record
+
+    table_id = service().config.table_id
+    try:
+        data, manifest = evidence_bytes(audit(), table_id=table_id, round_no=round_no,
+                                        recording=_recording_dir(round_no), exported_by=g.user["username"])
+    except AuditError:
+        abort(404)
+    audit().append(AuditType.EXPORTED, g.user["username"], export_record(manifest), round_no=round_no)
+    name = f"evidence-{table_id}-round-{round_no:04d}.zip"
+    return Response(data, mimetype="application/zip",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
 @bp.route("/holds")
 @require(*REVIEW_ROLES)
 def holds():
     """Every held recording of this table: what the disk must keep, and why."""
-    root = runtime().data_dir / "recordings" / service().config.table_id
+    root = _recordings_root()
     found = []
     for folder in sorted(root.iterdir() if root.is_dir() else [], reverse=True):
         held = hold_of(folder) if folder.is_dir() else None

@@ -342,6 +342,24 @@ def find_recordings(path: str | Path) -> list[Path]:
     return sorted(found, key=started)
 
 
+def round_folder(root: str | Path, round_no: int) -> Path | None:
+    """The recording of round ``round_no`` under one table's recordings folder, or None.
+
+    Found by name, then confirmed by its meta.json: names carry 4 digits (``-round-0007``,
+    more past 9999) and a ``-2`` suffix when a number repeats; the newest such folder wins."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    for folder in sorted(root.glob(f"*-round-{round_no:04d}*"), reverse=True):
+        try:
+            meta = json.loads((folder / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("round_no") == round_no:
+            return folder
+    return None
+
+
 def read_jsonl(path: Path) -> list[dict]:
     """Lines of a JSON-lines file; a torn last line (a crash mid-write) is skipped, others are errors."""
     out = []

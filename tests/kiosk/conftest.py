@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kiosk.app import create_app
-from kiosk_testing import FAST_HASH, create_accounts, login, make_table
+from kiosk_testing import FAST_HASH, create_accounts, login, make_table, play
 
 
 @pytest.fixture
@@ -81,3 +81,14 @@ def dealer(client):
             return client.get("/dealer/").get_data(as_text=True)
 
     return Dealer()
+
+
+@pytest.fixture
+def played(client, service):
+    """Four rounds played, then surveillance logged in."""
+    play(client, service, [("KS QS JS 10S 10H", "settle"),     # 1 Niu Niu
+                           ("AS 2S 3D 4D 5C", "correct"),      # 2 corrected to AD 2S 3D 4D 5C
+                           ("KD QD JD 10D 10C", "void"),       # 3 voided
+                           ("2C 3C 5S 7H 8D", "settle")])      # 4
+    login(client, "watch1")
+    return client

@@ -86,6 +86,34 @@ def login(client, username: str, password: str | None = None) -> str:
     return csrf_from(home.get_data(as_text=True))
 
 
+# ------------------------------------------------------------------ rounds played through the screen
+
+PLAYED_BANKER = "4S 6H QD 9C 9H"
+
+
+def play(client, service, rounds):
+    """Play rounds as a dealer: each is (seat-1 cards, action) with action settle / void / correct."""
+    token = login(client, "dealer1")
+    headers = {"X-CSRF-Token": token}
+    frame = 0
+    for cards, action in rounds:
+        client.post("/dealer/api/bet", json={"seat": "1", "amount": "10", "kind": "equal"}, headers=headers)
+        frame += 1
+        service.observe([hand("banker", PLAYED_BANKER), hand("1", cards)], frame)
+        if action == "void":
+            assert client.post("/dealer/api/void", json={"reason": "misdeal", "pin": "4321"},
+                               headers=headers).status_code == 200
+        else:
+            if action == "correct":
+                first = cards.split()[0]
+                correction = {"seat": "1", "old": first, "new": "AD", "reason": "misread"}
+                assert client.post("/dealer/api/correct", json=correction, headers=headers).status_code == 200
+            assert client.post("/dealer/api/settle", headers=headers).status_code == 200
+        frame += 1
+        service.observe([], frame)
+    client.post("/auth/logout", data={"csrf_token": token})
+
+
 # ------------------------------------------------------------------ the demo, scripted
 
 

@@ -10,42 +10,7 @@ import numpy as np
 import pytest
 
 from kiosk.audit import AuditType
-from kiosk_testing import ACCOUNTS, hand, login
-
-BANKER = "4S 6H QD 9C 9H"
-
-
-def play(client, service, rounds):
-    """Play rounds as a dealer: each is (seat-1 cards, action) with action settle / void / correct."""
-    token = login(client, "dealer1")
-    headers = {"X-CSRF-Token": token}
-    frame = 0
-    for cards, action in rounds:
-        client.post("/dealer/api/bet", json={"seat": "1", "amount": "10", "kind": "equal"}, headers=headers)
-        frame += 1
-        service.observe([hand("banker", BANKER), hand("1", cards)], frame)
-        if action == "void":
-            assert client.post("/dealer/api/void", json={"reason": "misdeal", "pin": "4321"},
-                               headers=headers).status_code == 200
-        else:
-            if action == "correct":
-                first = cards.split()[0]
-                correction = {"seat": "1", "old": first, "new": "AD", "reason": "misread"}
-                assert client.post("/dealer/api/correct", json=correction, headers=headers).status_code == 200
-            assert client.post("/dealer/api/settle", headers=headers).status_code == 200
-        frame += 1
-        service.observe([], frame)
-    client.post("/auth/logout", data={"csrf_token": token})
-
-
-@pytest.fixture
-def played(client, service):
-    play(client, service, [("KS QS JS 10S 10H", "settle"),     # 1 Niu Niu
-                           ("AS 2S 3D 4D 5C", "correct"),      # 2 corrected to AD 2S 3D 4D 5C
-                           ("KD QD JD 10D 10C", "void"),       # 3 voided
-                           ("2C 3C 5S 7H 8D", "settle")])      # 4
-    login(client, "watch1")
-    return client
+from kiosk_testing import ACCOUNTS, hand, login, play
 
 
 def round_numbers(page: bytes) -> list[int]:

@@ -1,0 +1,188 @@
+"""One disputed round as a package surveillance can hand over: its audit records, its
+recording, and a manifest that proves both are as the kiosk held them.
+
+A regulator, a lawyer or an insurer asks for "round 7", not for a log export and a folder.
+The package (a zip) holds::
+
+    MANIFEST.json   format, table, round, who exported it and when, the chain head at that
+                    moment, and the SHA-256 of every other file
+    round.json      the round as the review page shows it (folded from audit.json; a reading aid)
+    audit.json      every audit record of the round, exactly as stored and hashed
+    recording/      the round's recording folder as it is on disk (replay it:
+                    ``niuniu replay recording/<folder> --json``), when it was still kept
+    README.txt      this, for whoever opens it
+
+Three checks make it evidence (``niuniu audit check-evidence``): every file's digest
+matches the manifest; every audit record's hash recomputes from its own fields (so a
+changed hand or amount shows); and, against the kiosk's log, each record is the one at
+its seq, and the log holds an ``audit_exported`` record naming this manifest's digest —
+so a package rebuilt with a new manifest is caught too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import IO
+
+from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
+from kiosk.rounds import fold_round
+
+FORMAT = "niuniu-evidence/1"
+MANIFEST = "MANIFEST.json"
+README = """Niu Niu round evidence ({format})
+
+MANIFEST.json  table, round, who exported it and when, the audit chain's head at that moment,
+               and the SHA-256 of every other file in this package
+round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json
+audit.json     the round's audit records as stored: each record's hash is SHA-256 of the previous
+               record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
+recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
+               (replay: niuniu replay recording/<folder> --json)
+
+Check it: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
+"""
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: int, recording: Path | None,
+                   exported_by: str) -> dict:
+    """Write the package for one round to ``out``; return its manifest (log its digest next).
+
+    Raises :class:`AuditError` if the log has no such round."""
+    records = log.records(round_no=round_no, table_id=table_id)
+    if not records:
+        raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
+    head = log.last()
+    files: dict[str, bytes] = {
+        "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),
+        "round.json": _json_bytes(fold_round(records)),
+        "README.txt": README.format(format=FORMAT).encode("utf-8"),
+    }
+    recording_files: dict[str, Path] = {}
+    if recording is not None:
+        recording_files = {f"recording/{recording.name}/{p.relative_to(recording).as_posix()}": p
+                           for p in sorted(recording.rglob("*")) if p.is_file()}
+    digests = {name: sha256(data) for name, data in files.items()}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, data in files.items():
+            package.writestr(name, data)
+        for name, path in recording_files.items():
+            data = path.read_bytes()          # one file at a time: a key frame is ~0.4 MB
+            digests[name] = sha256(data)
+            # JPEGs do not shrink; storing them keeps the export quick on a Pi.
+            package.writestr(name, data, zipfile.ZIP_STORED if path.suffix == ".jpg" else zipfile.ZIP_DEFLATED)
+        manifest = {"format": FORMAT, "table_id": table_id, "round": round_no, "exported_at": utc_iso(),
+                    "exported_by": exported_by, "head": {"seq": head.seq, "hash": head.hash},
+                    "records": len(records), "recording": recording.name if recording else None,
+                    "files": dict(sorted(digests.items()))}
+        package.writestr(MANIFEST, _json_bytes(manifest))
+    return manifest
+
+
+def manifest_digest(manifest: dict) -> str:
+    return sha256(_json_bytes(manifest))
+
+
+def _json_bytes(value) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def export_record(manifest: dict) -> dict:
+    """The ``audit_exported`` payload that vouches for a package."""
+    return {"format": "evidence", "round": manifest["round"], "records": manifest["records"],
+            "recording": manifest["recording"], "head_seq": manifest["head"]["seq"],
+            "head_hash": manifest["head"]["hash"], "manifest_sha256": manifest_digest(manifest)}
+
+
+@dataclasses.dataclass
+class EvidenceCheck:
+    problems: list[str]
+    facts: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceCheck:
+    """Everything wrong with a package, and what was confirmed; never raises on a bad one."""
+    problems: list[str] = []
+    facts: list[str] = []
+    try:
+        package = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        return EvidenceCheck([f"{path} is not a readable zip: {exc}"], [])
+    with package:
+        names = set(package.namelist())
+        try:
+            raw_manifest = package.read(MANIFEST)
+            manifest = json.loads(raw_manifest)
+            listed = dict(manifest["files"])
+        except (KeyError, ValueError, TypeError) as exc:
+            return EvidenceCheck([f"{path} has no readable {MANIFEST} ({exc}); "
+                                  "it is not a niuniu evidence package"], [])
+        for name, digest in sorted(listed.items()):
+            if name not in names:
+                problems.append(f"{name} is listed in the manifest but missing")
+            elif sha256(package.read(name)) != digest:
+                problems.append(f"{name} differs from the file exported (SHA-256 mismatch)")
+        for name in sorted(names - set(listed) - {MANIFEST}):
+            if not name.endswith("/"):
+                problems.append(f"{name} was added after export (not in the manifest)")
+        if not problems:
+            facts.append(f"{len(listed)} files as the manifest lists them")
+        records = _records(package, problems)
+    for record in records:
+        if record.expected_hash() != record.hash:
+            problems.append(f"audit record seq {record.seq} ({record.type}) does not hash to its stored hash: "
+                            "its contents were changed")
+        elif record.round_no != manifest.get("round"):
+            problems.append(f"audit record seq {record.seq} is of round {record.round_no}, "
+                            f"not round {manifest.get('round')}")
+    if records and not any(p.startswith("audit record") for p in problems):
+        facts.append(f"{len(records)} audit records of round {manifest.get('round')}, each hash recomputes")
+    if log is not None:
+        _check_against_log(log, sha256(raw_manifest), records, problems, facts)
+    return EvidenceCheck(problems, facts)
+
+
+def _records(package: zipfile.ZipFile, problems: list[str]) -> list[AuditRecord]:
+    try:
+        return [AuditRecord(**item) for item in json.loads(package.read("audit.json"))]
+    except (KeyError, ValueError, TypeError) as exc:
+        problems.append(f"audit.json cannot be read as audit records ({exc})")
+        return []
+
+
+def _check_against_log(log: AuditLog, digest: str, records: list[AuditRecord], problems: list[str],
+                       facts: list[str]) -> None:
+    for record in records:
+        stored = log.records(after_seq=record.seq - 1, upto_seq=record.seq)
+        if not stored or stored[0].hash != record.hash:
+            problems.append(f"audit record seq {record.seq} is not the one the log holds at that seq")
+    vouched = [r for r in log.iter_records(types=[AuditType.EXPORTED])
+               if r.data.get("format") == "evidence" and r.data.get("manifest_sha256") == digest]
+    if vouched:
+        r = vouched[0]
+        facts.append(f"the log records this export: seq {r.seq}, by {r.actor} at {r.ts}")
+    else:
+        problems.append("the log has no audit_exported record of this manifest: the package was not exported "
+                        "from this log as it is")
+    if not any(p.startswith("audit record") for p in problems) and records:
+        facts.append("each audit record is the one the log holds at its seq (check the whole chain with "
+                     "niuniu audit verify)")
+
+
+def evidence_bytes(log: AuditLog, **kwargs) -> tuple[bytes, dict]:
+    """The package in memory (a round's recording is ~6-14 MB) and its manifest."""
+    buffer = io.BytesIO()
+    manifest = write_evidence(buffer, log, **kwargs)
+    return buffer.getvalue(), manifest

@@ -1,0 +1,127 @@
+"""A disputed round's evidence package: downloaded by surveillance or made on the console,
+and checked so a changed card, amount, frame or manifest shows (kiosk.evidence)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from kiosk.audit import AuditType
+from kiosk.evidence import check_evidence
+
+
+def recording(app, service, round_no: int) -> Path:
+    folder = app.extensions["niuniu"].data_dir / "recordings" / service.config.table_id / \
+        f"20260101T00000{round_no}Z-round-{round_no:04d}"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"round_no": round_no, "format": "niuniu-round/1"}))
+    (folder / "events.jsonl").write_text('{"kind": "round_start"}\n')
+    (folder / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8frame five")
+    return folder
+
+
+def rezip(source: bytes, target: Path, change: dict[str, bytes]) -> Path:
+    """A copy of a package with some members replaced (what someone altering it would do)."""
+    with zipfile.ZipFile(io.BytesIO(source)) as old, zipfile.ZipFile(target, "w") as new:
+        for name in old.namelist():
+            new.writestr(name, change.get(name, old.read(name)))
+    return target
+
+
+@pytest.fixture
+def package(played, app, service):
+    folder = recording(app, service, 2)
+    response = played.get("/review/round/2/evidence.zip")
+    assert response.status_code == 200 and response.mimetype == "application/zip"
+    assert 'filename="evidence-t1-round-0002.zip"' in response.headers["Content-Disposition"]
+    return response.data, folder
+
+
+def test_surveillance_downloads_a_rounds_evidence_and_the_export_is_logged(package, audit, tmp_path):
+    data, folder = package
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        manifest = json.loads(z.read("MANIFEST.json"))
+        records = json.loads(z.read("audit.json"))
+        summary = json.loads(z.read("round.json"))
+        frame = z.read(f"recording/{folder.name}/frames/00000005.jpg")
+    assert manifest["round"] == 2 and manifest["exported_by"] == "watch1" and manifest["recording"] == folder.name
+    assert {r["round_no"] for r in records} == {2} and manifest["records"] == len(records)
+    assert "card_corrected" in {r["type"] for r in records}
+    assert summary["corrections"][0]["new"] == "AD" and frame == b"\xff\xd8frame five"
+    logged = audit.last()
+    assert logged.type == AuditType.EXPORTED and logged.round_no == 2 and logged.actor == "watch1"
+    assert logged.data["format"] == "evidence" and logged.data["head_seq"] == manifest["head"]["seq"]
+
+    path = tmp_path / "evidence.zip"
+    path.write_bytes(data)
+    result = check_evidence(path, audit)
+    assert result.ok, result.problems
+    assert any("each hash recomputes" in f for f in result.facts)
+    assert any(f"the log records this export: seq {logged.seq}" in f for f in result.facts)
+
+
+def test_a_changed_amount_frame_or_manifest_is_caught(package, audit, tmp_path):
+    data, folder = package
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        manifest = json.loads(z.read("MANIFEST.json"))
+        records = json.loads(z.read("audit.json"))
+
+    # A frame swapped: its digest no longer matches.
+    swapped = rezip(data, tmp_path / "a.zip", {f"recording/{folder.name}/frames/00000005.jpg": b"\xff\xd8other"})
+    assert any("frames/00000005.jpg differs" in p for p in check_evidence(swapped, audit).problems)
+
+    # A settlement line's net changed, and the manifest's digest of audit.json mended to hide it:
+    # the record no longer hashes to its own hash, and the log never vouched for that manifest.
+    line = next(r for r in records if r["type"] == "settlement_line")
+    line["payload"] = line["payload"].replace('"net":"', '"net":"1')
+    altered = json.dumps(records).encode()
+    manifest["files"]["audit.json"] = hashlib.sha256(altered).hexdigest()
+    forged = rezip(data, tmp_path / "b.zip", {"audit.json": altered, "MANIFEST.json": json.dumps(manifest).encode()})
+    problems = check_evidence(forged, audit).problems
+    assert any(f"seq {line['seq']} (settlement_line) does not hash" in p for p in problems)
+    assert any("no audit_exported record of this manifest" in p for p in problems)
+    # Without the log the changed record still shows.
+    assert any("does not hash" in p for p in check_evidence(forged).problems)
+
+    added = rezip(data, tmp_path / "c.zip", {})
+    with zipfile.ZipFile(added, "a") as z:
+        z.writestr("recording/extra.jpg", b"x")
+    assert check_evidence(added, audit).problems == ["recording/extra.jpg was added after export (not in the manifest)"]
+    (tmp_path / "d.zip").write_bytes(b"not a zip")
+    assert "is not a readable zip" in check_evidence(tmp_path / "d.zip").problems[0]
+
+
+def test_a_round_without_a_recording_or_without_records(played, audit):
+    response = played.get("/review/round/4/evidence.zip")
+    with zipfile.ZipFile(io.BytesIO(response.data)) as z:
+        assert json.loads(z.read("MANIFEST.json"))["recording"] is None
+        assert not [n for n in z.namelist() if n.startswith("recording/")]
+    assert played.get("/review/round/99/evidence.zip").status_code == 404
+    assert audit.last().round_no == 4          # the missing round logged no export
+
+
+def test_the_console_makes_and_checks_a_package(played, app, service, audit, runner, tmp_path):
+    data_dir = str(app.extensions["niuniu"].data_dir)
+    folder = recording(app, service, 1)
+    target = tmp_path / "round1.zip"
+    code, out, err = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "1", "--by", "inspector",
+                             "-o", str(target)])
+    assert code == 0, err
+    assert "round 1 of table t1: " in out and f"recording {folder.name}" in out
+    assert audit.last().actor == "inspector" and audit.last().data["format"] == "evidence"
+    code, out, _ = runner(["audit", "check-evidence", str(target), "--data-dir", data_dir])
+    assert code == 0 and "PROBLEM" not in out and "the log records this export" in out
+    code, out, _ = runner(["audit", "check-evidence", str(target)])
+    assert code == 0 and "not checked against the log" in out
+
+    code, _, err = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "1", "-o", str(target)])
+    assert code != 0 and "exists; give a new file name" in err
+    code, _, err = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "77", "-o", str(tmp_path / "x.zip")])
+    assert code != 0 and "no round 77" in err and not (tmp_path / "x.zip").exists()
+    code, out, _ = runner(["audit", "check-evidence", str(tmp_path / "missing.zip")])
+    assert code == 1 and "PROBLEM" in out
