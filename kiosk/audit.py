@@ -178,6 +178,11 @@ class AuditRecord:
                 "prev_hash": self.prev_hash, "hash": self.hash}
 
 
+def _fits(number: int) -> bool:
+    """Whether SQLite can bind the integer; a typed round number can be any size."""
+    return -(1 << 63) <= number < (1 << 63)
+
+
 def record_hash(prev_hash: str, body: str) -> str:
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
@@ -377,6 +382,8 @@ class AuditLog:
                 types: Iterable[str] | None = None, round_no: int | None = None,
                 table_id: str | None = None, after_seq: int = 0, upto_seq: int | None = None,
                 limit: int | None = None, newest_first: bool = False) -> list[AuditRecord]:
+        if round_no is not None and not _fits(round_no):
+            return []               # no round is numbered beyond what SQLite stores
         where, params = self._range(since or None, until or None, upto_seq)
         where.insert(0, "seq > ?"), params.insert(0, after_seq)
         if round_no is not None:
@@ -396,6 +403,10 @@ class AuditLog:
     def round_numbers(self, *, table_id: str | None = None, since: str | None = None, until: str | None = None,
                       before: int | None = None, limit: int = 50) -> list[int]:
         """Distinct round numbers with a ``round_start``, newest first (one indexed query)."""
+        if before is not None and not _fits(before):
+            if before < 0:
+                return []
+            before = None           # every stored round is below it
         where, params = ["type = ?", "round_no IS NOT NULL"], [str(AuditType.ROUND_START)]
         for clause, value in (("table_id = ?", table_id), ("ts >= ?", since), ("ts <= ?", until),
                               ("round_no < ?", before)):

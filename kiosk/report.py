@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from kiosk.audit import AuditLog
-from kiosk.rounds import TERMINAL_TYPES, banking_of, load_round
+from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, load_round
 from kiosk.table_service import money
 from scoring.settle import house_net
 
@@ -126,7 +126,7 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
         types=TERMINAL_TYPES, since=since, until=until, table_id=table_id) if r.round_no is not None})
     reports: dict[str, PeriodReport] = {}
     for table, number in candidates:
-        summary = load_round(log, number, table_id=table)
+        summary = load_round(log, number, table_id=table, types=BOOK_TYPES)
         # A round settled before the period and cleared inside it ended before it.
         ended = summary and summary["ended"]
         if not ended or (since and ended < since) or (until and ended > until):

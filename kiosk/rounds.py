@@ -23,6 +23,10 @@ ROUND_TYPES = (
     AuditType.SETTLEMENT_LINE, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_CLEARED,
     AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED, AuditType.ALERT,
 )
+# What a round's books need (status, end, settlement, lines, corrections, alerts): all but the
+# per-card records, 30 of a six-seat round's 37.  A summary folded from these alone lacks the
+# hands of a round that never completed, so only the shift report reads rounds this way.
+BOOK_TYPES = tuple(t for t in ROUND_TYPES if t not in (AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED))
 TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED,
                   AuditType.ROUND_CLEARED)
 
@@ -112,8 +116,9 @@ def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | No
     return log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before)
 
 
-def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None) -> dict | None:
-    records = log.records(round_no=round_no, table_id=table_id, types=ROUND_TYPES)
+def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,
+               types: tuple[str, ...] = ROUND_TYPES) -> dict | None:
+    records = log.records(round_no=round_no, table_id=table_id, types=types)
     return fold_round(records) if records else None
 
 

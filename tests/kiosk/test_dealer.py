@@ -239,6 +239,10 @@ def test_correcting_an_older_settled_round_from_history(dealer, service, audit):
     history = dealer.state()["history"][0]
     assert history["corrected"] and "9S" in history["hands"]["1"]
     assert history["results"]["1"]["label"] == "Bull 9"
+    # A round number typed beyond what the log can store is no round, not a crash.
+    refused = dealer.post("/dealer/api/correct", {"seat": "1", "old": "9S", "new": "10H", "reason": "typo",
+                                                  "pin": "4321", "round": 10**30}, status=409)
+    assert "round 1000000000000000000000000000000" in refused["error"]
 
 
 def test_void_needs_a_supervisor_pin_and_reason(dealer, service, audit):

@@ -46,6 +46,10 @@ def test_round_detail_shows_hands_settlement_corrections_timeline(played):
     void = played.get("/review/round/3").get_data(as_text=True)
     assert "Voided by dealer1, approved by super1: misdeal" in void
     assert played.get("/review/round/99").status_code == 404
+    huge = 10**20                               # past SQLite's integers: no such round, not a crash
+    assert played.get(f"/review/round/{huge}").status_code == 404
+    assert played.get(f"/review/round/{huge}/evidence.zip").status_code == 404
+    assert round_numbers(played.get(f"/review/?before={huge}").data) == [4, 3, 2, 1]
 
 
 def test_key_frames_are_shown_with_boxes(played, app, service):
