@@ -199,7 +199,10 @@ def run_audit_evidence(args) -> int:
                              "(sudo -u niuniu niuniu audit evidence ...)") from None
     finally:
         log.close()
-    kept = f"recording {manifest['recording']}" if recording else "no recording (none kept for this round)"
+    deleted = manifest["recording_deleted"]
+    kept = (f"recording {manifest['recording']}" if recording else
+            f"no recording (deleted by retention, audit record {deleted['seq']})" if deleted else
+            "no recording (none on this kiosk for this round)")
     print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
     return 0
 

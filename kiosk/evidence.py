@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
+from kiosk.retention import deletion_of
 from kiosk.rounds import fold_round
 
 FORMAT = "niuniu-evidence/1"
@@ -56,10 +57,12 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
                    exported_by: str) -> dict:
     """Write the package for one round to ``out``; return its manifest (log its digest next).
 
-    Raises :class:`AuditError` if the log has no such round."""
+    Without a recording, the manifest names the retention record that deleted it, if one
+    did.  Raises :class:`AuditError` if the log has no such round."""
     records = log.records(round_no=round_no, table_id=table_id)
     if not records:
         raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
+    deleted = None if recording else deletion_of(log, round_no, since=records[0].ts, table_id=table_id)
     head = log.last()
     files: dict[str, bytes] = {
         "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),
@@ -82,6 +85,8 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
         manifest = {"format": FORMAT, "table_id": table_id, "round": round_no, "exported_at": utc_iso(),
                     "exported_by": exported_by, "head": {"seq": head.seq, "hash": head.hash},
                     "records": len(records), "recording": recording.name if recording else None,
+                    "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
+                    if deleted else None,
                     "files": dict(sorted(digests.items()))}
         package.writestr(MANIFEST, _json_bytes(manifest))
     return manifest

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kiosk.audit import AuditLog, AuditType
+from kiosk.audit import AuditLog, AuditRecord, AuditType
 from vision.retention import Unprunable, prune_recordings, unprunable
 from vision.table import RecordingSettings
 
@@ -88,3 +88,15 @@ def disk_low_message(free: int, settings: RecordingSettings, kept: Unprunable) -
             f"and no recording is left to delete{f' (kept: {why_text})' if why_text else ''}; free space "
             "(release holds, copy old recordings off, or lower recordings.min_free_gb) before the audit log "
             "fills it and the table stops")
+
+
+def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: str) -> AuditRecord | None:
+    """The retention record that deleted a round's recording, if one did: surveillance (and
+    whoever receives the round's evidence) must tell a recording that aged out from one that
+    went missing.  Read from the round's start on: a recording is never deleted before it."""
+    suffix = f"-round-{round_no:04d}"
+    for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
+        names = record.data.get("folders", [])
+        if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):
+            return record
+    return None

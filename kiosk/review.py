@@ -19,6 +19,7 @@ from flask import Blueprint, Response, abort, flash, g, redirect, render_templat
 from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
 from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_numbers
+from kiosk.retention import deletion_of
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
 from vision.record import round_folder
@@ -104,23 +105,12 @@ def round_detail(round_no: int):
     timeline = audit().records(round_no=round_no, table_id=table_id)
     folder = _recording_dir(round_no)
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
-    pruned = None if folder else _pruned(round_no, summary["started"], table_id)
+    pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
                            recording=folder.name if folder else None, pruned=pruned,
                            hold=hold_of(folder) if folder else None,
                            house_net=house_net_of(summary["settlement"]),
                            banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
-
-
-def _pruned(round_no: int, since: str | None, table_id: str):
-    """The retention record that deleted this round's recording, if one did: surveillance
-    must tell a recording that aged out from one that went missing."""
-    suffix = f"-round-{round_no:04d}"
-    for record in audit().iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
-        names = record.data.get("folders", [])
-        if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):
-            return record
-    return None
 
 
 HOLD_REASON_MAX = 500

@@ -96,13 +96,26 @@ def test_a_changed_amount_frame_or_manifest_is_caught(package, audit, tmp_path):
     assert "is not a readable zip" in check_evidence(tmp_path / "d.zip").problems[0]
 
 
-def test_a_round_without_a_recording_or_without_records(played, audit):
+def test_a_round_without_a_recording_or_without_records(played, app, service, audit):
+    from kiosk.retention import RecordingRetention
+    from vision.table import RecordingSettings
+
     response = played.get("/review/round/4/evidence.zip")
     with zipfile.ZipFile(io.BytesIO(response.data)) as z:
-        assert json.loads(z.read("MANIFEST.json"))["recording"] is None
+        manifest = json.loads(z.read("MANIFEST.json"))
+        assert manifest["recording"] is None and manifest["recording_deleted"] is None
         assert not [n for n in z.namelist() if n.startswith("recording/")]
     assert played.get("/review/round/99/evidence.zip").status_code == 404
     assert audit.last().round_no == 4          # the missing round logged no export
+
+    # A recording retention deleted: the package names the record that deleted it.
+    folder = recording(app, service, 3)
+    RecordingRetention(folder.parent, RecordingSettings(keep_days=1), audit).check()
+    pruned = audit.last()
+    assert pruned.type == AuditType.RECORDINGS_PRUNED and not folder.exists()
+    with zipfile.ZipFile(io.BytesIO(played.get("/review/round/3/evidence.zip").data)) as z:
+        deleted = json.loads(z.read("MANIFEST.json"))["recording_deleted"]
+    assert deleted == {"seq": pruned.seq, "ts": pruned.ts, "reasons": ["older than 1 day"]}
 
 
 def test_the_console_makes_and_checks_a_package(played, app, service, audit, runner, tmp_path):
