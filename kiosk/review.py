@@ -68,6 +68,7 @@ def rounds():
     if category and category not in {c.value for c in Category}:
         error, category = f"category {category!r} is not one of the hand categories", None
     flags = {name: _flag(name) for name in ("corrected", "voided", "alerts")}
+    staff = request.args.get("staff", "").strip() or None
     before = request.args.get("before", type=int)
     found, last_scanned, scanned = [], None, 0
     for number in round_numbers(audit(), table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
@@ -75,7 +76,7 @@ def rounds():
         scanned += 1
         last_scanned = number
         summary = load_round(audit(), number, table_id=table_id)
-        if summary and matches(summary, seat=seat, category=category, **flags):
+        if summary and matches(summary, seat=seat, category=category, staff=staff, **flags):
             found.append(summary)
             if len(found) >= PAGE:
                 break

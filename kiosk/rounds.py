@@ -27,6 +27,8 @@ ROUND_TYPES = (
 # per-card records, 30 of a six-seat round's 37.  A summary folded from these alone lacks the
 # hands of a round that never completed, so only the shift report reads rounds this way.
 BOOK_TYPES = tuple(t for t in ROUND_TYPES if t not in (AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED))
+# Who acts on a round that is not a person: the camera's reading, the kiosk itself, the demo.
+MACHINE_ACTORS = frozenset({"vision", "system", "camera", "demo"})
 TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED,
                   AuditType.ROUND_CLEARED)
 
@@ -42,9 +44,14 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         "last_seq": rows[-1].seq if rows else None,
     }
     hands: dict[str, list[str]] = defaultdict(list)
+    staff: set[str] = set()
     for record in rows:
         data = record.data
         kind = record.type
+        if record.actor not in MACHINE_ACTORS:
+            staff.add(record.actor)
+        if isinstance(data.get("approved_by"), str):
+            staff.add(data["approved_by"])
         if kind == AuditType.ROUND_START:
             summary["started"] = record.ts
             summary["bets"] = data.get("bets", summary["bets"])
@@ -105,6 +112,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
     summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
     nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
     summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
+    summary["staff"] = sorted(staff)
     summary["corrected"] = bool(summary["corrections"])
     summary["voided"] = summary["status"] == "void"
     return summary
@@ -123,8 +131,12 @@ def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,
 
 
 def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
-            corrected: bool = False, voided: bool = False, alerts: bool = False) -> bool:
-    """The surveillance filters; each one narrows, none set means every round."""
+            corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None) -> bool:
+    """The surveillance filters; each one narrows, none set means every round.  ``staff``: a
+    person who placed bets, settled, corrected, approved or voided in the round (what an
+    investigation of one dealer or supervisor starts from)."""
+    if staff and staff not in summary.get("staff", ()):
+        return False
     if seat and seat not in summary["hands"] and seat not in summary["bets"]:
         return False
     if category:

@@ -25,6 +25,10 @@ def test_round_list_and_filters(played):
     assert round_numbers(played.get("/review/?category=niuniu").data) == [3, 1]
     assert round_numbers(played.get("/review/?seat=1&category=niuniu&voided=1").data) == [3]
     assert round_numbers(played.get("/review/?seat=2").data) == []
+    # Who acted on a round: placed bets, settled, corrected, voided or approved.
+    assert round_numbers(played.get("/review/?staff=dealer1").data) == [4, 3, 2, 1]
+    assert round_numbers(played.get("/review/?staff=super1").data) == [3]     # approved the void
+    assert round_numbers(played.get("/review/?staff=vision").data) == []
     assert round_numbers(played.get("/review/?from=2000-01-01&to=2001-01-01").data) == []
     bad = played.get("/review/?from=someday")
     assert b"is not a date or time" in bad.data
