@@ -17,6 +17,7 @@
 #                       created once, never overwritten: they hold the table's calibration
 #   /var/lib/niuniu     data: audit database, recordings (owner niuniu, 0750)
 #   niuniu.service      systemd unit, enabled; restarted only when something changed
+#   niuniu-backup.timer nightly `niuniu backup` to NIUNIU_BACKUP_DIR (set in niuniu.env)
 #   kiosk browser       /usr/local/bin/niuniu-kiosk-browser started from the desktop
 #                       user's labwc autostart; no screen blanking
 #
@@ -31,6 +32,8 @@ readonly CONF_DIR=/etc/niuniu
 readonly DATA_DIR=/var/lib/niuniu
 readonly UNIT_NAME=niuniu.service
 readonly UNIT_PATH=/etc/systemd/system/$UNIT_NAME
+readonly BACKUP_SERVICE=niuniu-backup.service
+readonly BACKUP_TIMER=niuniu-backup.timer
 readonly LAUNCHER=/usr/local/bin/niuniu-kiosk-browser
 readonly SERVICE_USER=niuniu
 readonly STAMP=$VENV/.niuniu-install
@@ -254,6 +257,24 @@ install_service() {
     fi
 }
 
+# The nightly backup: its service runs only once NIUNIU_BACKUP_DIR is set in niuniu.env.
+install_backup_timer() {
+    local unit reload=0
+    for unit in $BACKUP_SERVICE $BACKUP_TIMER; do
+        if put_file "$ROOT$CODE/deploy/systemd/$unit" "$ROOT/etc/systemd/system/$unit" 0644; then
+            reload=1
+            changed "installed /etc/systemd/system/$unit"
+        fi
+    done
+    if ((reload)); then
+        systemctl daemon-reload
+    fi
+    if ! systemctl is-enabled --quiet "$BACKUP_TIMER" 2>/dev/null; then
+        systemctl enable --now "$BACKUP_TIMER"
+        changed "enabled $BACKUP_TIMER (nightly audit log backup; set NIUNIU_BACKUP_DIR in $CONF_DIR/niuniu.env)"
+    fi
+}
+
 # The desktop user whose labwc session shows the dealer screen.
 kiosk_user() {
     if [[ -n ${NIUNIU_KIOSK_USER:-} ]]; then
@@ -331,6 +352,7 @@ main() {
     ensure_config
     ensure_data_dir
     install_service
+    install_backup_timer
     install_kiosk_browser
     restart_service
     if ((changes == 0)); then

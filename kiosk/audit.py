@@ -80,6 +80,8 @@ class AuditType(StrEnum):
     DISK_LOW = "disk_low"
     RECORDING_HELD = "recording_held"
     RECORDING_RELEASED = "recording_released"
+    BACKUP_MADE = "backup_made"
+    BACKUP_FAILED = "backup_failed"
 
 
 def _json_default(value: Any) -> Any:

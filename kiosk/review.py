@@ -36,7 +36,8 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
-                AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)
+                AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
+                AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED)
 
 
 def _zone() -> tzinfo:

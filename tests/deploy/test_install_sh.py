@@ -135,6 +135,9 @@ def test_first_run_sets_up_the_whole_device(machine):
     systemctl = machine.calls_of("systemctl")
     assert ["daemon-reload"] in systemctl
     assert ["enable", "niuniu.service"] in systemctl
+    for unit in ("niuniu-backup.service", "niuniu-backup.timer"):
+        assert (root / "etc/systemd/system" / unit).read_text() == (REPO / "deploy/systemd" / unit).read_text()
+    assert ["enable", "--now", "niuniu-backup.timer"] in systemctl
     assert systemctl[-1] == ["restart", "niuniu.service"]
 
     autostart = (root / "home/pi/.config/labwc/autostart").read_text()

@@ -1,0 +1,161 @@
+"""Copies of the table's records that survive the Pi: made while the kiosk runs.
+
+The audit log and the accounts live on one SD card or SSD; when it dies, the money's
+record goes with it.  A nightly copy to another disk (a USB drive, a NAS share) must not
+stop the table, so the databases are copied with SQLite's online backup (a consistent
+snapshot while the kiosk keeps appending), the copy's hash chain is walked before it
+counts, and the live log records each backup (``backup_made``) or its failure
+(``backup_failed``): the admin page shows the last one, so a backup that silently stopped
+(a drive unplugged months ago) is seen.
+
+A backup is a folder ``niuniu-backup-<UTC time>`` holding ``audit.sqlite3``,
+``kiosk.sqlite3``, ``secret_key``, the table file(s) given, and ``MANIFEST.json`` (the
+chain head it holds and each file's SHA-256).  Restoring is copying those files back into
+the data directory (README, "Backup and restore").  Recordings are not copied: they are
+large, and retention deletes them anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType
+from kiosk.db import KIOSK_DB, SECRET_FILE
+
+PREFIX = "niuniu-backup-"
+MANIFEST = "MANIFEST.json"
+
+
+class BackupError(AuditError):
+    pass
+
+
+@dataclass(frozen=True)
+class Backup:
+    folder: Path
+    head_seq: int
+    head_hash: str
+    records: int
+    bytes: int
+    seconds: float
+    removed: list[str]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of a live WAL database (what a plain file copy is not)."""
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+
+
+def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[Path] = (), keep: int | None = None,
+                now: float | None = None) -> Backup:
+    """Copy the data directory's databases and secret (and the table files) into a new
+    folder under ``destination``; check the copy's chain; drop the oldest beyond ``keep``.
+
+    Raises :class:`BackupError` (one line: what, where, how to fix) and leaves no partial
+    folder behind."""
+    data_dir, destination = Path(data_dir), Path(destination)
+    started = time.monotonic()
+    if not (data_dir / AUDIT_FILE).is_file():
+        raise BackupError(f"no audit log at {data_dir / AUDIT_FILE}; check --data-dir")
+    if not destination.is_dir():
+        raise BackupError(f"backup destination {destination} is not a directory: mount the backup drive there "
+                          "(and give the niuniu user write access), or pass another --to")
+    for config in configs:
+        if not Path(config).is_file():
+            raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")
+    stamp = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = destination / f"{PREFIX}{stamp}"
+    partial = destination / f".{PREFIX}{stamp}.partial"
+    try:
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        _copy_database(data_dir / AUDIT_FILE, partial / AUDIT_FILE)
+        if (data_dir / KIOSK_DB).is_file():
+            _copy_database(data_dir / KIOSK_DB, partial / KIOSK_DB)
+        if (data_dir / SECRET_FILE).is_file():
+            shutil.copy2(data_dir / SECRET_FILE, partial / SECRET_FILE)
+            os.chmod(partial / SECRET_FILE, 0o600)
+        if configs:
+            (partial / "config").mkdir()
+            for config in configs:
+                shutil.copy2(config, partial / "config" / Path(config).name)
+        copy = AuditLog(partial / AUDIT_FILE, create=False)
+        try:
+            result = copy.verify()
+        finally:
+            copy.close()
+        if not result.ok:
+            raise BackupError(f"the copied audit log does not verify ({result.summary()}); the live log may be "
+                              "damaged: run niuniu audit verify on it")
+        files = {p.relative_to(partial).as_posix(): _sha256(p) for p in sorted(partial.rglob("*")) if p.is_file()}
+        manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
+                    "records": result.count, "files": files}
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for p in partial.rglob("*"):      # password hashes and the session key: the owner's only
+            os.chmod(p, 0o700 if p.is_dir() else 0o600)
+        os.chmod(partial, 0o700)
+        n = 1
+        while folder.exists():              # two backups within one second
+            n += 1
+            folder = destination / f"{PREFIX}{stamp}-{n}"
+        partial.rename(folder)
+    except BackupError:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    except (OSError, sqlite3.Error, AuditError) as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise BackupError(f"backup to {destination} failed: {exc}; check the drive is mounted, writable "
+                          "and has room") from None
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    removed = _drop_oldest(destination, keep) if keep else []
+    return Backup(folder, result.count, result.head_hash, result.count, size, time.monotonic() - started, removed)
+
+
+def _drop_oldest(destination: Path, keep: int) -> list[str]:
+    """Delete all but the newest ``keep`` backups (by their names, which sort by time)."""
+    backups = sorted(p for p in destination.iterdir() if p.is_dir() and p.name.startswith(PREFIX))
+    removed = []
+    for old in backups[:-keep]:
+        shutil.rmtree(old)
+        removed.append(old.name)
+    return removed
+
+
+def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path, error: str = "") -> None:
+    if backup is None:
+        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(destination), "error": error})
+        return
+    log.append(AuditType.BACKUP_MADE, actor, {
+        "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
+        "bytes": backup.bytes, "seconds": round(backup.seconds, 2), "removed": backup.removed})
+
+
+def last_backup(log: AuditLog) -> dict | None:
+    """The newest backup record (made or failed), for the admin page."""
+    found = log.records(types=[AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED], newest_first=True, limit=1)
+    if not found:
+        return None
+    record = found[0]
+    return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, **record.data}

@@ -1,0 +1,118 @@
+"""Backups of the audit log and accounts to another disk, made while the kiosk appends
+(kiosk.backup, `niuniu backup`), and what the admin page says about the last one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+import threading
+
+import pytest
+
+from kiosk.audit import AuditLog, AuditType
+from kiosk.backup import BackupError, make_backup
+from kiosk_testing import login
+
+
+@pytest.fixture
+def data_dir(app):
+    return app.extensions["niuniu"].data_dir
+
+
+def test_a_backup_made_while_records_are_appended_restores_to_a_whole_chain(data_dir, audit, tmp_path):
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    stop = threading.Event()
+
+    def dealer_keeps_playing():
+        while not stop.is_set():
+            audit.append(AuditType.ALERT, "vision", {"message": "busy"})
+
+    writer = threading.Thread(target=dealer_keeps_playing)
+    writer.start()
+    try:
+        made = make_backup(data_dir, drive)
+    finally:
+        stop.set()
+        writer.join()
+    assert made.folder.parent == drive and made.folder.stat().st_mode & 0o777 == 0o700
+    manifest = json.loads((made.folder / "MANIFEST.json").read_text())
+    for name, digest in manifest["files"].items():
+        path = made.folder / name
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest and path.stat().st_mode & 0o777 == 0o600
+    assert set(manifest["files"]) == {"audit.sqlite3", "kiosk.sqlite3", "secret_key"}
+    assert audit.last().seq > made.head_seq            # the kiosk went on appending
+
+    # Restored into a new data directory: the chain walks whole, the accounts are there.
+    restored = tmp_path / "restored"
+    restored.mkdir()
+    for name in manifest["files"]:
+        shutil.copy(made.folder / name, restored / name)
+    copy = AuditLog.in_dir(restored, create=False)
+    try:
+        result = copy.verify()
+        assert result.ok and result.count == made.head_seq and copy.last().hash == made.head_hash
+    finally:
+        copy.close()
+    users = sqlite3.connect(restored / "kiosk.sqlite3").execute("SELECT username FROM users").fetchall()
+    assert ("dealer1",) in users
+
+
+def test_a_damaged_log_or_a_missing_drive_makes_no_backup(data_dir, audit, tmp_path):
+    with pytest.raises(BackupError, match="is not a directory: mount the backup drive"):
+        make_backup(data_dir, tmp_path / "unplugged")
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    conn = sqlite3.connect(audit.path)
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("UPDATE audit SET actor = 'mallory' WHERE seq = 2")
+    conn.commit()
+    conn.close()
+    with pytest.raises(BackupError, match="does not verify .*BROKEN at seq 2"):
+        make_backup(data_dir, drive)
+    assert list(drive.iterdir()) == []                  # no partial folder left
+
+
+def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, audit, runner, tmp_path, client):
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    table = tmp_path / "table.yaml"
+    table.write_text("table_id: t1\n")
+    for _ in range(3):
+        code, out, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--config", str(table),
+                                 "--keep", "2"])
+        assert code == 0, err
+    assert "chain checked" in out and "removed 1 older" in out
+    kept = sorted(p.name for p in drive.iterdir())
+    assert len(kept) == 2 and (drive / kept[-1] / "config" / "table.yaml").read_text() == "table_id: t1\n"
+    made = audit.last()
+    assert made.type == AuditType.BACKUP_MADE and made.data["to"] == str(drive / kept[-1])
+
+    login(client, "admin1")
+    page = client.get("/admin/users").get_data(as_text=True)
+    assert "Last backup" in page and str(drive / kept[-1]) in page
+
+    code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(tmp_path / "gone")])
+    assert code != 0 and "mount the backup drive" in err
+    failed = audit.last()
+    assert failed.type == AuditType.BACKUP_FAILED and "mount the backup drive" in failed.data["error"]
+    page = client.get("/admin/users").get_data(as_text=True)
+    assert "The last backup FAILED" in page and "mount the backup drive" in page
+
+    code, _, err = runner(["backup", "--data-dir", str(tmp_path / "nowhere"), "--to", str(drive)])
+    assert code != 0 and "no audit log at" in err
+
+
+def test_the_admin_page_says_when_no_backup_is_recorded(client):
+    login(client, "admin1")
+    assert "No backup of the audit log is recorded" in client.get("/admin/users").get_data(as_text=True)
+
+
+def test_a_backup_days_old_is_flagged_on_the_admin_page(client, audit):
+    import time
+    audit.append(AuditType.BACKUP_MADE, "console:niuniu", {"to": "/mnt/b/niuniu-backup-x", "head_seq": 9},
+                 ts=time.time() - 3 * 86400)
+    login(client, "admin1")
+    assert "3 days ago: check the backup drive and timer" in client.get("/admin/users").get_data(as_text=True)
