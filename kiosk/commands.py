@@ -312,6 +312,15 @@ def run_audit_report(args) -> int:
     return 0
 
 
+def _print_columns(head: tuple[str, ...], totals: dict) -> None:
+    """Rows of rounds/stakes/net under ``head``, each column as wide as its widest cell."""
+    rows = [head] + [(name, str(t["rounds"]), t["stakes"], t["net"]) for name, t in totals.items()]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  " + "  ".join(cell.rjust(width) if i else cell.ljust(width)
+                               for i, (cell, width) in enumerate(zip(row, widths))))
+
+
 def _print_report(report, zone) -> None:
     """The report as a supervisor reads it at shift close; the figures are the JSON's, the
     period in the --timezone it was asked in."""
@@ -332,12 +341,9 @@ def _print_report(report, zone) -> None:
         w = r["largest_win"]
         print(f"  largest win  {w['net']} to seat {w['seat']} in round {w['round']} ({w['hand']})")
     if r["seats"]:
-        rows = [("seat", "rounds", "stakes", "net")] + [
-            (seat, str(t["rounds"]), t["stakes"], t["net"]) for seat, t in r["seats"].items()]
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
-        for row in rows:
-            print("  " + "  ".join(cell.rjust(width) if i else cell.ljust(width)
-                                   for i, (cell, width) in enumerate(zip(row, widths))))
+        _print_columns(("seat", "rounds", "stakes", "net"), r["seats"])
+    if r["dealers"]:
+        _print_columns(("settled by", "rounds", "stakes", "house"), r["dealers"])
     if r["unbalanced_rounds"]:
         print(f"  WARNING: the books of rounds {', '.join(map(str, r['unbalanced_rounds']))} do not balance "
               "(players + banker + commission is not 0) or cannot be read; check them with niuniu audit verify "

@@ -53,6 +53,7 @@ class PeriodReport:
     alerts: int = 0
     largest_win: dict | None = None
     seats: dict[str, SeatTotals] = field(default_factory=dict)
+    dealers: dict[str, SeatTotals] = field(default_factory=dict)   # by who settled; net = the house's
     unbalanced: list[int] = field(default_factory=list)
 
     def add(self, summary: dict) -> None:
@@ -69,13 +70,13 @@ class PeriodReport:
         if summary["status"] != "settled" or not settlement:
             return
         try:
-            self._add_money(number, settlement)
+            self._add_money(number, settlement, summary.get("settled_by") or "?")
         except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError):
             # What the log holds is what the report reads; a settlement it cannot read is
             # named, not skipped in silence and not a crash of the whole report.
             self.unbalanced.append(number)
 
-    def _add_money(self, number: int, settlement: dict) -> None:
+    def _add_money(self, number: int, settlement: dict, settled_by: str) -> None:
         # Everything read before anything is added: an unreadable settlement adds nothing.
         lines = [(line["seat"], Decimal(line["amount"]), Decimal(line["net"]), line["player"].get("label", ""))
                  for line in settlement["lines"]]
@@ -97,7 +98,13 @@ class PeriodReport:
             self.unbalanced.append(number)
         if banking is None:
             self.banking_unknown.append(number)
-        self.house_result += house_net(banking, banker, commission)
+        house = house_net(banking, banker, commission)
+        self.house_result += house
+        # Dealers rotate through a shift: the pit compares each one's rounds and result.
+        dealer = self.dealers.setdefault(settled_by, SeatTotals())
+        dealer.rounds += 1
+        dealer.stakes += sum((stake for _, stake, _, _ in lines), ZERO)
+        dealer.net += house
 
     def to_json(self) -> dict:
         return {
@@ -109,6 +116,7 @@ class PeriodReport:
             "card_corrections": self.card_corrections, "settlement_corrections": self.settlement_corrections,
             "alerts": self.alerts, "largest_win": self.largest_win,
             "seats": {seat: totals.to_json() for seat, totals in sorted(self.seats.items(), key=_seat_order)},
+            "dealers": {name: totals.to_json() for name, totals in sorted(self.dealers.items())},
             "unbalanced_rounds": self.unbalanced,
         }
 

@@ -21,11 +21,11 @@ def at(hh_mm: str) -> float:
 
 
 def settle(log: AuditLog, round_no: int, start: str, end: str, seats: dict[str, str], *, preset="cambodia",
-           stake="100", table="t1", banker=BANKER) -> None:
+           stake="100", table="t1", banker=BANKER, by="dealer1") -> None:
     kind = "equal" if preset == "cambodia" else load_preset(preset).main_bet   # equal: a win pays the stake
     settlement = settle_round(preset, banker, {s: (cards, Bet(s, Decimal(stake), kind)) for s, cards in seats.items()})
     log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=round_no, ts=at(start), table_id=table)
-    log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement.to_json()}, round_no=round_no,
+    log.append(AuditType.ROUND_SETTLED, by, {"settlement": settlement.to_json()}, round_no=round_no,
                ts=at(end), table_id=table)
 
 
@@ -33,7 +33,7 @@ def test_each_round_counts_once_in_the_period_it_ended(tmp_path):
     log = AuditLog.in_dir(tmp_path)
     settle(log, 1, "07:58", "07:59", {"1": NIU_NIU})                   # the shift before
     log.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=1, ts=at("08:01"), table_id="t1")
-    settle(log, 2, "07:59", "08:30", {"1": NIU_NIU, "2": BULL_5})      # started before, settled inside
+    settle(log, 2, "07:59", "08:30", {"1": NIU_NIU, "2": BULL_5}, by="dealer2")   # started before, settled inside
     log.append(AuditType.ROUND_START, "vision", {}, round_no=3, ts=at("09:00"), table_id="t1")
     log.append(AuditType.ROUND_VOID, "super1", {"reason": "misdeal"}, round_no=3, ts=at("09:01"), table_id="t1")
     settle(log, 4, "13:59", "14:01", {"1": NIU_NIU})                   # the next shift's
@@ -51,6 +51,8 @@ def test_each_round_counts_once_in_the_period_it_ended(tmp_path):
                           "2": {"rounds": 1, "stakes": "100.00", "net": "-100.00"}}
     assert r["largest_win"] == {"round": 2, "seat": "1", "net": "95.00", "hand": "Niu Niu"}
     assert r["unbalanced_rounds"] == [] and r["banking_unknown"] == []
+    # Who settled what: dealer2 settled the period's one round (dealer1's were outside it).
+    assert r["dealers"] == {"dealer2": {"rounds": 1, "stakes": "200.00", "net": "5.00"}}
 
 
 def test_the_house_keeps_the_banker_net_only_where_it_banks(tmp_path):
@@ -97,6 +99,7 @@ def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
     assert "largest win  95.00 to seat 1 in round 1 (Niu Niu)" in out
     seat_rows = [line.split() for line in out.splitlines() if line.strip().split()[:1] in (["1"], ["2"])]
     assert seat_rows == [["1", "2", "200.00", "-5.00"], ["2", "1", "100.00", "-100.00"]]
+    assert ["dealer1", "2", "300.00", "105.00"] in [line.split() for line in out.splitlines()]
 
     code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--to", "2026-03-01T12:00", "--json"])
     [report] = json.loads(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import cv2
@@ -110,6 +111,8 @@ def test_shift_report_page_for_surveillance_and_the_pit_supervisor(played, clien
     assert report_figures(page) == {"stakes": "30.00", "players-net": "-10.50", "commission": "0.50",
                                     "house": "10.50"}
     assert "/review/round/1" in page   # surveillance follows the largest win to its round
+    settled_by = re.search(r'id="report-dealers">(.*?)</table>', page, re.S).group(1)
+    assert "<td>dealer1</td><td>3</td><td>30.00</td><td>10.50</td>" in settled_by
     assert "No round ended" in played.get("/review/report?from=2000-01-01&to=2000-01-02").get_data(as_text=True)
     assert "is before" in played.get("/review/report?from=2001-01-01&to=2000-01-01").get_data(as_text=True)
 
