@@ -9,9 +9,10 @@ counts, and the live log records each backup (``backup_made``) or its failure
 (a drive unplugged months ago) is seen.
 
 A backup is a folder ``niuniu-backup-<UTC time>`` holding ``audit.sqlite3``,
-``kiosk.sqlite3``, ``secret_key``, the table file(s) given, and ``MANIFEST.json`` (the
-chain head it holds and each file's SHA-256).  Restoring is copying those files back into
-the data directory (README, "Backup and restore").  Recordings are not copied: they are
+``kiosk.sqlite3``, ``secret_key``, the table file(s) given, the recordings surveillance
+holds (``recordings/<table>/<round folder>``), and ``MANIFEST.json`` (the chain head it
+holds and each file's SHA-256).  Restoring is copying those files back into the data
+directory (README, "Backup and restore").  Other recordings are not copied: they are
 large, and retention deletes them anyway.
 """
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType
 from kiosk.db import KIOSK_DB, SECRET_FILE
+from vision.retention import HOLD
 
 PREFIX = "niuniu-backup-"
 MANIFEST = "MANIFEST.json"
@@ -47,6 +49,7 @@ class Backup:
     bytes: int
     seconds: float
     removed: list[str]
+    held: list[str]
 
 
 def _sha256(path: Path) -> str:
@@ -101,6 +104,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             (partial / "config").mkdir()
             for config in configs:
                 shutil.copy2(config, partial / "config" / Path(config).name)
+        held = _copy_held_recordings(data_dir / "recordings", partial / "recordings")
         copy = AuditLog(partial / AUDIT_FILE, create=False)
         try:
             result = copy.verify()
@@ -111,7 +115,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
                               "damaged: run niuniu audit verify on it")
         files = {p.relative_to(partial).as_posix(): _sha256(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
-                    "records": result.count, "files": files}
+                    "records": result.count, "held_recordings": held, "files": files}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         for p in partial.rglob("*"):      # password hashes and the session key: the owner's only
             os.chmod(p, 0o700 if p.is_dir() else 0o600)
@@ -130,7 +134,19 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
                           "and has room") from None
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     removed = _drop_oldest(destination, keep) if keep else []
-    return Backup(folder, result.count, result.head_hash, result.count, size, time.monotonic() - started, removed)
+    return Backup(folder, result.count, result.head_hash, result.count, size, time.monotonic() - started, removed,
+                  held)
+
+
+def _copy_held_recordings(source: Path, target: Path) -> list[str]:
+    """The recordings surveillance holds for a dispute (a few, each ~10 MB): the one kind of
+    recording whose loss with the disk would cost more than its space."""
+    copied = []
+    for held in sorted(source.glob(f"*/*/{HOLD}")) if source.is_dir() else []:
+        folder = held.parent
+        shutil.copytree(folder, target / folder.parent.name / folder.name)
+        copied.append(f"{folder.parent.name}/{folder.name}")
+    return copied
 
 
 def _drop_oldest(destination: Path, keep: int) -> list[str]:
@@ -149,7 +165,8 @@ def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination:
         return
     log.append(AuditType.BACKUP_MADE, actor, {
         "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
-        "bytes": backup.bytes, "seconds": round(backup.seconds, 2), "removed": backup.removed})
+        "bytes": backup.bytes, "seconds": round(backup.seconds, 2), "removed": backup.removed,
+        "held_recordings": backup.held})
 
 
 def last_backup(log: AuditLog) -> dict | None:

@@ -286,7 +286,8 @@ def run_backup(args) -> int:
     finally:
         log.close()
     dropped = f"; removed {len(made.removed)} older" if made.removed else ""
-    print(f"backup {made.folder}: {made.records} audit records (chain checked, head {made.head_hash[:16]}), "
+    held = f", {len(made.held)} held recording(s)" if made.held else ""
+    print(f"backup {made.folder}: {made.records} audit records (chain checked, head {made.head_hash[:16]}){held}, "
           f"{made.bytes / 1e6:.1f} MB in {made.seconds:.1f} s{dropped}")
     return 0
 

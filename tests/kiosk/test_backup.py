@@ -43,6 +43,7 @@ def test_a_backup_made_while_records_are_appended_restores_to_a_whole_chain(data
         path = made.folder / name
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest and path.stat().st_mode & 0o777 == 0o600
     assert set(manifest["files"]) == {"audit.sqlite3", "kiosk.sqlite3", "secret_key"}
+    assert manifest["held_recordings"] == []
     assert audit.last().seq > made.head_seq            # the kiosk went on appending
 
     # Restored into a new data directory: the chain walks whole, the accounts are there.
@@ -116,3 +117,22 @@ def test_a_backup_days_old_is_flagged_on_the_admin_page(client, audit):
                  ts=time.time() - 3 * 86400)
     login(client, "admin1")
     assert "3 days ago: check the backup drive and timer" in client.get("/admin/users").get_data(as_text=True)
+
+
+def test_the_recordings_surveillance_holds_are_backed_up_and_no_others(data_dir, tmp_path):
+    from vision.retention import hold_recording
+
+    root = data_dir / "recordings" / "t1"
+    for name in ("20260101T000000Z-round-0001", "20260101T000100Z-round-0002"):
+        (root / name / "frames").mkdir(parents=True)
+        (root / name / "frames" / "00000003.jpg").write_bytes(b"\xff\xd8" + name.encode())
+    hold_recording(root / "20260101T000100Z-round-0002", by="watch1", reason="case 12")
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    made = make_backup(data_dir, drive)
+    assert made.held == ["t1/20260101T000100Z-round-0002"]
+    copied = made.folder / "recordings" / "t1"
+    assert [p.name for p in copied.iterdir()] == ["20260101T000100Z-round-0002"]
+    assert (copied / "20260101T000100Z-round-0002" / "frames" / "00000003.jpg").read_bytes().endswith(b"round-0002")
+    manifest = json.loads((made.folder / "MANIFEST.json").read_text())
+    assert "recordings/t1/20260101T000100Z-round-0002/hold.json" in manifest["files"]
