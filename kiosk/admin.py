@@ -43,19 +43,10 @@ def users():
             audit().append(AuditType.USER_CREATED, g.user["username"], created)
             flash(f"Account {created['username']} ({created['role']}) created.")
             return redirect(url_for("admin.users"))
-    from kiosk.backup import last_backup
+    from kiosk.backup import backup_status
 
     return render_template("admin/users.html", users=auth.list_users(conn), roles=[r.value for r in Role],
-                           error=error, status=service().status(), backup=_backup_view(last_backup(audit()))), status
-
-
-def _backup_view(backup: dict | None) -> dict | None:
-    """The last backup as the admin reads it: a copy older than two days is as bad as none."""
-    if backup is None:
-        return None
-    from datetime import datetime, timezone
-    age = datetime.now(timezone.utc) - datetime.fromisoformat(backup["ts"].replace("Z", "+00:00"))
-    return {**backup, "stale": age.total_seconds() > 2 * 86400, "age_days": age.days}
+                           error=error, status=service().status(), backup=backup_status(audit())), status
 
 
 @bp.route("/users/<int:user_id>/active", methods=("POST",))

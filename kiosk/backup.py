@@ -34,6 +34,7 @@ from vision.retention import HOLD
 
 PREFIX = "niuniu-backup-"
 MANIFEST = "MANIFEST.json"
+STALE_S = 2 * 86400     # the timer runs nightly: two nights missed is a backup that stopped
 
 
 class BackupError(AuditError):
@@ -169,10 +170,14 @@ def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination:
         "held_recordings": backup.held})
 
 
-def last_backup(log: AuditLog) -> dict | None:
-    """The newest backup record (made or failed), for the admin page."""
+def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
+    """The newest backup record (made or failed) as the admin and surveillance read it; a
+    copy older than two days is flagged, as bad as none."""
     found = log.records(types=[AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED], newest_first=True, limit=1)
     if not found:
         return None
     record = found[0]
-    return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, **record.data}
+    made = datetime.fromisoformat(record.ts.replace("Z", "+00:00")).timestamp()
+    age_s = (time.time() if now is None else now) - made
+    return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, "stale": age_s > STALE_S,
+            "age_days": int(age_s // 86400), **record.data}

@@ -136,12 +136,16 @@ def hold(round_no: int):
         if folder is None:
             raise ValueError(f"round {round_no} has no recording on this kiosk to hold")
         if (held := hold_of(folder)) is not None:
-            raise ValueError(f"round {round_no}'s recording is already held by {held.get('by', '?')}")
+            raise ValueError(f"round {round_no}'s recording is already held by {held['by'] or '?'}")
         reason = _hold_reason()
+        try:
+            hold_recording(folder, by=g.user["username"], reason=reason)
+        except OSError as exc:
+            raise ValueError(f"the hold cannot be written into {folder} ({exc.strerror}); check the data disk "
+                             "is mounted and writable") from None
     except ValueError as exc:
         flash(str(exc), "error")
         return redirect(url_for("review.round_detail", round_no=round_no))
-    hold_recording(folder, by=g.user["username"], reason=reason)
     try:
         audit().append(AuditType.RECORDING_HELD, g.user["username"], {"folder": folder.name, "reason": reason},
                        round_no=round_no)
@@ -281,8 +285,10 @@ def report():
 @bp.route("/chain")
 @require(*REVIEW_ROLES)
 def chain():
+    from kiosk.backup import backup_status
+
     status = runtime().chain.status()
-    return render_template("review/chain.html", status=status, last=audit().last())
+    return render_template("review/chain.html", status=status, last=audit().last(), backup=backup_status(audit()))
 
 
 @bp.route("/export")

@@ -101,6 +101,9 @@ def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, a
     assert failed.type == AuditType.BACKUP_FAILED and "mount the backup drive" in failed.data["error"]
     page = client.get("/admin/users").get_data(as_text=True)
     assert "The last backup FAILED" in page and "mount the backup drive" in page
+    login(client, "watch1")                   # surveillance sees it beside the chain's health
+    page = client.get("/review/chain").get_data(as_text=True)
+    assert "The last backup FAILED" in page and "UTC" in page.split('id="last-backup"')[1].split("</p>")[0]
 
     code, _, err = runner(["backup", "--data-dir", str(tmp_path / "nowhere"), "--to", str(drive)])
     assert code != 0 and "no audit log at" in err
