@@ -97,11 +97,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     evidence.add_argument("--table", help="table id (default: the only table in the log)")
     evidence.add_argument("--by", help="who exports it, for the audit record (default: the console user)")
     evidence.add_argument("--output", "-o", required=True, help="zip file to write")
+    evidence.add_argument("--json", action="store_true", help="print the manifest as JSON")
     evidence.set_defaults(func=run_audit_evidence)
     check = audit_sub.add_parser("check-evidence", help="check an evidence package: files as exported, "
                                  "records unchanged, and (with --data-dir) vouched for by the log")
     check.add_argument("package", help="the evidence zip")
     check.add_argument("--data-dir", help="the kiosk's data directory, to check the package against its log")
+    check.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log} as JSON")
     check.set_defaults(func=run_audit_check_evidence)
 
     backup = sub.add_parser("backup", help="copy the audit log, accounts and table file to another disk "
@@ -113,6 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     backup.add_argument("--config", action="append", default=[],
                         help="a table file to copy too (repeat for more), e.g. /etc/niuniu/table.yaml")
     backup.add_argument("--keep", type=_positive, help="keep only the newest N backups in --to")
+    backup.add_argument("--json", action="store_true", help="print what was backed up as JSON")
     backup.set_defaults(func=run_backup)
 
     users = sub.add_parser("users", help="manage kiosk accounts from the console (admins use the Accounts page)")
@@ -214,6 +217,9 @@ def run_audit_evidence(args) -> int:
     kept = (f"recording {manifest['recording']}" if recording else
             f"no recording (deleted by retention, audit record {deleted['seq']})" if deleted else
             "no recording (none on this kiosk for this round)")
+    if args.json:
+        print(json.dumps({"package": str(output), **manifest}))
+        return 0
     print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
     return 0
 
@@ -243,6 +249,10 @@ def run_audit_check_evidence(args) -> int:
     finally:
         if log is not None:
             log.close()
+    if args.json:
+        print(json.dumps({"ok": result.ok, "facts": result.facts, "problems": result.problems,
+                          "against_log": log is not None}))
+        return 0 if result.ok else 1
     for fact in result.facts:
         print(f"ok: {fact}")
     for problem in result.problems:
@@ -285,6 +295,11 @@ def run_backup(args) -> int:
         log_backup(log, made, actor=_console_user(), destination=destination)
     finally:
         log.close()
+    if args.json:
+        print(json.dumps({"folder": str(made.folder), "records": made.records, "head_hash": made.head_hash,
+                          "bytes": made.bytes, "seconds": round(made.seconds, 2), "removed": made.removed,
+                          "held_recordings": made.held}))
+        return 0
     dropped = f"; removed {len(made.removed)} older" if made.removed else ""
     held = f", {len(made.held)} held recording(s)" if made.held else ""
     print(f"backup {made.folder}: {made.records} audit records (chain checked, head {made.head_hash[:16]}){held}, "

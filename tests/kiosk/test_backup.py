@@ -95,6 +95,9 @@ def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, a
     page = client.get("/admin/users").get_data(as_text=True)
     assert "Last backup" in page and str(drive / kept[-1]) in page
 
+    code, out, _ = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--json"])
+    assert code == 0 and json.loads(out)["records"] == audit.last().data["head_seq"]
+
     code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(tmp_path / "gone")])
     assert code != 0 and "mount the backup drive" in err
     failed = audit.last()

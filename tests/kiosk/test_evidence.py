@@ -131,6 +131,12 @@ def test_the_console_makes_and_checks_a_package(played, app, service, audit, run
     assert code == 0 and "PROBLEM" not in out and "the log records this export" in out
     code, out, _ = runner(["audit", "check-evidence", str(target)])
     assert code == 0 and "not checked against the log" in out
+    code, out, _ = runner(["audit", "check-evidence", str(target), "--data-dir", data_dir, "--json"])
+    checked = json.loads(out)
+    assert code == 0 and checked["ok"] and checked["against_log"] and checked["problems"] == []
+    code, out, _ = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "2", "-o",
+                           str(tmp_path / "r2.zip"), "--json"])
+    assert code == 0 and json.loads(out)["round"] == 2 and json.loads(out)["package"] == str(tmp_path / "r2.zip")
 
     code, _, err = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "1", "-o", str(target)])
     assert code != 0 and "exists; give a new file name" in err
