@@ -82,6 +82,7 @@ class AuditType(StrEnum):
     RECORDING_RELEASED = "recording_released"
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
+    BACKUP_RESTORED = "backup_restored"
 
 
 def _json_default(value: Any) -> Any:

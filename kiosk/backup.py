@@ -181,3 +181,90 @@ def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
     age_s = (time.time() if now is None else now) - made
     return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, "stale": age_s > STALE_S,
             "age_days": int(age_s // 86400), **record.data}
+
+
+@dataclass(frozen=True)
+class Restored:
+    records: int
+    replaced: Path | None          # where the data directory's previous files were moved
+    held: list[str]
+    configs: list[str]             # table files in the backup, for the technician to put back
+
+
+def check_backup(folder: str | Path) -> dict:
+    """The backup's manifest, once every file it lists is there as it was written and its
+    audit log walks whole; :class:`BackupError` naming what is wrong otherwise."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BackupError(f"{folder} has no readable {MANIFEST} ({exc}); it is not a niuniu backup folder") from None
+    for name, digest in files.items():
+        path = folder / name
+        if not path.is_file():
+            raise BackupError(f"{path} is missing from the backup; use another backup")
+        if _sha256(path) != digest:
+            raise BackupError(f"{path} differs from the file backed up (SHA-256 mismatch); use another backup")
+    copy = AuditLog(folder / AUDIT_FILE, create=False)
+    try:
+        result = copy.verify()
+    finally:
+        copy.close()
+    if not result.ok:
+        raise BackupError(f"the backup's audit log does not verify ({result.summary()}); use another backup")
+    return manifest
+
+
+def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, replace: bool = False,
+                   now: float | None = None) -> Restored:
+    """Put a checked backup back into ``data_dir`` (the kiosk stopped).
+
+    Never loses a record: a data directory whose log already holds the backup's head and
+    more is refused outright (there is nothing to restore), and any other existing log is
+    replaced only with ``replace``, its files moved aside to ``replaced-<time>/``, not deleted."""
+    folder, data_dir = Path(folder), Path(data_dir)
+    manifest = check_backup(folder)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    existing = data_dir / AUDIT_FILE
+    replaced = None
+    if existing.exists():
+        log = AuditLog(existing, create=False)
+        try:
+            count, same = log.count(), log.records(after_seq=manifest["head_seq"] - 1,
+                                                   upto_seq=manifest["head_seq"])
+        finally:
+            log.close()
+        if same and same[0].hash == manifest["head_hash"]:
+            more = count - manifest["head_seq"]
+            raise BackupError(f"{existing} already holds this backup's {manifest['head_seq']} records"
+                              f"{f' and {more} more' if more else ''}; there is nothing to restore")
+        if count and not replace:
+            raise BackupError(f"{existing} holds {count} records of another history; pass --replace to move it "
+                              f"aside (into {data_dir}/replaced-<time>/) and restore the backup in its place")
+        stamp = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        replaced = data_dir / f"replaced-{stamp}"
+        replaced.mkdir()
+        for name in (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal",
+                     f"{KIOSK_DB}-shm", SECRET_FILE):
+            if (data_dir / name).exists():
+                (data_dir / name).rename(replaced / name)
+    for name in (AUDIT_FILE, KIOSK_DB, SECRET_FILE):
+        if (folder / name).is_file():
+            shutil.copy2(folder / name, data_dir / name)
+            os.chmod(data_dir / name, 0o600)
+    held = []
+    for name in manifest.get("held_recordings", []):
+        target = data_dir / "recordings" / name
+        if not target.exists():
+            shutil.copytree(folder / "recordings" / name, target)
+            held.append(name)
+    configs = sorted(p.name for p in (folder / "config").glob("*")) if (folder / "config").is_dir() else []
+    log = AuditLog(data_dir / AUDIT_FILE, create=False)
+    try:
+        log.append(AuditType.BACKUP_RESTORED, actor, {
+            "from": str(folder), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
+            "replaced": str(replaced) if replaced else None, "held_recordings": held})
+    finally:
+        log.close()
+    return Restored(manifest["head_seq"], replaced, held, configs)

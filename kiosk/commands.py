@@ -118,6 +118,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     backup.add_argument("--json", action="store_true", help="print what was backed up as JSON")
     backup.set_defaults(func=run_backup)
 
+    restore = sub.add_parser("restore", help="put a backup back into a data directory (stop the kiosk first); "
+                                             "never overwrites a longer log")
+    restore.add_argument("backup", help="a niuniu-backup-<time> folder made by `niuniu backup`")
+    restore.add_argument("--data-dir", required=True, help="the kiosk's data directory to restore into")
+    restore.add_argument("--replace", action="store_true",
+                         help="the data directory holds another history: move it aside (replaced-<time>/) "
+                              "and restore the backup in its place")
+    restore.add_argument("--json", action="store_true", help="print what was restored as JSON")
+    restore.set_defaults(func=run_restore)
+
     users = sub.add_parser("users", help="manage kiosk accounts from the console (admins use the Accounts page)")
     users_sub = users.add_subparsers(dest="users_command", metavar="ACTION")
     users_sub.required = True
@@ -304,6 +314,22 @@ def run_backup(args) -> int:
     held = f", {len(made.held)} held recording(s)" if made.held else ""
     print(f"backup {made.folder}: {made.records} audit records (chain checked, head {made.head_hash[:16]}){held}, "
           f"{made.bytes / 1e6:.1f} MB in {made.seconds:.1f} s{dropped}")
+    return 0
+
+
+def run_restore(args) -> int:
+    from kiosk.backup import restore_backup
+
+    done = restore_backup(args.backup, args.data_dir, actor=_console_user(), replace=args.replace)
+    if args.json:
+        print(json.dumps({"records": done.records, "replaced": str(done.replaced) if done.replaced else None,
+                          "held_recordings": done.held, "configs": done.configs}))
+        return 0
+    print(f"restored {done.records} audit records (chain checked) into {args.data_dir}"
+          + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
+    for name in done.configs:
+        print(f"table file in the backup: {Path(args.backup) / 'config' / name} "
+              "(copy it to /etc/niuniu/ on a new device)")
     return 0
 
 

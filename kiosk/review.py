@@ -37,7 +37,7 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
-                AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED)
+                AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED)
 
 
 def _zone() -> tzinfo:

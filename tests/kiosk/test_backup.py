@@ -8,6 +8,7 @@ import json
 import shutil
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +143,53 @@ def test_the_recordings_surveillance_holds_are_backed_up_and_no_others(data_dir,
     assert (copied / "20260101T000100Z-round-0002" / "frames" / "00000003.jpg").read_bytes().endswith(b"round-0002")
     manifest = json.loads((made.folder / "MANIFEST.json").read_text())
     assert "recordings/t1/20260101T000100Z-round-0002/hold.json" in manifest["files"]
+
+
+def test_restore_checks_the_backup_and_never_overwrites_a_longer_log(data_dir, audit, runner, tmp_path):
+    from kiosk.backup import restore_backup
+
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    made = make_backup(data_dir, drive)
+
+    # Onto a new device: the log, accounts and key come back, and the log says so.
+    new = tmp_path / "new-device"
+    code, out, err = runner(["restore", str(made.folder), "--data-dir", str(new)])
+    assert code == 0, err
+    assert f"restored {made.head_seq} audit records" in out
+    restored = AuditLog.in_dir(new, create=False)
+    try:
+        assert restored.verify().ok and restored.last().type == AuditType.BACKUP_RESTORED
+        assert restored.records(after_seq=made.head_seq - 1)[0].hash == made.head_hash
+    finally:
+        restored.close()
+    assert (new / "secret_key").stat().st_mode & 0o777 == 0o600
+
+    # Over the live directory, whose log has gone on: refused, nothing touched.
+    audit.append(AuditType.ALERT, "vision", {"message": "after the backup"})
+    before = audit.path.read_bytes()
+    with pytest.raises(BackupError, match="already holds this backup's .* records and .* more; there is nothing"):
+        restore_backup(made.folder, data_dir, actor="t")
+    assert audit.path.read_bytes() == before
+
+    # Over another history: only with --replace, and the old files are moved aside, not lost.
+    other = tmp_path / "other"
+    other_log = AuditLog.in_dir(other)
+    other_log.append(AuditType.ALERT, "vision", {"message": "another table"})
+    other_log.close()
+    code, _, err = runner(["restore", str(made.folder), "--data-dir", str(other)])
+    assert code != 0 and "pass --replace" in err
+    code, out, err = runner(["restore", str(made.folder), "--data-dir", str(other), "--replace", "--json"])
+    assert code == 0, err
+    aside = Path(json.loads(out)["replaced"])
+    kept = AuditLog(aside / "audit.sqlite3", create=False)
+    try:
+        assert kept.last().data["message"] == "another table"
+    finally:
+        kept.close()
+
+    # A damaged backup is refused before anything is copied.
+    (made.folder / "kiosk.sqlite3").write_bytes(b"not the accounts")
+    code, _, err = runner(["restore", str(made.folder), "--data-dir", str(tmp_path / "third")])
+    assert code != 0 and "kiosk.sqlite3 differs from the file backed up" in err
+    assert not (tmp_path / "third" / "audit.sqlite3").exists()
