@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType
+from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from vision.retention import HOLD
 
@@ -106,14 +106,8 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             for config in configs:
                 shutil.copy2(config, partial / "config" / Path(config).name)
         held = _copy_held_recordings(data_dir / "recordings", partial / "recordings")
-        copy = AuditLog(partial / AUDIT_FILE, create=False)
-        try:
-            result = copy.verify()
-        finally:
-            copy.close()
-        if not result.ok:
-            raise BackupError(f"the copied audit log does not verify ({result.summary()}); the live log may be "
-                              "damaged: run niuniu audit verify on it")
+        result = _verified(partial / AUDIT_FILE, "the copied audit log",
+                           "the live log may be damaged: run niuniu audit verify on it")
         files = {p.relative_to(partial).as_posix(): _sha256(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
                     "records": result.count, "held_recordings": held, "files": files}
@@ -137,6 +131,18 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     removed = _drop_oldest(destination, keep) if keep else []
     return Backup(folder, result.count, result.head_hash, result.count, size, time.monotonic() - started, removed,
                   held)
+
+
+def _verified(path: Path, what: str, fix: str) -> VerifyResult:
+    """Walk a copied log's chain: a copy counts only if it is whole."""
+    copy = AuditLog(path, create=False)
+    try:
+        result = copy.verify()
+    finally:
+        copy.close()
+    if not result.ok:
+        raise BackupError(f"{what} does not verify ({result.summary()}); {fix}")
+    return result
 
 
 def _copy_held_recordings(source: Path, target: Path) -> list[str]:
@@ -206,13 +212,7 @@ def check_backup(folder: str | Path) -> dict:
             raise BackupError(f"{path} is missing from the backup; use another backup")
         if _sha256(path) != digest:
             raise BackupError(f"{path} differs from the file backed up (SHA-256 mismatch); use another backup")
-    copy = AuditLog(folder / AUDIT_FILE, create=False)
-    try:
-        result = copy.verify()
-    finally:
-        copy.close()
-    if not result.ok:
-        raise BackupError(f"the backup's audit log does not verify ({result.summary()}); use another backup")
+    _verified(folder / AUDIT_FILE, "the backup's audit log", "use another backup")
     return manifest
 
 
