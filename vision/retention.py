@@ -40,7 +40,6 @@ class Unprunable:
     """Why the disk could not be freed: what retention had to leave."""
     held: int             # folders surveillance holds
     too_young: int        # folders younger than min_keep_days
-    busy: int             # the folder being recorded
 
 
 def folder_started(folder: Path) -> float:
@@ -139,7 +138,7 @@ def unprunable(root: str | Path, settings: RecordingSettings, *, busy: Collectio
     if settings.min_keep_days is not None:
         young = sum(1 for f in folders if not (f / HOLD).exists() and f.resolve() not in keep
                     and now - folder_started(f) < settings.min_keep_days * DAY_S)
-    return Unprunable(held=held, too_young=young, busy=sum(1 for f in folders if f.resolve() in keep))
+    return Unprunable(held=held, too_young=young)
 
 
 def _days(days: float) -> str:

@@ -164,7 +164,7 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     from kiosk.retention import disk_low_message
     from vision.retention import Unprunable
     from vision.table import RecordingSettings
-    low = disk_low_message(3_200_000_000, RecordingSettings(min_keep_days=30), Unprunable(held=2, too_young=40, busy=1))
+    low = disk_low_message(3_200_000_000, RecordingSettings(min_keep_days=30), Unprunable(held=2, too_young=40))
     service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "disk_warning": low}
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "disk-warning")))
     text = driver.find_element(By.ID, "disk-warning").text
