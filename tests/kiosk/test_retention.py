@@ -133,3 +133,17 @@ def test_the_kiosks_retention_thread_puts_its_warning_in_the_screens_status(tmp_
     retention.free_bytes = lambda path: 10**12
     retention.check()
     assert service.status()["disk_warning"] is None
+
+
+def test_a_disk_still_short_after_a_full_pass_is_logged_once_nothing_is_left(tmp_path):
+    root = tmp_path / "rec"
+    for n in range(60):                                                   # more than one pass deletes (50)
+        recording(root, 60 - n, n + 1, size=100)
+    log = AuditLog.in_dir(tmp_path)
+    retention = RecordingRetention(root, RecordingSettings(min_free_gb=1.0), log, free_bytes=lambda p: 1000,
+                                   clock=lambda: NOW)
+    retention.check()                                                     # deletes 50, still short: goes on
+    assert [r.type for r in log.records()].count(AuditType.DISK_LOW) == 0
+    retention.check()                                                     # deletes the last 10: nothing left
+    low = [r for r in log.records() if r.type == AuditType.DISK_LOW]
+    assert len(low) == 1 and not any(root.iterdir())
