@@ -141,5 +141,16 @@ def unprunable(root: str | Path, settings: RecordingSettings, *, busy: Collectio
     return Unprunable(held=held, too_young=young)
 
 
+def storage_status(root: str | Path) -> dict:
+    """The data disk and the recordings on it, for the technician tuning ``recordings``:
+    one directory listing and one ``statvfs``, never a walk of every file."""
+    root = Path(root)
+    folders = [f for f in root.iterdir() if f.is_dir()] if root.is_dir() else []
+    usage = shutil.disk_usage(next(p for p in (root, *root.parents) if p.exists()))
+    return {"free_bytes": usage.free, "total_bytes": usage.total, "recordings": len(folders),
+            "oldest": min((folder_started(f) for f in folders), default=None),
+            "held": sum(1 for f in folders if (f / HOLD).exists())}
+
+
 def _days(days: float) -> str:
     return f"{days:g} day{'' if days == 1 else 's'}"

@@ -193,3 +193,4 @@ def test_restore_checks_the_backup_and_never_overwrites_a_longer_log(data_dir, a
     code, _, err = runner(["restore", str(made.folder), "--data-dir", str(tmp_path / "third")])
     assert code != 0 and "kiosk.sqlite3 differs from the file backed up" in err
     assert not (tmp_path / "third" / "audit.sqlite3").exists()
+

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kiosk.audit import AuditLog, AuditType
 from kiosk.retention import RecordingRetention
+from kiosk_testing import login
 from vision.retention import hold_of, hold_recording, prune_recordings, release_recording
 from vision.table import RecordingSettings
 
@@ -147,3 +148,17 @@ def test_a_disk_still_short_after_a_full_pass_is_logged_once_nothing_is_left(tmp
     retention.check()                                                     # deletes the last 10: nothing left
     low = [r for r in log.records() if r.type == AuditType.DISK_LOW]
     assert len(low) == 1 and not any(root.iterdir())
+
+
+def test_the_admin_page_shows_the_disk_and_the_recordings_on_it(client, app):
+    from vision.retention import hold_recording
+
+    root = app.extensions["niuniu"].data_dir / "recordings" / "t1"
+    for name in ("20260101T000000Z-round-0001", "20260102T000000Z-round-0002"):
+        (root / name).mkdir(parents=True)
+    hold_recording(root / "20260102T000000Z-round-0002", by="watch1", reason="case 3")
+    login(client, "admin1")
+    page = client.get("/admin/users").get_data(as_text=True)
+    storage = page.split('id="storage">')[1].split("</p>")[0]
+    assert "GB free of" in storage and "2 round recordings since 2026-01-01 00:00:00 UTC, 1 held" in storage
+    assert "retention: keep 5.0 GB free" in storage
