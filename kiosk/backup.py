@@ -94,7 +94,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     partial = destination / f".{PREFIX}{stamp}.partial"
     try:
         shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
+        partial.mkdir(mode=0o700)          # owner-only from the start, not only once complete
         _copy_database(data_dir / AUDIT_FILE, partial / AUDIT_FILE)
         if (data_dir / KIOSK_DB).is_file():
             _copy_database(data_dir / KIOSK_DB, partial / KIOSK_DB)
