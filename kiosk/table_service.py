@@ -658,16 +658,25 @@ class TableService:
     def _preset_settled_under(self, summary: dict) -> Preset:
         """The rules a settled round is corrected under are the ones it was played under: the
         table may have changed preset since (a restart with another table file), and the
-        players were paid by the old rules."""
-        name = (summary["settlement"] or {}).get("preset")
-        if not name or name == self.preset.name:
+        players were paid by the old rules.  Settlements name the preset and hash its rules
+        (``preset_rules``); a log written before that names it only."""
+        settled = summary["settlement"] or {}
+        name, digest = settled.get("preset"), settled.get("preset_rules")
+        if not name or (name == self.preset.name and digest in (None, self.preset.rules_digest)):
             return self.preset
         try:
-            return load_preset(name)
+            named = load_preset(name)
         except PresetError:
+            named = None
+        if named is not None and digest in (None, named.rules_digest):
+            return named
+        if named is None and name != self.preset.name:
             raise TableError(f"round {summary['round']} was settled under preset {name!r}, which this kiosk "
                              f"cannot load (it plays {self.preset.name}); correct it on a kiosk whose table file "
-                             f"names that preset") from None
+                             "names that preset")
+        raise TableError(f"round {summary['round']} was settled under preset {name!r} with rules this kiosk no "
+                         f"longer has (its {name!r} was edited since, or is another file of that name); correct it "
+                         "on a kiosk whose table file has the rules it was played under")
 
     def _correct_settled(self, round_no: int, seat: str, old: str | None, new: str | None, actor: str,
                          reason: str, approval: Approval | None) -> dict:

@@ -47,6 +47,7 @@ Two interpretations are shared by every preset: within five small the higher tot
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal
@@ -303,6 +304,20 @@ class Preset:
     @property
     def bet_kinds(self) -> tuple[str, ...]:
         return tuple(self.bets)
+
+    @property
+    def rules_digest(self) -> str:
+        """A short hash of everything that decides money (not names, titles or texts).
+
+        Settlements record it beside the preset's name: a name alone cannot tell a built-in
+        preset from a custom file that reuses its name, nor a preset file from itself edited
+        since, and a round corrected later must be paid by the rules it was played under."""
+        bets = tuple(sorted((kind, tuple(sorted((c.value, m) for c, m in bet.multipliers.items())))
+                            for kind, bet in self.bets.items()))
+        rules = (self.banking, self.decks, self.order, self.five_small_limit, self.suits, self.suits_break_ties,
+                 self.full_tie, bets, self.main_bet, self.commission_rate, self.commission_quantum,
+                 self.commission_rounding, self.commission_on_banker, self.banker, self.escape_penalty)
+        return hashlib.sha256(repr(rules).encode("utf-8")).hexdigest()[:16]
 
     def bet(self, kind: str) -> BetKind:
         """The bet kind named ``kind``; a readable error for a kind this preset lacks."""

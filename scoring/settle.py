@@ -137,6 +137,7 @@ class Settlement:
     banker: HandResult | None = None
     banker_bid: int = 1
     banker_commission: Decimal = ZERO
+    preset_rules: str = ""         # Preset.rules_digest of the rules it was settled under
 
     @property
     def house_net(self) -> Decimal:
@@ -152,6 +153,7 @@ class Settlement:
     def to_json(self) -> dict[str, Any]:
         return {
             "preset": self.preset,
+            "preset_rules": self.preset_rules,
             "banking": self.banking.value,
             "banker": self.banker.to_json() if self.banker else None,
             "banker_bid": self.banker_bid,
@@ -232,6 +234,7 @@ def settle_round(
         banker=banker,
         banker_bid=banker_bid,
         banker_commission=banker_commission,
+        preset_rules=preset.rules_digest,
     )
 
 

@@ -130,6 +130,40 @@ def test_a_round_of_rules_this_kiosk_cannot_load_is_not_resettled_under_others(t
     service.audit.close()
 
 
+def test_a_round_is_resettled_only_under_the_rules_it_was_played_under(tmp_path):
+    import pytest
+
+    from kiosk.table_service import Approval, TableError
+    from scoring.rules import PRESET_DIR
+
+    def house_file(rate: str):
+        """A custom preset that reuses the built-in name with another commission."""
+        path = tmp_path / "house.toml"
+        path.write_text((PRESET_DIR / "cambodia.toml").read_text().replace('rate = "0.05"', f'rate = "{rate}"'))
+        return make_table(rules=str(path))
+
+    # Played under the built-in cambodia (5%); the table now plays a file named cambodia at 10%.
+    # Correcting 5H to 10H makes seat 1 a winning Niu Niu: paid 100 less the built-in's 5%.
+    one_round_then_stop(tmp_path / "a", make_table(), "100", "KS QS JS 10S 5H")
+    service = app_for(tmp_path / "a", house_file("0.10")).extensions["niuniu"].service
+    assert service.preset.name == "cambodia"
+    service.correct("1", "5H", "10H", "dealer1", "a 10 read as 5", Approval("dealer1", "super1"), round_no=1)
+    line = service.audit.records(types=[AuditType.SETTLEMENT_CORRECTED])[-1].data["new"]["lines"][0]
+    assert (line["outcome"], line["commission"], line["net"]) == ("win", "5.00", "95.00")
+    service.stop()
+    service.audit.close()
+
+    # Played under that 10% file, edited to 20% since: refused, nothing written.
+    one_round_then_stop(tmp_path / "b", house_file("0.10"), "100", "KS QS JS 10S 5H")
+    service = app_for(tmp_path / "b", house_file("0.20")).extensions["niuniu"].service
+    before = service.audit.last().seq
+    with pytest.raises(TableError, match="with rules this kiosk no longer has"):
+        service.correct("1", "5H", "10H", "dealer1", "a 10 read as 5", Approval("dealer1", "super1"), round_no=1)
+    assert service.audit.last().seq == before
+    service.stop()
+    service.audit.close()
+
+
 def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
     """``niuniu kiosk`` binds loopback, prints the one-time setup code, serves, stops cleanly."""
     import re
