@@ -311,7 +311,9 @@ class Preset:
 
         Settlements record it beside the preset's name: a name alone cannot tell a built-in
         preset from a custom file that reuses its name, nor a preset file from itself edited
-        since, and a round corrected later must be paid by the rules it was played under."""
+        since, and a round corrected later must be paid by the rules it was played under.
+        Adding a money rule here changes every preset's digest, and old rounds' corrections
+        would then be refused: hash a new field only where it differs from its default."""
         bets = tuple(sorted((kind, tuple(sorted((c.value, m) for c, m in bet.multipliers.items())))
                             for kind, bet in self.bets.items()))
         rules = (self.banking, self.decks, self.order, self.five_small_limit, self.suits, self.suits_break_ties,
