@@ -12,7 +12,10 @@ from werkzeug.security import check_password_hash
 from kiosk import auth, db
 from kiosk.audit import AuditType
 from kiosk.auth import AuthError, Role, require
+from kiosk.backup import backup_status
 from kiosk.runtime import audit, runtime, service
+from vision.record import recordings_dir
+from vision.retention import storage_status
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -43,11 +46,8 @@ def users():
             audit().append(AuditType.USER_CREATED, g.user["username"], created)
             flash(f"Account {created['username']} ({created['role']}) created.")
             return redirect(url_for("admin.users"))
-    from kiosk.backup import backup_status
-    from vision.retention import storage_status
-
     config = service().config
-    storage = storage_status(runtime().data_dir / "recordings" / config.table_id)
+    storage = storage_status(recordings_dir(runtime().data_dir, config.table_id))
     return render_template("admin/users.html", users=auth.list_users(conn), roles=[r.value for r in Role],
                            error=error, status=service().status(), backup=backup_status(audit()),
                            storage=storage, retention=config.recordings), status

@@ -144,9 +144,14 @@ def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezon
     return start, end
 
 
+def log_moment(ts: str) -> datetime:
+    """A log time (``utc_iso``'s text) as an aware datetime."""
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
 def local_text(ts: str, zone: tzinfo) -> str:
     """A log time (UTC, to the microsecond) as people read it: in ``zone``, to the second."""
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    return log_moment(ts).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @dataclass(frozen=True, slots=True)

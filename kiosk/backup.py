@@ -25,11 +25,11 @@ import shutil
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult
+from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
+from vision.record import RECORDINGS, folder_time
 from vision.retention import HOLD
 
 PREFIX = "niuniu-backup-"
@@ -44,9 +44,8 @@ class BackupError(AuditError):
 @dataclass(frozen=True)
 class Backup:
     folder: Path
-    head_seq: int
+    head_seq: int         # = the number of records: the chain's seqs run 1, 2, 3, ...
     head_hash: str
-    records: int
     bytes: int
     seconds: float
     removed: list[str]
@@ -89,7 +88,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     for config in configs:
         if not Path(config).is_file():
             raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")
-    stamp = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = folder_time(time.time() if now is None else now)
     folder = destination / f"{PREFIX}{stamp}"
     partial = destination / f".{PREFIX}{stamp}.partial"
     try:
@@ -105,12 +104,12 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             (partial / "config").mkdir()
             for config in configs:
                 shutil.copy2(config, partial / "config" / Path(config).name)
-        held = _copy_held_recordings(data_dir / "recordings", partial / "recordings")
+        held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
         result = _verified(partial / AUDIT_FILE, "the copied audit log",
                            "the live log may be damaged: run niuniu audit verify on it")
         files = {p.relative_to(partial).as_posix(): _sha256(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
-                    "records": result.count, "held_recordings": held, "files": files}
+                    "held_recordings": held, "files": files}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         for p in partial.rglob("*"):      # password hashes and the session key: the owner's only
             os.chmod(p, 0o700 if p.is_dir() else 0o600)
@@ -129,8 +128,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
                           "and has room") from None
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     removed = _drop_oldest(destination, keep) if keep else []
-    return Backup(folder, result.count, result.head_hash, result.count, size, time.monotonic() - started, removed,
-                  held)
+    return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held)
 
 
 def _verified(path: Path, what: str, fix: str) -> VerifyResult:
@@ -183,8 +181,7 @@ def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
     if not found:
         return None
     record = found[0]
-    made = datetime.fromisoformat(record.ts.replace("Z", "+00:00")).timestamp()
-    age_s = (time.time() if now is None else now) - made
+    age_s = (time.time() if now is None else now) - log_moment(record.ts).timestamp()
     return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, "stale": age_s > STALE_S,
             "age_days": int(age_s // 86400), **record.data}
 
@@ -242,7 +239,7 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         if count and not replace:
             raise BackupError(f"{existing} holds {count} records of another history; pass --replace to move it "
                               f"aside (into {data_dir}/replaced-<time>/) and restore the backup in its place")
-        stamp = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = folder_time(time.time() if now is None else now)
         replaced = data_dir / f"replaced-{stamp}"
         replaced.mkdir()
         for name in (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal",
@@ -255,9 +252,9 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
             os.chmod(data_dir / name, 0o600)
     held = []
     for name in manifest.get("held_recordings", []):
-        target = data_dir / "recordings" / name
+        target = data_dir / RECORDINGS / name
         if not target.exists():
-            shutil.copytree(folder / "recordings" / name, target)
+            shutil.copytree(folder / RECORDINGS / name, target)
             held.append(name)
     configs = sorted(p.name for p in (folder / "config").glob("*")) if (folder / "config").is_dir() else []
     log = AuditLog(data_dir / AUDIT_FILE, create=False)

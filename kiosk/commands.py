@@ -195,13 +195,13 @@ def run_audit_export(args) -> int:
 
 def run_audit_evidence(args) -> int:
     from kiosk.evidence import export_record, write_evidence
-    from vision.record import round_folder
+    from vision.record import recordings_dir, round_folder
 
     by = args.by or _console_user()
     log = _open_audit(args.data_dir)
     try:
         table_id = args.table or _only_table(log, args.round_no)
-        recording = round_folder(Path(args.data_dir) / "recordings" / table_id, args.round_no)
+        recording = round_folder(recordings_dir(args.data_dir, table_id), args.round_no)
         output = Path(args.output)
         try:
             with open(output, "xb") as fh:
@@ -306,13 +306,13 @@ def run_backup(args) -> int:
     finally:
         log.close()
     if args.json:
-        print(json.dumps({"folder": str(made.folder), "records": made.records, "head_hash": made.head_hash,
+        print(json.dumps({"folder": str(made.folder), "records": made.head_seq, "head_hash": made.head_hash,
                           "bytes": made.bytes, "seconds": round(made.seconds, 2), "removed": made.removed,
                           "held_recordings": made.held}))
         return 0
     dropped = f"; removed {len(made.removed)} older" if made.removed else ""
     held = f", {len(made.held)} held recording(s)" if made.held else ""
-    print(f"backup {made.folder}: {made.records} audit records (chain checked, head {made.head_hash[:16]}){held}, "
+    print(f"backup {made.folder}: {made.head_seq} audit records (chain checked, head {made.head_hash[:16]}){held}, "
           f"{made.bytes / 1e6:.1f} MB in {made.seconds:.1f} s{dropped}")
     return 0
 
@@ -509,9 +509,10 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
 def _retention(config, data_dir: Path, service, pipeline):
     """The thread that keeps the data disk from filling with recordings (not started yet)."""
     from kiosk.retention import RecordingRetention
+    from vision.record import recordings_dir
 
     recorder = pipeline.recorder
-    return RecordingRetention(Path(data_dir) / "recordings" / config.table_id, config.recordings, service.audit,
+    return RecordingRetention(recordings_dir(data_dir, config.table_id), config.recordings, service.audit,
                               busy=recorder.busy_folders if recorder else list,
                               warn=lambda message: setattr(service, "disk_warning", message))
 

@@ -43,7 +43,8 @@ round.json     the round summarised (cards, results, bets, settlement, correctio
 audit.json     the round's audit records as stored: each record's hash is SHA-256 of the previous
                record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
 recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
-               (replay: niuniu replay recording/<folder> --json)
+               (replay: niuniu replay recording/<folder> --json); where retention had deleted it,
+               MANIFEST.json's recording_deleted names the audit record that did
 
 Check it: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
 """
@@ -155,7 +156,7 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
     if records and not any(p.startswith("audit record") for p in problems):
         facts.append(f"{len(records)} audit records of round {manifest.get('round')}, each hash recomputes")
     if log is not None:
-        _check_against_log(log, sha256(raw_manifest), records, problems, facts)
+        _check_against_log(log, manifest, sha256(raw_manifest), records, problems, facts)
     return EvidenceCheck(problems, facts)
 
 
@@ -167,17 +168,18 @@ def _records(package: zipfile.ZipFile, problems: list[str]) -> list[AuditRecord]
         return []
 
 
-def _check_against_log(log: AuditLog, digest: str, records: list[AuditRecord], problems: list[str],
-                       facts: list[str]) -> None:
+def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list[AuditRecord],
+                       problems: list[str], facts: list[str]) -> None:
+    # The round's records and its exports, each one indexed query (exports are logged under the round).
+    held = log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"))
+    stored = {r.seq: r.hash for r in held}
     for record in records:
-        stored = log.records(after_seq=record.seq - 1, upto_seq=record.seq)
-        if not stored or stored[0].hash != record.hash:
+        if stored.get(record.seq) != record.hash:
             problems.append(f"audit record seq {record.seq} is not the one the log holds at that seq")
-    vouched = [r for r in log.iter_records(types=[AuditType.EXPORTED])
-               if r.data.get("format") == "evidence" and r.data.get("manifest_sha256") == digest]
-    if vouched:
-        r = vouched[0]
-        facts.append(f"the log records this export: seq {r.seq}, by {r.actor} at {r.ts}")
+    vouched = next((r for r in held if r.type == AuditType.EXPORTED and r.data.get("format") == "evidence"
+                    and r.data.get("manifest_sha256") == digest), None)
+    if vouched is not None:
+        facts.append(f"the log records this export: seq {vouched.seq}, by {vouched.actor} at {vouched.ts}")
     else:
         problems.append("the log has no audit_exported record of this manifest: the package was not exported "
                         "from this log as it is")

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
-from vision.retention import Unprunable, prune_recordings, unprunable
+from vision.record import round_suffix
+from vision.retention import Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class RecordingRetention(threading.Thread):
             self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
                 "count": len(removed), "bytes": sum(r.bytes for r in removed),
                 "reasons": sorted({r.reason for r in removed}), "folders": [r.folder for r in removed]})
-        free = self.free_bytes(next(p for p in (self.root, *self.root.parents) if p.exists()))
+        free = self.free_bytes(disk_of(self.root))
         if free >= self.settings.min_free_gb * 1e9:
             if self._low:
                 self.warn(None)
@@ -94,7 +95,7 @@ def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: st
     """The retention record that deleted a round's recording, if one did: surveillance (and
     whoever receives the round's evidence) must tell a recording that aged out from one that
     went missing.  Read from the round's start on: a recording is never deleted before it."""
-    suffix = f"-round-{round_no:04d}"
+    suffix = round_suffix(round_no)
     for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
         names = record.data.get("folders", [])
         if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):

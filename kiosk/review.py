@@ -22,7 +22,7 @@ from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_nu
 from kiosk.retention import deletion_of
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
-from vision.record import round_folder
+from vision.record import recordings_dir, round_folder
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -90,7 +90,7 @@ def rounds():
 
 
 def _recordings_root() -> Path:
-    return runtime().data_dir / "recordings" / service().config.table_id
+    return recordings_dir(runtime().data_dir, service().config.table_id)
 
 
 def _recording_dir(round_no: int) -> Path | None:

@@ -35,7 +35,7 @@ import numpy as np
 from vision.corners import Detection
 from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
-from vision.record import RoundRecorder
+from vision.record import RoundRecorder, recordings_dir
 from vision.round import RoundEvent, RoundMachine
 from vision.sources import Frame, FrameSource, LatestFrameReader
 from vision.table import TableConfig
@@ -78,7 +78,7 @@ class TablePipeline:
         self.recorder: RoundRecorder | None = None
         if data_dir is not None:
             self.recorder = RoundRecorder(
-                Path(data_dir) / "recordings" / config.table_id, config,
+                recordings_dir(data_dir, config.table_id), config,
                 model_name=str(getattr(detector, "name", type(detector).__name__)),
                 model_sha256=_model_sha256(detector),
                 stale_cards=lambda: self.machine.stale_cards,

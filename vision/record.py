@@ -90,6 +90,24 @@ def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections:
             "detections": [d.to_json() for d in detections]}
 
 
+RECORDINGS = "recordings"
+FOLDER_TIME = "%Y%m%dT%H%M%SZ"      # a round folder's start, UTC: names sort by time
+
+
+def recordings_dir(data_dir: str | Path, table_id: str) -> Path:
+    """Where one table's round recordings live under a data directory."""
+    return Path(data_dir) / RECORDINGS / table_id
+
+
+def folder_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime(FOLDER_TIME)
+
+
+def round_suffix(round_no: int) -> str:
+    """The part of a folder name that says which round it holds (4 digits, more past 9999)."""
+    return f"-round-{round_no:04d}"
+
+
 def key_frame_name(frame_no: int) -> str:
     return f"{frame_no:08d}.jpg"
 
@@ -265,8 +283,7 @@ class RoundRecorder:
     # ------------------------------------------------------------ files
 
     def _open(self, event: RoundEvent) -> _RoundFiles | None:
-        started = datetime.fromtimestamp(event.ts, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        base = self.root / f"{started}-round-{event.round_no:04d}"
+        base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
         folder, suffix = base, 1
         while folder.exists():
             suffix += 1
@@ -350,7 +367,7 @@ def round_folder(root: str | Path, round_no: int) -> Path | None:
     root = Path(root)
     if not root.is_dir():
         return None
-    for folder in sorted(root.glob(f"*-round-{round_no:04d}*"), reverse=True):
+    for folder in sorted(root.glob(f"*{round_suffix(round_no)}*"), reverse=True):
         try:
             meta = json.loads((folder / META).read_text(encoding="utf-8"))
         except (OSError, ValueError):

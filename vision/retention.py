@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from vision.record import write_json_atomic
+from vision.record import FOLDER_TIME, write_json_atomic
 from vision.table import RecordingSettings
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def folder_started(folder: Path) -> float:
     """A round folder's start from its name (``20250101T200000Z-round-0007``): no file read,
     so a disk of 30,000 recordings is sorted in milliseconds; its mtime if renamed."""
     try:
-        return datetime.strptime(folder.name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc).timestamp()
+        return datetime.strptime(folder.name[:16], FOLDER_TIME).replace(tzinfo=timezone.utc).timestamp()
     except ValueError:
         return folder.stat().st_mtime
 
@@ -146,10 +146,16 @@ def storage_status(root: str | Path) -> dict:
     one directory listing and one ``statvfs``, never a walk of every file."""
     root = Path(root)
     folders = [f for f in root.iterdir() if f.is_dir()] if root.is_dir() else []
-    usage = shutil.disk_usage(next(p for p in (root, *root.parents) if p.exists()))
+    usage = shutil.disk_usage(disk_of(root))
     return {"free_bytes": usage.free, "total_bytes": usage.total, "recordings": len(folders),
             "oldest": min((folder_started(f) for f in folders), default=None),
             "held": sum(1 for f in folders if (f / HOLD).exists())}
+
+
+def disk_of(path: Path) -> Path:
+    """The nearest existing folder at or above ``path``: what to ask the disk's free space
+    of before the recordings folder exists."""
+    return next(p for p in (path, *path.parents) if p.exists())
 
 
 def _days(days: float) -> str:
