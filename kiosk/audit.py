@@ -53,6 +53,8 @@ class AuditType(StrEnum):
     CAMERA_ONLINE = "camera_online"
     CAMERA_MIRRORED = "camera_mirrored"
     CAMERA_MIRROR_CLEARED = "camera_mirror_cleared"
+    CAMERA_MOVED = "camera_moved"
+    CAMERA_MOVE_CLEARED = "camera_move_cleared"
     GUARDS_RESTORED = "audit_guards_restored"
     SETUP_ADMIN = "setup_admin"
     LOGIN = "login"

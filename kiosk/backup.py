@@ -29,6 +29,7 @@ from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
+from vision.aim import view_path
 from vision.record import RECORDINGS, folder_time
 from vision.retention import HOLD
 
@@ -104,6 +105,9 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             (partial / "config").mkdir()
             for config in configs:
                 shutil.copy2(config, partial / "config" / Path(config).name)
+                view = view_path(config)     # the camera's aim is checked against it
+                if view.is_file():
+                    shutil.copy2(view, partial / "config" / view.name)
         held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
         result = _verified(partial / AUDIT_FILE, "the copied audit log",
                            "the live log may be damaged: run niuniu audit verify on it")

@@ -478,7 +478,7 @@ def _detector(args):
 
 
 def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False, app_config: dict | None = None,
-                realtime: bool = True):
+                realtime: bool = True, view=None):
     """Audit log + pipeline + service + app, wired as production runs them."""
     from kiosk.app import create_app
     from kiosk.demo import default_bets
@@ -489,7 +489,7 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
 
     log = AuditLog.in_dir(data_dir, config.table_id)
     last_round = max(round_numbers(log, table_id=config.table_id, limit=1) or [0])
-    pipeline = TablePipeline(config, source, detector, data_dir, realtime=realtime, round_no=last_round)
+    pipeline = TablePipeline(config, source, detector, data_dir, realtime=realtime, round_no=last_round, view=view)
     info = {"name": str(getattr(detector, "name", type(detector).__name__))}
     sha = getattr(detector, "file_sha256", None)
     if isinstance(sha, str):
@@ -504,6 +504,18 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     # passes on every event, camera turns included; a second path would deliver each twice.
     app = create_app({"DATA_DIR": str(data_dir), "DEMO": demo, **(app_config or {})}, service=service)
     return app, service, pipeline
+
+
+def _calibration_view(table_file):
+    """The picture the table's zones were marked on, or None (the camera is then compared
+    with its picture at start); an unreadable one is said once and does not stop the table."""
+    from vision.aim import ViewError, load_view, view_path
+
+    try:
+        return load_view(view_path(table_file))
+    except ViewError as exc:
+        print(f"warning: {exc}", file=sys.stderr)
+        return None
 
 
 def _retention(config, data_dir: Path, service, pipeline):
@@ -548,7 +560,8 @@ def run_kiosk_command(args) -> int:
     cam = config.camera
     source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
     detector = _detector(args)
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live)
+    view = _calibration_view(args.config)
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view)
     retention = _retention(config, data_dir, service, pipeline)
     pipeline.start()
     retention.start()
@@ -587,7 +600,8 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
     data_dir.mkdir(parents=True, exist_ok=True)
     source = open_source(str(frames), fps=config.camera.fps, loop=True)
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config)
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config,
+                                         view=_calibration_view(demo_dir / "table.yaml"))
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
     retention = _retention(config, data_dir, service, pipeline)

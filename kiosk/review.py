@@ -33,6 +33,7 @@ SCAN_LIMIT = 2000
 SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LOADED, AuditType.CONFIG_CHANGED,
                 AuditType.MODEL_LOADED, AuditType.CAMERA_OFFLINE, AuditType.CAMERA_ONLINE,
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
+                AuditType.CAMERA_MOVED, AuditType.CAMERA_MOVE_CLEARED,
                 AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,

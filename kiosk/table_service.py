@@ -171,6 +171,7 @@ class TableService:
         self._history_size = history_size
         self._camera = {"state": "unknown", "since": None, "reason": ""}
         self._camera_mirrored = False
+        self._camera_aim = "aimed"       # the last turn logged: aimed, moved or lost (vision.aim)
         self._feed = threading.Condition()
         self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
         self._version = 0
@@ -324,6 +325,14 @@ class TableService:
                 mirrored = ev.kind == EventKind.camera_mirrored
                 if self._camera_mirrored != mirrored:
                     self._camera_mirrored = mirrored
+                    self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data},
+                                      ts=ev.ts)
+                    self._publish()
+                return
+            if ev.kind in (EventKind.camera_moved, EventKind.camera_move_cleared):
+                aim = ev.data.get("aim", "moved" if ev.kind == EventKind.camera_moved else "aimed")
+                if self._camera_aim != aim:
+                    self._camera_aim = aim
                     self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data},
                                       ts=ev.ts)
                     self._publish()

@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 
 from scoring.errors import NiuniuError
+from vision.aim import save_view, view_path
 from vision.calibrate import (CalibrationError, build_config, click_zones, draw_zones, even_layout, grid_layout,
                               has_display, parse_grid, seat_names, zones_from_json)
 from vision.replay import format_rounds, jsonable, replay
@@ -150,6 +151,13 @@ def calibrate_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CalibrationError(f"cannot write {out}: {exc}") from None
     load_table_config(out)  # what was written must read back
+    view = view_path(out)
+    if image is not None:
+        save_view(image, view)   # what the running table checks the camera's aim against
+    elif view.exists():
+        # Zones placed without a picture no longer match the old one: a stale view would
+        # warn "moved" about a camera that did not move.
+        view.unlink()
     if args.preview:
         if image is None:
             raise CalibrationError("--preview needs --source to draw on")
@@ -160,6 +168,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {out}: table {config.table_id}, rules {config.rules}, seats {', '.join(config.seat_names)}")
         print(f"zones: {layout}")
+        if image is not None:
+            print(f"wrote {view}: the picture the zones were marked on; the kiosk warns when the camera "
+                  f"moves from it (keep it beside {out.name})")
         if previous:
             seats = [] if args.players is not None or args.seats else ["seats"]
             print("kept from the file it replaces: " + ", ".join(

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.aim import CAMERA_MOVE_CLEARED, CameraAimWatch
 from vision.corners import Detection
 from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
@@ -60,7 +61,7 @@ def normalise_detections(detections: list[Detection]) -> list[Detection]:
 class TablePipeline:
     def __init__(self, config: TableConfig, source: FrameSource | None, detector: Detector,
                  data_dir: str | Path | None = None, on_event: Callable[[RoundEvent], None] | None = None, *,
-                 realtime: bool = False, round_no: int = 0) -> None:
+                 realtime: bool = False, round_no: int = 0, view: np.ndarray | None = None) -> None:
         self.config = config
         self.source = source
         self.detector = detector
@@ -75,6 +76,10 @@ class TablePipeline:
         # crop is judged as the detector finds it, before the tracker rounds anything.
         judge = getattr(detector, "mirrored_odds", None) if getattr(detector, "mirror_judge", None) else None
         self.mirror_watch = CameraMirrorWatch(judge, on_change=self._mirroring_changed) if judge is not None else None
+        # ``view``: the picture the zones were marked on (vision.aim.view_path beside the table file).
+        limit = config.camera.move_limit
+        self.aim_watch = CameraAimWatch([z.polygon for z in config.seats], limit, view,
+                                        on_change=self._aim_changed) if limit > 0 else None
         self.recorder: RoundRecorder | None = None
         if data_dir is not None:
             self.recorder = RoundRecorder(
@@ -119,6 +124,8 @@ class TablePipeline:
         self._regions_read.append((read, len(regions)))
         if self.mirror_watch is not None:
             self.mirror_watch.check(frame.image, frame.ts, regions, detections)
+        if self.aim_watch is not None:
+            self.aim_watch.check(frame.image, frame.ts, cards_on_table=bool(detections))
         return self.process(frame.frame_no, frame.ts, (width, height), detections, frame.image)
 
     def process(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -268,6 +275,18 @@ class TablePipeline:
                                           log_odds=round(odds, 2), checks=self.mirror_watch.checks,
                                           source=getattr(self.source, "description", ""))
 
+    def _aim_changed(self, aim: str, ts: float, check) -> None:
+        watch = self.aim_watch
+        self.machine.note_camera_aim(aim, watch.warning or CAMERA_MOVE_CLEARED, ts,
+                                     shift=None if check.shift is None else round(check.shift, 4),
+                                     inliers=check.inliers, since=watch.since,
+                                     source=getattr(self.source, "description", ""))
+
+    def camera_warning(self) -> str | None:
+        """What the dealer's screen says is wrong with the camera's picture, if anything."""
+        warnings = [w.warning for w in (self.mirror_watch, self.aim_watch) if w is not None and w.warning]
+        return "; and ".join(warnings) or None
+
     # ------------------------------------------------------------ views
 
     def status(self) -> dict:
@@ -297,7 +316,11 @@ class TablePipeline:
                 "recording": str(self.recorder.current_dir) if self.recorder and self.recorder.current_dir else None,
                 "recording_error": self.recorder.error if self.recorder else None,
                 "last_error": self._last_error,
-                "camera_warning": self.mirror_watch.warning if self.mirror_watch is not None else None,
+                "camera_warning": self.camera_warning(),
+                "camera_aim": {"state": "off"} if self.aim_watch is None else {
+                    "state": self.aim_watch.state, "since": self.aim_watch.since, "checks": self.aim_watch.checks,
+                    "unchecked": self.aim_watch.unchecked,
+                    "shift": None if self.aim_watch.shift is None else round(self.aim_watch.shift, 4)},
             }
 
     def latest_jpeg(self, draw_boxes: bool = True) -> bytes | None:

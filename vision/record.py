@@ -43,8 +43,8 @@ the *rounded* values, so a replay sees exactly the numbers the live run saw.
 card, data``), from ``round_start`` to ``round_cleared``, including the people's actions
 (``card_corrected``, ``round_settled`` with the bets, ``round_void``, a manual
 ``round_cleared``) which a replay re-applies after the frame they name, and any
-``camera_offline``/``camera_online`` or ``camera_mirrored``/``camera_mirror_cleared`` while
-the round was open (kept, not compared).
+camera turn (``camera_offline``/``camera_online``, ``camera_mirrored``/``camera_mirror_cleared``,
+``camera_moved``/``camera_move_cleared``) while the round was open (kept, not compared).
 What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`.
 
 ``frames/``: a key frame at every frame where a card was accepted and where the round

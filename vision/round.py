@@ -69,6 +69,8 @@ class EventKind(StrEnum):
     camera_online = "camera_online"
     camera_mirrored = "camera_mirrored"
     camera_mirror_cleared = "camera_mirror_cleared"
+    camera_moved = "camera_moved"
+    camera_move_cleared = "camera_move_cleared"
 
 
 class AlertCode(StrEnum):
@@ -83,7 +85,7 @@ MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, Eve
 ``round_cleared`` whose ``data`` has ``manual: true``) after the frame they name."""
 
 CAMERA_KINDS = frozenset({EventKind.camera_offline, EventKind.camera_online, EventKind.camera_mirrored,
-                          EventKind.camera_mirror_cleared})
+                          EventKind.camera_mirror_cleared, EventKind.camera_moved, EventKind.camera_move_cleared})
 
 
 class RoundError(NiuniuError):
@@ -110,7 +112,10 @@ class RoundEvent:
       ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it;
     * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``;
     * ``camera_mirrored``/``camera_mirror_cleared``: ``reason``, ``source``, ``log_odds`` (the
-      deciding check's: above 0 reads mirrored), ``checks`` (seats judged so far).
+      deciding check's: above 0 reads mirrored), ``checks`` (seats judged so far);
+    * ``camera_moved``/``camera_move_cleared``: ``reason``, ``source``, ``aim`` (``moved`` or
+      ``lost``: no table found), ``shift`` (share of the picture's width, null when lost),
+      ``inliers`` (table features that agreed), ``since`` (the view compared with).
     """
 
     kind: EventKind
@@ -601,6 +606,13 @@ class RoundMachine:
         round must see in the log, not only on the dealer's screen, that it did so then."""
         kind = EventKind.camera_mirrored if mirrored else EventKind.camera_mirror_cleared
         return self._note_camera(kind, reason, ts, data)
+
+    def note_camera_aim(self, aim: str, reason: str, ts: float | None = None, **data: Any) -> RoundEvent:
+        """Publish camera_moved (``aim`` moved or lost) or camera_move_cleared (aimed): cards
+        read while the camera looked elsewhere may sit in the wrong seat, and surveillance
+        reviewing that round must find it in the log."""
+        kind = EventKind.camera_move_cleared if aim == "aimed" else EventKind.camera_moved
+        return self._note_camera(kind, reason, ts, {"aim": aim, **data})
 
     def _note_camera(self, kind: EventKind, reason: str, ts: float | None, data: dict) -> RoundEvent:
         with self._lock:

@@ -106,6 +106,10 @@ class CameraSettings(StrictModel):
     reconnect_initial_s: float = Field(0.5, gt=0, le=60, description="first reconnect delay; doubles on each failure")
     reconnect_max_s: float = Field(30.0, gt=0, le=3600, description="longest delay between reconnect attempts")
     jpeg_quality: int = Field(85, ge=30, le=100, description="quality of recorded key frames and the live view")
+    move_limit: float = Field(0.03, ge=0, le=0.5, allow_inf_nan=False,
+                              description="the dealer's screen says the camera moved when the table shifts more "
+                                          "than this share of the picture's width from where its zones were "
+                                          "marked (0: not checked)")
 
     @model_validator(mode="after")
     def _size_pair(self) -> "CameraSettings":

@@ -82,6 +82,7 @@ def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, a
     drive.mkdir()
     table = tmp_path / "table.yaml"
     table.write_text("table_id: t1\n")
+    (tmp_path / "table.view.jpg").write_bytes(b"the picture the zones were marked on")
     for _ in range(3):
         code, out, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--config", str(table),
                                  "--keep", "2"])
@@ -89,6 +90,7 @@ def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, a
     assert "chain checked" in out and "removed 1 older" in out
     kept = sorted(p.name for p in drive.iterdir())
     assert len(kept) == 2 and (drive / kept[-1] / "config" / "table.yaml").read_text() == "table_id: t1\n"
+    assert (drive / kept[-1] / "config" / "table.view.jpg").read_bytes().startswith(b"the picture")
     made = audit.last()
     assert made.type == AuditType.BACKUP_MADE and made.data["to"] == str(drive / kept[-1])
 

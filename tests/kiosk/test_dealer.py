@@ -358,6 +358,18 @@ def test_a_mirrored_camera_and_its_mending_are_logged_once_each_for_surveillance
     assert logged == [("camera_mirrored", "camera", 12, 25.0), ("camera_mirror_cleared", "camera", 40, None)]
 
 
+def test_a_moved_camera_is_logged_at_each_turn_moved_lost_and_back(service, audit):
+    """Moved, then covered, then put back: three records for surveillance, repeats dropped."""
+    from vision.round import EventKind, RoundEvent
+    moved = RoundEvent(EventKind.camera_moved, 0, 60.0, 12, data={"aim": "moved", "shift": 0.047, "inliers": 295})
+    lost = RoundEvent(EventKind.camera_moved, 0, 90.0, 20, data={"aim": "lost", "shift": None, "inliers": 0})
+    back = RoundEvent(EventKind.camera_move_cleared, 0, 150.0, 40, data={"aim": "aimed", "shift": 0.0})
+    for event in (moved, moved, lost, back, back):
+        service.on_pipeline_event(event)
+    logged = [(r.type, r.data["aim"], r.data["frame_no"]) for r in audit.records() if r.type.startswith("camera")]
+    assert logged == [("camera_moved", "moved", 12), ("camera_moved", "lost", 20), ("camera_move_cleared", "aimed", 40)]
+
+
 def test_sse_resumes_from_last_event_id_after_a_reconnect(dealer, client, service):
     bet(dealer, "1", "100")
     mark = service.version
