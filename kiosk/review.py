@@ -18,7 +18,7 @@ from flask import Blueprint, Response, abort, flash, g, redirect, render_templat
 
 from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
-from kiosk.rounds import banking_of, house_net_of, load_round, matches, round_numbers
+from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, matches, round_numbers
 from kiosk.retention import deletion_of
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
@@ -109,7 +109,8 @@ def round_detail(round_no: int):
     folder = _recording_dir(round_no)
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
-    return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
+    camera = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
+    return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
                            recording=folder.name if folder else None, pruned=pruned,
                            hold=hold_of(folder) if folder else None,
                            house_net=house_net_of(summary["settlement"]),

@@ -175,3 +175,32 @@ def house_net_of(settlement: dict | None) -> str | None:
                                     Decimal(settlement["total_commission"])))
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return None
+
+
+# Each camera fault the log can show, the record that starts it and the one that ends it.
+CAMERA_FAULTS = {
+    AuditType.CAMERA_OFFLINE: AuditType.CAMERA_ONLINE,
+    AuditType.CAMERA_MIRRORED: AuditType.CAMERA_MIRROR_CLEARED,
+    AuditType.CAMERA_MOVED: AuditType.CAMERA_MOVE_CLEARED,
+}
+
+
+def camera_during(log: AuditLog, started: str | None, ended: str | None, *,
+                  table_id: str | None = None) -> list[AuditRecord]:
+    """The camera records that bear on a round played from ``started`` to ``ended``: each
+    fault still in force when it started, and every camera turn until it ended.
+
+    A disputed round is judged on what the camera saw, and a camera knocked or covered
+    five minutes before the deal is logged then, not under the round.  A kiosk start ends
+    every fault (the watches start afresh and log again what is still wrong)."""
+    if started is None:
+        return []
+    in_force = []
+    for fault, mended in CAMERA_FAULTS.items():
+        last = log.records(types=(fault, mended, AuditType.KIOSK_START), until=started, table_id=table_id,
+                           newest_first=True, limit=1)
+        if last and last[0].type == fault and last[0].ts < started:
+            in_force.append(last[0])
+    turns = [r for r in log.records(types=(*CAMERA_FAULTS, *CAMERA_FAULTS.values()), since=started, until=ended,
+                                    table_id=table_id)]
+    return sorted(in_force, key=lambda r: r.seq) + turns

@@ -305,3 +305,50 @@ def test_a_table_file_with_an_unknown_time_zone_is_refused_in_one_line():
     from vision.table import ConfigError, table_config_from_dict
     with pytest.raises(ConfigError, match="timezone: 'Asia/Phnom Penh' is not a time zone; use an IANA name"):
         table_config_from_dict({**table_dict(), "timezone": "Asia/Phnom Penh"})
+
+
+def test_a_rounds_page_names_the_camera_faults_in_force_while_it_was_played(client, service):
+    """A camera knocked before the deal is logged then, not under the round; the round's
+    page still shows it, and a camera that dropped out mid-round, to surveillance."""
+    import time
+
+    from vision.round import EventKind, RoundEvent
+
+    def camera(kind, **data):
+        time.sleep(0.002)
+        service.on_pipeline_event(RoundEvent(kind, 0, time.time(), 1, data=data))
+        time.sleep(0.002)
+
+    token = login(client, "dealer1")
+    headers = {"X-CSRF-Token": token}
+    frames = iter(range(1, 100))
+
+    def deal(cards, *, during=()):
+        client.post("/dealer/api/bet", json={"seat": "1", "amount": "10", "kind": "equal"}, headers=headers)
+        service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", cards)], next(frames))
+        for kind, data in during:
+            camera(kind, **data)
+        assert client.post("/dealer/api/settle", headers=headers).status_code == 200
+        service.observe([], next(frames))
+
+    deal("KS QS JS 10S 10H")                                                            # 1
+    camera(EventKind.camera_moved, aim="moved", reason="the camera has moved: 5% of the width")
+    deal("AS 2S 3D 4D 5C")                                                              # 2
+    camera(EventKind.camera_move_cleared, aim="aimed", reason="sees the table where it lay again")
+    deal("KC QC JC 10C 9D")                                                             # 3
+    deal("2C 3C 5S 7H 8D", during=[(EventKind.camera_offline, {"reason": "no frame for 3 s"}),   # 4
+                                   (EventKind.camera_online, {"reason": "frames again"})])
+    client.post("/auth/logout", data={"csrf_token": token})
+    login(client, "watch1")
+
+    def camera_section(round_no):
+        page = client.get(f"/review/round/{round_no}").get_data(as_text=True)
+        return page[page.index('id="camera-during"'):].split("</section>")[0]
+
+    for clean in (1, 3):
+        assert "No camera fault" in camera_section(clean)
+    second = camera_section(2)
+    assert "camera_moved (moved)" in second and "before the round, still in force" in second
+    assert "5% of the width" in second and "camera_move_cleared" not in second
+    fourth = camera_section(4)
+    assert "camera_offline" in fourth and "camera_online" in fourth and "before the round" not in fourth
