@@ -8,6 +8,9 @@ The package (a zip) holds::
                     moment, and the SHA-256 of every other file
     round.json      the round as the review page shows it (folded from audit.json; a reading aid)
     audit.json      every audit record of the round, exactly as stored and hashed
+    camera.json     the camera records that bear on it (a fault in force at its start, each
+                    camera turn while it ran), as stored: a camera knocked before the deal
+                    is logged then, not under the round
     recording/      the round's recording folder as it is on disk (replay it:
                     ``niuniu replay recording/<folder> --json``), when it was still kept
     README.txt      this, for whoever opens it
@@ -31,9 +34,10 @@ from typing import IO
 
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
-from kiosk.rounds import fold_round
+from kiosk.rounds import CAMERA_FAULTS, camera_during, fold_round
 
 FORMAT = "niuniu-evidence/1"
+CAMERA_TYPES = (*CAMERA_FAULTS, *CAMERA_FAULTS.values())
 MANIFEST = "MANIFEST.json"
 README = """Niu Niu round evidence ({format})
 
@@ -42,6 +46,8 @@ MANIFEST.json  table, round, who exported it and when, the audit chain's head at
 round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json
 audit.json     the round's audit records as stored: each record's hash is SHA-256 of the previous
                record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
+camera.json    the camera's records that bear on the round, as stored: a fault (offline, mirrored,
+               moved or covered) still in force when it started, and every camera turn until it ended
 recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
                (replay: niuniu replay recording/<folder> --json); where retention had deleted it,
                MANIFEST.json's recording_deleted names the audit record that did
@@ -64,10 +70,13 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     if not records:
         raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
     deleted = None if recording else deletion_of(log, round_no, since=records[0].ts, table_id=table_id)
+    summary = fold_round(records)
+    camera = camera_during(log, summary["started"], summary["ended"], table_id=table_id)
     head = log.last()
     files: dict[str, bytes] = {
         "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),
-        "round.json": _json_bytes(fold_round(records)),
+        "camera.json": _json_bytes([dataclasses.asdict(r) for r in camera]),
+        "round.json": _json_bytes(summary),
         "README.txt": README.format(format=FORMAT).encode("utf-8"),
     }
     recording_files: dict[str, Path] = {}
@@ -85,7 +94,8 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
             package.writestr(name, data, zipfile.ZIP_STORED if path.suffix == ".jpg" else zipfile.ZIP_DEFLATED)
         manifest = {"format": FORMAT, "table_id": table_id, "round": round_no, "exported_at": utc_iso(),
                     "exported_by": exported_by, "head": {"seq": head.seq, "hash": head.hash},
-                    "records": len(records), "recording": recording.name if recording else None,
+                    "records": len(records), "camera_records": len(camera),
+                    "recording": recording.name if recording else None,
                     "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
                     if deleted else None,
                     "files": dict(sorted(digests.items()))}
@@ -146,6 +156,13 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
         if not problems:
             facts.append(f"{len(listed)} files as the manifest lists them")
         records = _records(package, problems)
+        camera = _records(package, problems, "camera.json") if "camera.json" in names else []
+    for record in camera:
+        if record.expected_hash() != record.hash:
+            problems.append(f"camera record seq {record.seq} ({record.type}) does not hash to its stored hash: "
+                            "its contents were changed")
+        elif record.type not in CAMERA_TYPES:
+            problems.append(f"camera.json holds seq {record.seq}, a {record.type} record, not a camera record")
     for record in records:
         if record.expected_hash() != record.hash:
             problems.append(f"audit record seq {record.seq} ({record.type}) does not hash to its stored hash: "
@@ -155,17 +172,30 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
                             f"not round {manifest.get('round')}")
     if records and not any(p.startswith("audit record") for p in problems):
         facts.append(f"{len(records)} audit records of round {manifest.get('round')}, each hash recomputes")
+    if camera and not any(p.startswith("camera") for p in problems):
+        facts.append(f"{len(camera)} camera records bearing on the round, each hash recomputes")
     if log is not None:
         _check_against_log(log, manifest, sha256(raw_manifest), records, problems, facts)
+        _check_camera_against_log(log, camera, problems)
     return EvidenceCheck(problems, facts)
 
 
-def _records(package: zipfile.ZipFile, problems: list[str]) -> list[AuditRecord]:
+def _records(package: zipfile.ZipFile, problems: list[str], name: str = "audit.json") -> list[AuditRecord]:
     try:
-        return [AuditRecord(**item) for item in json.loads(package.read("audit.json"))]
+        return [AuditRecord(**item) for item in json.loads(package.read(name))]
     except (KeyError, ValueError, TypeError) as exc:
-        problems.append(f"audit.json cannot be read as audit records ({exc})")
+        problems.append(f"{name} cannot be read as audit records ({exc})")
         return []
+
+
+def _check_camera_against_log(log: AuditLog, camera: list[AuditRecord], problems: list[str]) -> None:
+    if not camera:
+        return
+    seqs = [r.seq for r in camera]
+    stored = {r.seq: r.hash for r in log.records(after_seq=min(seqs) - 1, upto_seq=max(seqs), types=CAMERA_TYPES)}
+    for record in camera:
+        if stored.get(record.seq) != record.hash:
+            problems.append(f"camera record seq {record.seq} is not the one the log holds at that seq")
 
 
 def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list[AuditRecord],

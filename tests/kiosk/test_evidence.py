@@ -144,3 +144,37 @@ def test_the_console_makes_and_checks_a_package(played, app, service, audit, run
     assert code != 0 and "no round 77" in err and not (tmp_path / "x.zip").exists()
     code, out, _ = runner(["audit", "check-evidence", str(tmp_path / "missing.zip")])
     assert code == 1 and "PROBLEM" in out
+
+
+def test_a_camera_fault_in_force_when_the_round_was_played_travels_with_it(client, service, audit, tmp_path):
+    """The camera knocked before the deal is logged then, under no round; the round's
+    package carries that record, checked like the round's own, and a changed one shows."""
+    import time
+
+    from kiosk_testing import login, play
+    from vision.round import EventKind, RoundEvent
+
+    time.sleep(0.002)
+    service.on_pipeline_event(RoundEvent(EventKind.camera_moved, 0, time.time(), 1,
+                                         data={"aim": "moved", "reason": "the camera has moved", "shift": 0.047}))
+    time.sleep(0.002)
+    play(client, service, [("KS QS JS 10S 10H", "settle")])
+    login(client, "watch1")
+    data = client.get("/review/round/1/evidence.zip").data
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        camera = json.loads(z.read("camera.json"))
+        manifest = json.loads(z.read("MANIFEST.json"))
+    assert [(r["type"], r["round_no"]) for r in camera] == [("camera_moved", None)]
+    assert manifest["camera_records"] == 1
+    path = tmp_path / "e.zip"
+    path.write_bytes(data)
+    result = check_evidence(path, audit)
+    assert result.ok, result.problems
+    assert "1 camera records bearing on the round, each hash recomputes" in result.facts
+
+    camera[0]["payload"] = camera[0]["payload"].replace("0.047", "0.001")   # "it hardly moved"
+    altered = json.dumps(camera).encode()
+    manifest["files"]["camera.json"] = hashlib.sha256(altered).hexdigest()
+    forged = rezip(data, tmp_path / "f.zip", {"camera.json": altered, "MANIFEST.json": json.dumps(manifest).encode()})
+    problems = check_evidence(forged, audit).problems
+    assert any(f"camera record seq {camera[0]['seq']} (camera_moved) does not hash" in p for p in problems)
