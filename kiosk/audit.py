@@ -82,6 +82,7 @@ class AuditType(StrEnum):
     DISK_LOW = "disk_low"
     RECORDING_HELD = "recording_held"
     RECORDING_RELEASED = "recording_released"
+    RECORDING_SEALED = "recording_sealed"
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"

@@ -30,8 +30,7 @@ from pathlib import Path
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from vision.aim import view_path
-from vision.record import RECORDINGS, folder_time
-from vision.retention import HOLD
+from vision.record import HOLD, RECORDINGS, folder_time
 
 PREFIX = "niuniu-backup-"
 MANIFEST = "MANIFEST.json"

@@ -35,6 +35,7 @@ from typing import IO
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
 from kiosk.rounds import CAMERA_FAULTS, camera_during, fold_round
+from vision.record import seal_changes
 
 FORMAT = "niuniu-evidence/1"
 CAMERA_TYPES = (*CAMERA_FAULTS, *CAMERA_FAULTS.values())
@@ -50,7 +51,9 @@ camera.json    the camera's records that bear on the round, as stored: a fault (
                moved or covered) still in force when it started, and every camera turn until it ended
 recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
                (replay: niuniu replay recording/<folder> --json); where retention had deleted it,
-               MANIFEST.json's recording_deleted names the audit record that did
+               MANIFEST.json's recording_deleted names the audit record that did.  Its files'
+               SHA-256 were sealed in the audit log when the round ended: audit.json's
+               recording_sealed record
 
 Check it: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
 """
@@ -157,6 +160,7 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
             facts.append(f"{len(listed)} files as the manifest lists them")
         records = _records(package, problems)
         camera = _records(package, problems, "camera.json") if "camera.json" in names else []
+        _check_recording_seal(package, names, manifest, records, problems, facts)
     for record in camera:
         if record.expected_hash() != record.hash:
             problems.append(f"camera record seq {record.seq} ({record.type}) does not hash to its stored hash: "
@@ -186,6 +190,28 @@ def _records(package: zipfile.ZipFile, problems: list[str], name: str = "audit.j
     except (KeyError, ValueError, TypeError) as exc:
         problems.append(f"{name} cannot be read as audit records ({exc})")
         return []
+
+
+def _check_recording_seal(package: zipfile.ZipFile, names: set[str], manifest: dict, records: list[AuditRecord],
+                          problems: list[str], facts: list[str]) -> None:
+    """The recording against the digests the kiosk sealed in its log when the round ended:
+    a frame changed on the kiosk's disk before the export shows, not only one changed since."""
+    folder = manifest.get("recording")
+    seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
+    if not folder or seal is None or seal.expected_hash() != seal.hash:
+        return
+    if seal.data.get("folder") != folder:
+        problems.append(f"the recording {folder} is not the one sealed in the log (seq {seal.seq}: "
+                        f"{seal.data.get('folder')})")
+        return
+    prefix = f"recording/{folder}/"
+    files = {name[len(prefix):]: package.read(name) for name in names
+             if name.startswith(prefix) and not name.endswith("/")}
+    changes = seal_changes(files, seal.data.get("files", {}))
+    problems.extend(f"recording: {change} in the log (seq {seal.seq})" for change in changes)
+    if not changes:
+        facts.append(f"the recording's {len(seal.data.get('files', {}))} files are the ones sealed in the audit "
+                     f"log when the round ended (seq {seal.seq})")
 
 
 def _check_camera_against_log(log: AuditLog, camera: list[AuditRecord], problems: list[str]) -> None:

@@ -22,7 +22,7 @@ from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, ma
 from kiosk.retention import deletion_of
 from kiosk.runtime import audit, runtime, service
 from scoring.categories import Category
-from vision.record import recordings_dir, round_folder
+from vision.record import recording_digests, recordings_dir, round_folder, seal_changes
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -110,7 +110,10 @@ def round_detail(round_no: int):
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
+    seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
+    changes = seal_changes(recording_digests(folder), seal.data.get("files", {})) if folder and seal else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
+                           seal=seal, seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
                            hold=hold_of(folder) if folder else None,
                            house_net=house_net_of(summary["settlement"]),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -27,6 +28,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
@@ -37,8 +39,11 @@ from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
+from vision.record import HOLD, recording_digests
 from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
+
+log = logging.getLogger(__name__)
 
 HISTORY_SIZE = 10
 FEED_SIZE = 256
@@ -180,7 +185,11 @@ class TableService:
         self.audit_error: str | None = None
         self.disk_warning: str | None = None    # set by the recording retention thread
         self._clock_checked: tuple[float, dict] | None = None
+        self._sealing: list[threading.Thread] = []
         machine.add_listener(self._on_machine_event)
+        recorder = getattr(pipeline, "recorder", None)
+        if recorder is not None:
+            recorder.on_finished = self.seal_recording
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -206,6 +215,7 @@ class TableService:
             self._publish()
 
     def stop(self, reason: str = "normal shutdown") -> None:
+        self.wait_sealed()          # a recording finished at shutdown is sealed before the stop record
         with self._lock:
             if self._stopped or not self._started:
                 return
@@ -214,6 +224,33 @@ class TableService:
                                                                 "round": self.machine.round_no,
                                                                 "state": str(self.machine.state)})
             self._publish()
+
+    # ------------------------------------------------------------------ recordings
+
+    def seal_recording(self, folder: Path, meta: dict) -> None:
+        """Seal a finished recording in the audit log (the recorder's ``on_finished``).
+
+        The files are hashed on a thread of their own: ~10 MB a round, which the round
+        machine's lock (held by whoever reports the clearing frame) should not wait for."""
+        thread = threading.Thread(target=self._seal, args=(Path(folder), meta), name=f"seal:{Path(folder).name}",
+                                  daemon=True)
+        self._sealing = [t for t in self._sealing if t.is_alive()] + [thread]
+        thread.start()
+
+    def wait_sealed(self, timeout: float = 30.0) -> None:
+        for thread in list(self._sealing):
+            thread.join(timeout)
+
+    def _seal(self, folder: Path, meta: dict) -> None:
+        try:
+            files = recording_digests(folder)
+            size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and p.name != HOLD)
+            self.audit.append(AuditType.RECORDING_SEALED, "system",
+                              {"folder": folder.name, "files": files, "bytes": size,
+                               "interrupted": bool(meta.get("interrupted"))},
+                              round_no=meta.get("round_no"))
+        except Exception:  # an unsealed recording is still a recording: say so, keep the table going
+            log.exception("sealing the recording %s in the audit log failed", folder.name)
 
     def _recover(self) -> str:
         """Close a round the last process left open, and say how the last run ended."""

@@ -53,15 +53,22 @@ became complete, as the camera delivered it (no overlay).
 Every line is flushed as it is written, so a crash loses at most the line being written;
 a disk error stops this round's recording (reported in the pipeline status), never the
 pipeline.
+
+A finished folder is told to ``RoundRecorder.on_finished``; the kiosk then seals it: the
+SHA-256 of every file goes into the audit log (``recording_sealed``), so a key frame
+swapped on the disk later shows against the tamper-evident log (:func:`seal_changes`).
+``hold.json``, surveillance's hold written beside a finished recording, is not part of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -82,6 +89,7 @@ META = "meta.json"
 DETECTIONS = "detections.jsonl"
 EVENTS = "events.jsonl"
 FRAMES = "frames"
+HOLD = "hold.json"       # surveillance's hold on a finished recording (vision.retention), not sealed
 _KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.round_complete)
 
 
@@ -217,6 +225,10 @@ class RoundRecorder:
         self._last_image: tuple[int, np.ndarray] | None = None
         self.error: str | None = None
         self.finished: deque[Path] = deque(maxlen=100)  # the latest finished round folders
+        # Told (folder, meta) of each finished folder, on the recording thread after its lock
+        # is released: the kiosk seals the folder's files in its audit log.
+        self.on_finished: Callable[[Path, dict], None] | None = None
+        self._untold: list[tuple[Path, dict]] = []
 
     @property
     def current_dir(self) -> Path | None:
@@ -246,6 +258,7 @@ class RoundRecorder:
             # Always kept, even while a round is open: the next round may start on the very
             # frame that clears this one, and its tracker needs the frames before it.
             self._preroll.append(line)
+        self._tell_finished()
 
     def on_event(self, event: RoundEvent) -> None:
         with self._lock:
@@ -269,6 +282,7 @@ class RoundRecorder:
                 else:
                     files.close_after = event.frame_no
                     self._closing.append(files)
+        self._tell_finished()
 
     def close(self) -> None:
         """Stop recording; a round still open is marked interrupted."""
@@ -279,6 +293,7 @@ class RoundRecorder:
             if self._current is not None:
                 self._finish(self._current, interrupted=True)
                 self._current = None
+        self._tell_finished()
 
     # ------------------------------------------------------------ files
 
@@ -326,10 +341,58 @@ class RoundRecorder:
     def _finish(self, files: _RoundFiles, interrupted: bool) -> None:
         files.finish(interrupted)
         self.finished.append(files.folder)
+        self._untold.append((files.folder, dict(files.meta)))
+
+    def _tell_finished(self) -> None:
+        with self._lock:
+            untold, self._untold = self._untold, []
+        for folder, meta in untold:
+            if self.on_finished is not None:
+                try:
+                    self.on_finished(folder, meta)
+                except Exception:  # sealing must never stop the table
+                    log.exception("telling that %s is finished failed", folder.name)
 
     def _fail(self, message: str) -> None:
         log.error("recording: %s", message)
         self.error = message
+
+
+# ------------------------------------------------------------ sealing
+
+
+def recording_digests(folder: str | Path) -> dict[str, str]:
+    """The SHA-256 of every file of a finished recording, by its path inside the folder."""
+    folder = Path(folder)
+    digests = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.relative_to(folder).as_posix() != HOLD:
+            digests[path.relative_to(folder).as_posix()] = _sha256_file(path)
+    return digests
+
+
+def seal_changes(files: dict[str, bytes | str], sealed: dict[str, str]) -> list[str]:
+    """What differs between a recording's files (path -> contents or SHA-256) and its seal."""
+    changes = []
+    for name, digest in sorted(sealed.items()):
+        if name not in files:
+            changes.append(f"{name} was sealed but is missing")
+        elif _digest(files[name]) != digest:
+            changes.append(f"{name} differs from the file sealed")
+    changes += [f"{name} was added after the seal" for name in sorted(set(files) - set(sealed) - {HOLD})]
+    return changes
+
+
+def _digest(contents: bytes | str) -> str:
+    return contents if isinstance(contents, str) else hashlib.sha256(contents).hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 # ------------------------------------------------------------ reading

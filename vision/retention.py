@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from vision.record import FOLDER_TIME, write_json_atomic
+from vision.record import FOLDER_TIME, HOLD, write_json_atomic
 from vision.table import RecordingSettings
 
 log = logging.getLogger(__name__)
-HOLD = "hold.json"
 DAY_S = 86400.0
 
 

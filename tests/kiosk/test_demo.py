@@ -61,6 +61,15 @@ def test_demo_plays_scores_and_settles_rounds(tmp_path, runner):
     assert code == 0 and out.startswith("OK")
     recordings = list((tmp_path / "data" / "recordings" / "t1").glob("*-round-0001/frames/*.jpg"))
     assert recordings, "key frames of round 1 were recorded for review"
+    # Each finished round's files were sealed in the audit log, as they are on the disk.
+    from vision.record import recording_digests
+
+    sealed = {r["round"]: r["payload"] for r in kiosk.records("recording_sealed")}
+    assert {1, 2} <= set(sealed)
+    first = next((tmp_path / "data" / "recordings" / "t1").glob("*-round-0001"))
+    assert sealed[1]["folder"] == first.name and sealed[1]["files"] == recording_digests(first)
+    assert {"meta.json", "events.jsonl", "detections.jsonl"} <= set(sealed[1]["files"])
+    assert recordings[0].relative_to(first).as_posix() in sealed[1]["files"]
 
 
 def test_missing_demo_directory_is_a_clear_error(tmp_path, runner):

@@ -178,3 +178,29 @@ def test_a_camera_fault_in_force_when_the_round_was_played_travels_with_it(clien
     forged = rezip(data, tmp_path / "f.zip", {"camera.json": altered, "MANIFEST.json": json.dumps(manifest).encode()})
     problems = check_evidence(forged, audit).problems
     assert any(f"camera record seq {camera[0]['seq']} (camera_moved) does not hash" in p for p in problems)
+
+
+def test_a_key_frame_swapped_on_the_disk_shows_against_the_seal_in_the_log(played, app, service, audit, tmp_path):
+    """The seal is made when the round's recording is finished; a frame changed on the
+    kiosk's disk afterwards shows on the review page and in a package exported after it,
+    with or without the log (the seal travels in audit.json)."""
+    folder = recording(app, service, 2)
+    service.seal_recording(folder, {"round_no": 2, "interrupted": False})
+    service.wait_sealed()
+    seal = audit.last()
+    assert seal.type == AuditType.RECORDING_SEALED and seal.round_no == 2 and seal.actor == "system"
+    assert sorted(seal.data["files"]) == ["events.jsonl", "frames/00000005.jpg", "meta.json"]
+    page = played.get("/review/round/2").get_data(as_text=True)
+    assert "Every file (3) is as sealed in the audit log" in page
+
+    (folder / "hold.json").write_text("{}")                         # surveillance's own hold: not sealed
+    (folder / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8another hand")
+    page = played.get("/review/round/2").get_data(as_text=True)
+    assert "is not as it was sealed in the audit log" in page
+    assert "frames/00000005.jpg differs from the file sealed" in page and "hold.json" not in page.split("Event timeline")[0]
+
+    path = tmp_path / "late.zip"
+    path.write_bytes(played.get("/review/round/2/evidence.zip").data)
+    for log in (audit, None):
+        problems = check_evidence(path, log).problems
+        assert problems[:1] == [f"recording: frames/00000005.jpg differs from the file sealed in the log (seq {seal.seq})"]

@@ -316,3 +316,39 @@ def test_the_bundled_demo_replays_to_its_truth():
     rounds = replay(DEMO)
     assert len(rounds) >= 3
     assert [r["seats"] for r in rounds] == [t["seats"] for t in truth]
+
+
+def test_each_finished_recording_is_told_once_whole_so_it_can_be_sealed(tmp_path):
+    """The kiosk seals what it is told: the folder finished (meta written with its end), told
+    on the recording thread with the recorder's lock free, an interrupted one at shutdown too."""
+    from vision.record import recording_digests, seal_changes
+
+    script = dealing(ROUND_A) + dealing(ROUND_B)[:20]
+    pipeline = TablePipeline(CONFIG, None, ScriptedDetector(script), data_dir=tmp_path)
+    told = []
+
+    def on_finished(folder, meta):
+        assert pipeline.recorder._lock.acquire(blocking=False), "told while the recorder's lock is held"
+        pipeline.recorder._lock.release()
+        told.append((folder, meta, recording_digests(folder)))
+
+    pipeline.recorder.on_finished = on_finished
+    for i in range(len(script)):
+        pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
+        settle_when_complete(pipeline, i)
+    assert [(m["round_no"], m["interrupted"]) for _, m, _ in told] == [(1, False)]
+    pipeline.stop()
+    assert [(m["round_no"], m["interrupted"]) for _, m, _ in told] == [(1, False), (2, True)]
+    folder, meta, digests = told[0]
+    assert meta["ended"] is not None and json.loads((folder / "meta.json").read_text()) == meta
+    assert {"meta.json", "events.jsonl", "detections.jsonl"} <= set(digests) and any(
+        name.startswith("frames/") for name in digests)
+    # What the seal then tells apart: a frame changed, one deleted, one added.
+    files = {name: (folder / name).read_bytes() for name in digests}
+    assert seal_changes(files, digests) == []
+    frame = next(name for name in digests if name.startswith("frames/"))
+    changed = {**files, frame: b"another picture", "frames/99999999.jpg": b"x", "hold.json": b"{}"}
+    del changed["events.jsonl"]
+    assert seal_changes(changed, digests) == ["events.jsonl was sealed but is missing",
+                                              f"{frame} differs from the file sealed",
+                                              "frames/99999999.jpg was added after the seal"]
