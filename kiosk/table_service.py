@@ -39,7 +39,7 @@ from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
-from vision.record import HOLD, recording_digests
+from vision.record import recording_digests
 from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
 
@@ -244,7 +244,7 @@ class TableService:
     def _seal(self, folder: Path, meta: dict) -> None:
         try:
             files = recording_digests(folder)
-            size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and p.name != HOLD)
+            size = sum((folder / name).stat().st_size for name in files)
             self.audit.append(AuditType.RECORDING_SEALED, "system",
                               {"folder": folder.name, "files": files, "bytes": size,
                                "interrupted": bool(meta.get("interrupted"))},
