@@ -47,11 +47,12 @@ MIN_INLIER_SHARE = 0.25     # ... nor do matches of which fewer than this share 
 MIN_VIEW_FEATURES = 60      # a view with fewer (plain cloth, a black picture) cannot be compared with
 RANSAC_PX = 3.0             # a match agrees with a movement within this many work pixels
 
+# Shown to the dealer: what is wrong and whom to call; the technician's fix is in the README.
 CAMERA_MOVED = ("the camera has moved: the table lies {shift:.0%} of the picture's width from where it lay "
-                "{since}, so cards may be counted to the wrong seat. Put the camera back, or calibrate the "
-                "table again (`niuniu calibrate --source ... --force`) and restart niuniu")
+                "{since}, so cards may be counted to the wrong seat. Call the technician to put the camera "
+                "back or calibrate the table again")
 CAMERA_LOST = ("the camera no longer sees the table as it lay {since}: it is covered, turned away or out of "
-               "focus, so cards are not read. Look at the live view and put the camera back")
+               "focus, so cards are not read. Uncover it, or call the technician")
 AT_CALIBRATION, AT_START = "when its seat zones were marked", "when the kiosk started"
 CAMERA_MOVE_CLEARED = "the camera sees the table where it lay again (three checks in a row)"
 

@@ -73,7 +73,7 @@ def test_a_knocked_camera_is_named_after_three_checks_and_cleared_when_put_back(
     (aim, ts, check), = turns
     assert (aim, ts) == ("moved", 20.0) and check.shift == pytest.approx(60 / 1280, abs=0.003)
     assert "the camera has moved: the table lies 5% of the picture's width" in watch.warning
-    assert AT_CALIBRATION in watch.warning and "niuniu calibrate" in watch.warning
+    assert AT_CALIBRATION in watch.warning and "calibrate the table again" in watch.warning
     assert watch_over(watch, [frame(n) for n in DEALT[4:]], start=100.0) == ["moved", "moved", "aimed"]
     assert [t[0] for t in turns] == ["moved", "aimed"] and watch.warning is None
 
