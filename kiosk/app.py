@@ -63,11 +63,11 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
     app.extensions[EXTENSION] = Runtime(data_dir, service.audit, service,
                                         list(app.config.get("DEMO_ACCOUNTS", [])), ChainCheck(service.audit))
 
-    from kiosk import admin, auth, dealer, live, review
+    from kiosk import admin, auth, dealer, live, review, zones
 
     app.before_request(auth.load_user)
     app.before_request(auth.check_csrf)
-    for blueprint in (auth.bp, dealer.bp, review.bp, live.bp, admin.bp):
+    for blueprint in (auth.bp, dealer.bp, review.bp, live.bp, admin.bp, zones.bp):
         app.register_blueprint(blueprint)
 
     @app.context_processor

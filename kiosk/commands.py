@@ -561,7 +561,8 @@ def run_kiosk_command(args) -> int:
     source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
     detector = _detector(args)
     view = _calibration_view(args.config)
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view)
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view,
+                                         app_config={"TABLE_FILE": str(Path(args.config).resolve())})
     retention = _retention(config, data_dir, service, pipeline)
     pipeline.start()
     retention.start()
@@ -600,7 +601,8 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
     data_dir.mkdir(parents=True, exist_ok=True)
     source = open_source(str(frames), fps=config.camera.fps, loop=True)
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True, app_config=app_config,
+    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True,
+                                         app_config={"TABLE_FILE": str((demo_dir / "table.yaml").resolve()), **(app_config or {})},
                                          view=_calibration_view(demo_dir / "table.yaml"))
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))

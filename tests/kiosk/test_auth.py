@@ -145,6 +145,7 @@ ROLE_PAGES = {
     "/review/chain": {"watch1"},
     "/review/export?format=json": {"watch1"},
     "/admin/users": {"admin1"},
+    "/admin/zones/": {"admin1"},
 }
 
 
