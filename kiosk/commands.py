@@ -601,9 +601,10 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
     data_dir.mkdir(parents=True, exist_ok=True)
     source = open_source(str(frames), fps=config.camera.fps, loop=True)
+    table_file = (demo_dir / "table.yaml").resolve()
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True,
-                                         app_config={"TABLE_FILE": str((demo_dir / "table.yaml").resolve()), **(app_config or {})},
-                                         view=_calibration_view(demo_dir / "table.yaml"))
+                                         app_config={"TABLE_FILE": str(table_file), **(app_config or {})},
+                                         view=_calibration_view(table_file))
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
     retention = _retention(config, data_dir, service, pipeline)
