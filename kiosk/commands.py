@@ -106,6 +106,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log} as JSON")
     check.set_defaults(func=run_audit_check_evidence)
 
+    recs = audit_sub.add_parser("check-recordings", help="check every sealed recording's files against the "
+                                "seal the log holds (a key frame changed on disk shows)")
+    recs.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    recs.add_argument("--from", dest="since", help="only recordings sealed from then (forms as in audit report)")
+    recs.add_argument("--to", dest="until", help="... until then (inclusive; a bare date is the whole day)")
+    recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
+    recs.add_argument("--table", help="only this table id")
+    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone} as JSON")
+    recs.set_defaults(func=run_audit_check_recordings)
+
     backup = sub.add_parser("backup", help="copy the audit log, accounts and table file to another disk "
                                            "while the kiosk runs (the nightly timer runs this)")
     backup.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
@@ -270,6 +280,26 @@ def run_audit_check_evidence(args) -> int:
     if result.ok and log is None:
         print("not checked against the log: pass --data-dir to confirm the records and the export")
     return 0 if result.ok else 1
+
+
+def run_audit_check_recordings(args) -> int:
+    from kiosk.seals import check_recordings
+
+    since, until = parse_period(args.since, args.until, zone=args.timezone)
+    log = _open_audit(args.data_dir)
+    try:
+        sweep = check_recordings(log, args.data_dir, table_id=args.table, since=since, until=until)
+    finally:
+        log.close()
+    if args.json:
+        print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone}))
+        return 0 if sweep.ok else 1
+    for label, changes in sweep.changed.items():
+        for change in changes:
+            print(f"PROBLEM: {label}: {change}")
+    print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
+          f"sealed, {len(sweep.gone)} no longer on disk (deleted by retention, or moved)")
+    return 0 if sweep.ok else 1
 
 
 def _positive(text: str) -> int:

@@ -206,3 +206,29 @@ def test_a_key_frame_swapped_on_the_disk_shows_against_the_seal_in_the_log(playe
         problems = check_evidence(path, log).problems
         assert problems[:1] == ["recording: frames/00000005.jpg differs from the file sealed in the log "
                                 f"(seq {seal.seq})"]
+
+
+def test_the_console_sweeps_every_sealed_recording_for_changed_files(played, app, service, audit, runner):
+    """No round disputed yet: the sweep still finds the frame changed on the disk."""
+    import shutil
+
+    data_dir = str(app.extensions["niuniu"].data_dir)
+    folders = {n: recording(app, service, n) for n in (1, 2, 4)}
+    for n, folder in folders.items():
+        service.seal_recording(folder, {"round_no": n, "interrupted": False})
+    service.wait_sealed()
+    code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir])
+    assert code == 0 and "3 recordings as sealed, 0 changed since sealed, 0 no longer on disk" in out
+
+    (folders[2] / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8another hand")
+    shutil.rmtree(folders[4])                                   # as retention would
+    code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir])
+    assert code == 1
+    assert f"PROBLEM: round 2 ({folders[2].name}, sealed at seq" in out
+    assert "frames/00000005.jpg differs from the file sealed" in out
+    assert "1 recording as sealed, 1 changed since sealed, 1 no longer on disk" in out
+    code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir, "--json"])
+    report = json.loads(out)
+    assert code == 1 and not report["ok"] and report["intact"] == 1 and len(report["gone"]) == 1
+    code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir, "--to", "2000-01-01"])
+    assert code == 0 and out.startswith("0 recordings as sealed")
