@@ -116,6 +116,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone} as JSON")
     recs.set_defaults(func=run_audit_check_recordings)
 
+    check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
+                                         "card model, camera, data, audit log, backup, clock (kiosk stopped)")
+    check.add_argument("--config", required=True, help="the table file the kiosk runs with")
+    check.add_argument("--data-dir", help=f"the kiosk's data directory (default {default_data_dir()})")
+    check.add_argument("--source", help="camera to try (default: the table file's camera.source)")
+    check.add_argument("--no-camera", action="store_true", help="do not open the camera (the kiosk is running)")
+    check.add_argument("--model", help="card detector model file (default: models/)")
+    check.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
+                       help="which exported model the kiosk loads (default pt)")
+    check.add_argument("--json", action="store_true", help="print [{part, level, message}] as JSON")
+    check.set_defaults(func=run_check)
+
     backup = sub.add_parser("backup", help="copy the audit log, accounts and table file to another disk "
                                            "while the kiosk runs (the nightly timer runs this)")
     backup.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
@@ -300,6 +312,20 @@ def run_audit_check_recordings(args) -> int:
     print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
           f"sealed, {len(sweep.gone)} no longer on disk (deleted by retention, or moved)")
     return 0 if sweep.ok else 1
+
+
+def run_check(args) -> int:
+    from kiosk.preflight import FAIL, check_device
+
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    findings = check_device(args.config, data_dir, source=args.source, camera=not args.no_camera,
+                            reader=lambda: _detector(args))
+    if args.json:
+        print(json.dumps([f.to_json() for f in findings]))
+    else:
+        for f in findings:
+            print(f"{f.level.upper():4}  {f.part}: {f.message}")
+    return 1 if any(f.level == FAIL for f in findings) else 0
 
 
 def _positive(text: str) -> int:

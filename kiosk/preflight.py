@@ -1,0 +1,202 @@
+"""``niuniu check``: is this device ready to run its table?  One line per part, with the fix.
+
+A technician installing or repairing a table finds out what is wrong one restart at a time
+from the journal: a table file that does not load, a model file missing after a copy, a
+camera another process holds, a camera bumped since calibration, a clock NTP never set, a
+backup drive never mounted.  This asks each in turn, as the kiosk would, and says what to do
+— without starting the kiosk (the camera check needs it stopped: one process owns a camera).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from kiosk.audit import AUDIT_FILE, AuditLog
+from kiosk.backup import backup_status
+from scoring.errors import NiuniuError
+from vision.aim import MIN_VIEW_FEATURES, TableView, ViewError, load_view, view_path
+from vision.retention import disk_of
+from vision.table import TableConfig, load_table_config
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+CAMERA_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    part: str
+    level: str       # ok, warn (the table runs, something is missing) or fail (it cannot run right)
+    message: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def check_device(table_file: str | Path, data_dir: str | Path, *, source: str | None = None, camera: bool = True,
+                 reader: Callable[[], object] | None = None) -> list[Finding]:
+    """Every check; ``reader`` builds the card reader as the kiosk does (None: not checked)."""
+    findings: list[Finding] = []
+    try:
+        config = load_table_config(table_file)
+    except NiuniuError as exc:
+        return [Finding("table file", FAIL, str(exc))]
+    findings.append(Finding("table file", OK, f"{table_file}: table {config.table_id}, rules {config.rules}, "
+                                              f"seats {', '.join(config.seat_names)}, times in {config.timezone}"))
+    view = _view(table_file, config, findings)
+    if reader is not None:
+        findings.append(_reader(reader))
+    if camera:
+        findings.append(_camera(source or config.camera.source, config, view))
+    findings += _data(Path(data_dir), config)
+    findings.append(_clock())
+    return findings
+
+
+def _view(table_file, config: TableConfig, findings: list[Finding]):
+    path = view_path(table_file)
+    if config.camera.move_limit == 0:
+        findings.append(Finding("camera aim", OK, "not checked (camera.move_limit: 0)"))
+        return None
+    try:
+        view = load_view(path)
+    except ViewError as exc:
+        findings.append(Finding("camera aim", FAIL, str(exc)))
+        return None
+    if view is None:
+        findings.append(Finding("camera aim", WARN, f"no calibration picture ({path}): the kiosk compares the camera "
+                                                    "with its own view at start; calibrate with --source to keep one"))
+        return None
+    cam = config.camera
+    if cam.width and cam.height and abs(view.shape[1] / view.shape[0] - cam.width / cam.height) > 0.01:
+        findings.append(Finding("camera aim", WARN, f"{path} is {view.shape[1]}x{view.shape[0]}, but the camera is "
+                                                    f"set to {cam.width}x{cam.height}: calibrate again"))
+        return None
+    features = len(TableView(view, [z.polygon for z in config.seats]).keypoints)
+    if features < MIN_VIEW_FEATURES:
+        findings.append(Finding("camera aim", WARN, f"{path} shows {features} features outside the seat zones, under "
+                                                    f"the {MIN_VIEW_FEATURES} a comparison needs: the aim is not "
+                                                    "checked (plain cloth or a dark picture)"))
+        return None
+    findings.append(Finding("camera aim", OK, f"{path}: {features} table features to compare with"))
+    return view
+
+
+def _reader(build: Callable[[], object]) -> Finding:
+    started = time.monotonic()
+    try:
+        reader = build()
+    except NiuniuError as exc:
+        return Finding("card model", FAIL, str(exc))
+    files = [Path(getattr(reader, attr)).name for attr in ("detector_path", "classifier_path", "second_opinion_path")
+             if getattr(reader, attr, None) is not None]
+    mirror = "" if getattr(reader, "mirror_judge", None) else "; no mirror judge: a mirroring camera goes unnoticed"
+    return Finding("card model", OK if not mirror else WARN,
+                   f"{' + '.join(files)} loaded in {time.monotonic() - started:.1f} s{mirror}")
+
+
+def _camera(spec: str | None, config: TableConfig, view) -> Finding:
+    """One frame from the camera, in a thread: a dead RTSP stream may never answer."""
+    if not spec:
+        return Finding("camera", FAIL, "no camera: set camera.source in the table file (picamera2, 0, a URL)")
+    from vision.cli import grab_frame
+    from vision.sources import oriented
+
+    got: dict = {}
+
+    def grab() -> None:
+        try:
+            got["image"] = grab_frame(spec)
+        except Exception as exc:   # any camera library error is the finding
+            got["error"] = str(exc)
+
+    thread = threading.Thread(target=grab, name="check-camera", daemon=True)
+    thread.start()
+    thread.join(CAMERA_TIMEOUT_S)
+    if thread.is_alive():
+        return Finding("camera", FAIL, f"{spec} gave no frame in {CAMERA_TIMEOUT_S:.0f} s: check the cable or the "
+                                       "stream's address")
+    if "error" in got:
+        return Finding("camera", FAIL, f"{got['error']} (is the kiosk running? stop it first: one process owns a "
+                                       "camera)")
+    image = oriented(got["image"], config.camera.rotate, config.camera.mirror)
+    size = f"{image.shape[1]}x{image.shape[0]}"
+    cam = config.camera
+    if cam.width and cam.height and (got["image"].shape[1], got["image"].shape[0]) != (cam.width, cam.height):
+        return Finding("camera", WARN, f"{spec} gives {size} frames, the table file asks for {cam.width}x{cam.height}")
+    if view is None or not _same_shape(view, image):
+        return Finding("camera", OK, f"{spec} gives {size} frames")
+    check = TableView(view, [z.polygon for z in config.seats]).compare(image)
+    if check.shift is None:
+        return Finding("camera", FAIL, f"{spec} gives {size} frames, but does not see the table its zones were "
+                                       "marked on (covered, turned away or out of focus)")
+    if check.shift > cam.move_limit:
+        return Finding("camera", FAIL, f"{spec}: the table lies {check.shift:.1%} of the picture's width from where "
+                                       "its zones were marked: put the camera back, or calibrate again")
+    return Finding("camera", OK, f"{spec} gives {size} frames; the table lies where its zones were marked "
+                                 f"({check.shift:.1%} off)")
+
+
+def _same_shape(a, b) -> bool:
+    return abs(a.shape[1] / a.shape[0] - b.shape[1] / b.shape[0]) < 0.01
+
+
+def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
+    if not data_dir.is_dir():
+        return [Finding("data directory", FAIL, f"{data_dir} does not exist: create it, owned by the kiosk's user "
+                                                "(deploy/install.sh makes /var/lib/niuniu)")]
+    try:
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".check-"):
+            pass
+    except OSError as exc:
+        return [Finding("data directory", FAIL, f"{data_dir} is not writable by {_user()}: {exc.strerror}")]
+    free = shutil.disk_usage(disk_of(data_dir)).free / 1e9
+    need = config.recordings.min_free_gb
+    disk = Finding("data directory", OK if free > 2 * need else WARN,
+                   f"{data_dir}: {free:.1f} GB free" + ("" if free > 2 * need else
+                                                        f", close to the {need:g} GB retention keeps free"))
+    if not (data_dir / AUDIT_FILE).exists():
+        return [disk, Finding("audit log", OK, "none yet: the kiosk starts one"),
+                Finding("backup", WARN, "none yet: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env")]
+    log = AuditLog.in_dir(data_dir, create=False)
+    try:
+        started = time.monotonic()
+        result = log.verify()
+        backup = backup_status(log)
+    finally:
+        log.close()
+    chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
+             if result.ok else Finding("audit log", FAIL, f"{result.summary()}; keep this data directory as it "
+                                                          "is and call surveillance"))
+    if backup is None:
+        saved = Finding("backup", WARN, "no backup recorded: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env "
+                                        "(README, 'Backup and restore')")
+    elif not backup["ok"] or backup["stale"]:
+        saved = Finding("backup", WARN, f"the last backup {'failed' if not backup['ok'] else 'is'} "
+                                        f"{backup['age_days']} day(s) old ({backup.get('reason') or backup.get('to')})")
+    else:
+        saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
+    return [disk, chain, saved]
+
+
+def _clock() -> Finding:
+    from kiosk.watchdog import clock_status
+
+    status = clock_status()
+    if status.synchronised:
+        return Finding("clock", OK, "synchronised")
+    return Finding("clock", WARN, status.message)
+
+
+def _user() -> str:
+    try:
+        import pwd
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return "this user"
