@@ -18,7 +18,6 @@ large, and retention deletes them anyway.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,7 +29,7 @@ from pathlib import Path
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from vision.aim import view_path
-from vision.record import HOLD, RECORDINGS, folder_time
+from vision.record import HOLD, RECORDINGS, folder_time, sha256_file
 
 PREFIX = "niuniu-backup-"
 MANIFEST = "MANIFEST.json"
@@ -50,14 +49,6 @@ class Backup:
     seconds: float
     removed: list[str]
     held: list[str]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _copy_database(source: Path, target: Path) -> None:
@@ -110,7 +101,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
         result = _verified(partial / AUDIT_FILE, "the copied audit log",
                            "the live log may be damaged: run niuniu audit verify on it")
-        files = {p.relative_to(partial).as_posix(): _sha256(p) for p in sorted(partial.rglob("*")) if p.is_file()}
+        files = {p.relative_to(partial).as_posix(): sha256_file(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
                     "held_recordings": held, "files": files}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -210,7 +201,7 @@ def check_backup(folder: str | Path) -> dict:
         path = folder / name
         if not path.is_file():
             raise BackupError(f"{path} is missing from the backup; use another backup")
-        if _sha256(path) != digest:
+        if sha256_file(path) != digest:
             raise BackupError(f"{path} differs from the file backed up (SHA-256 mismatch); use another backup")
     _verified(folder / AUDIT_FILE, "the backup's audit log", "use another backup")
     return manifest

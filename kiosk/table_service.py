@@ -46,6 +46,12 @@ from vision.table import TableConfig
 log = logging.getLogger(__name__)
 
 HISTORY_SIZE = 10
+# Each camera event: which watch it turns, and to what (None: the event's own ``aim``).
+CAMERA_TURNS = {
+    EventKind.camera_online: ("online", "online"), EventKind.camera_offline: ("online", "offline"),
+    EventKind.camera_mirrored: ("mirror", "mirrored"), EventKind.camera_mirror_cleared: ("mirror", "printed"),
+    EventKind.camera_moved: ("aim", None), EventKind.camera_move_cleared: ("aim", "aimed"),
+}
 FEED_SIZE = 256
 MAX_BET = Decimal("1000000000")
 
@@ -175,8 +181,8 @@ class TableService:
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
         self._camera = {"state": "unknown", "since": None, "reason": ""}
-        self._camera_mirrored = False
-        self._camera_aim = "aimed"       # the last turn logged: aimed, moved or lost (vision.aim)
+        # The last turn logged of each camera watch; "online" is unknown until the camera reports.
+        self._camera_turns: dict[str, str] = {"mirror": "printed", "aim": "aimed"}
         self._feed = threading.Condition()
         self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
         self._version = 0
@@ -356,31 +362,16 @@ class TableService:
                 self._camera_event(ev)
 
     def _camera_event(self, ev: RoundEvent) -> None:
+        """Log each camera turn once, even if a tool repeats one (``on_pipeline_event``)."""
+        watch, state = CAMERA_TURNS[ev.kind]
+        state = state or ev.data.get("aim", "moved")      # a camera_moved is moved or lost (vision.aim)
         with self._lock:
-            if ev.kind in (EventKind.camera_mirrored, EventKind.camera_mirror_cleared):
-                # Log each turn once, even if a tool repeats one (on_pipeline_event).
-                mirrored = ev.kind == EventKind.camera_mirrored
-                if self._camera_mirrored != mirrored:
-                    self._camera_mirrored = mirrored
-                    self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data},
-                                      ts=ev.ts)
-                    self._publish()
+            if self._camera_turns.get(watch) == state:
                 return
-            if ev.kind in (EventKind.camera_moved, EventKind.camera_move_cleared):
-                aim = ev.data.get("aim", "moved" if ev.kind == EventKind.camera_moved else "aimed")
-                if self._camera_aim != aim:
-                    self._camera_aim = aim
-                    self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data},
-                                      ts=ev.ts)
-                    self._publish()
-                return
-            online = ev.kind == EventKind.camera_online
-            state = "online" if online else "offline"
-            if self._camera["state"] == state:
-                return
-            self._camera = {"state": state, "since": ev.ts, "reason": ev.data.get("reason", "")}
-            self.audit.append(AuditType(str(ev.kind)), "camera",
-                              {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
+            self._camera_turns[watch] = state
+            if watch == "online":
+                self._camera = {"state": state, "since": ev.ts, "reason": ev.data.get("reason", "")}
+            self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
             self._publish()
 
     def _on_machine_event(self, ev: RoundEvent) -> None:

@@ -367,7 +367,7 @@ def recording_digests(folder: str | Path) -> dict[str, str]:
     digests = {}
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.relative_to(folder).as_posix() != HOLD:
-            digests[path.relative_to(folder).as_posix()] = _sha256_file(path)
+            digests[path.relative_to(folder).as_posix()] = sha256_file(path)
     return digests
 
 
@@ -387,7 +387,8 @@ def _digest(contents: bytes | str) -> str:
     return contents if isinstance(contents, str) else hashlib.sha256(contents).hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """A file's SHA-256, read a megabyte at a time (a key frame, a recording, a database copy)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
