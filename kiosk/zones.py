@@ -21,6 +21,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from kiosk.auth import Role, require
 from kiosk.runtime import service
 from scoring.errors import NiuniuError
+from vision.aim import view_path
 from vision.calibrate import build_config
 from vision.table import SEAT_NAMES
 
@@ -37,10 +38,15 @@ def _page(zones: dict[str, list[list[float]]], error: str | None = None, status:
     config = service().config
     cam = config.camera
     size = (cam.width, cam.height) if cam.width and cam.height else (1280, 720)
-    table_file = current_app.config.get("TABLE_FILE") or DEFAULT_TABLE_FILE
+    live = service().status()
     return render_template("admin/zones.html", zones=zones, size=size, error=error,
-                           has_camera=service().pipeline is not None, table_file=table_file,
+                           has_camera=service().pipeline is not None, table_file=_table_file(),
+                           has_view=view_path(_table_file()).is_file(), aim=live.get("camera_aim"),
                            source=cam.source or "picamera2"), status
+
+
+def _table_file() -> str:
+    return current_app.config.get("TABLE_FILE") or DEFAULT_TABLE_FILE
 
 
 @bp.route("/")
@@ -58,6 +64,19 @@ def frame() -> Response:
     if not jpeg:
         return jsonify(error="no camera frame yet"), 404
     return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+@bp.route("/view.jpg")
+@require(Role.ADMIN)
+def view() -> Response:
+    """The picture the zones were marked on: laid over the live one, it shows the technician
+    which way to turn a camera that moved back to where it was."""
+    path = view_path(_table_file())
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return jsonify(error=f"no calibration picture at {path}"), 404
+    return Response(data, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
 
 
 @bp.route("/zones.json", methods=("POST",))

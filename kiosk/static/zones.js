@@ -82,5 +82,10 @@
     const refresh = document.getElementById("zones-refresh");
     if (refresh) refresh.addEventListener("click", () => { frame.src = frame.src.split("?")[0] + "?t=" + Date.now(); });
   }
+  const blend = document.getElementById("view-blend"), overlay = document.getElementById("zone-view");
+  if (blend && overlay) {   // the calibration picture over the live one: which way the camera moved
+    const show = () => { overlay.style.opacity = String(Number(blend.value) / 100); };
+    blend.addEventListener("input", show); show();
+  }
   draw(); save();
 })();

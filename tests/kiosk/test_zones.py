@@ -54,3 +54,13 @@ def test_zones_that_would_not_make_a_table_are_refused_and_the_edits_kept(client
     assert response.status_code == 400 and "give a zone for each seat of this table" in response.get_data(as_text=True)
     response = client.post("/admin/zones/zones.json", data={"zones": "{not json", "csrf_token": token})
     assert response.status_code == 400 and page_zones(response.get_data(as_text=True))["1"]   # the table's, again
+
+
+def test_the_calibration_picture_is_served_to_lay_over_the_live_one(client, app, tmp_path):
+    login(client, "admin1")
+    app.config["TABLE_FILE"] = str(tmp_path / "table.yaml")
+    assert client.get("/admin/zones/view.jpg").status_code == 404
+    (tmp_path / "table.view.jpg").write_bytes(b"\xff\xd8the picture the zones were marked on")
+    response = client.get("/admin/zones/view.jpg")
+    assert response.status_code == 200 and response.data.endswith(b"zones were marked on")
+    assert f"--out {tmp_path / 'table.yaml'} --force" in client.get("/admin/zones/").get_data(as_text=True)
