@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from kiosk.audit import AuditLog, AuditType, Entry  # noqa: E402
 from kiosk.chain import ChainCheck  # noqa: E402
 from kiosk.report import period_report  # noqa: E402
+from kiosk.rounds import camera_during, load_round, round_numbers  # noqa: E402
 from scoring.settle import Bet, settle_round  # noqa: E402
 
 DECK = [rank + suit for rank in "A 2 3 4 5 6 7 8 9 10 J Q K".split() for suit in "SHDC"]
@@ -100,6 +101,17 @@ def main() -> int:
         for fmt in ("json", "csv"):
             seconds, peak = child_export(data_dir, fmt)
             print(f"export all as {fmt}: {seconds:.1f} s, peak memory {peak} MB")
+        # After the exports: a child's peak memory counts the parent it was forked from.
+        log = AuditLog.in_dir(data_dir, create=False)
+        table = log.last().table_id   # the review pages ask by table: the (table_id, round_no) index
+        for shown in (50, 2000):      # a page of the round list; the camera filter's longest scan
+            numbers = round_numbers(log, table_id=table, limit=shown)
+            summaries, base = timed(lambda numbers=numbers: [load_round(log, n, table_id=table) for n in numbers])
+            _, seconds = timed(lambda summaries=summaries: [camera_during(log, s["started"], s["ended"], table_id=table)
+                                                            for s in summaries])
+            print(f"round list, {len(numbers)} rounds: {base:.2f} s to fold them, +{seconds:.2f} s for their "
+                  "camera faults")
+        log.close()
     return 0
 
 

@@ -70,6 +70,7 @@ def rounds():
     if category and category not in {c.value for c in Category}:
         error, category = f"category {category!r} is not one of the hand categories", None
     flags = {name: _flag(name) for name in ("corrected", "voided", "alerts")}
+    camera_only = _flag("camera")       # rounds played under a camera fault (kiosk.rounds.camera_during)
     staff = request.args.get("staff", "").strip() or None
     before = request.args.get("before", type=int)
     found, last_scanned, scanned = [], None, 0
@@ -79,6 +80,10 @@ def rounds():
         last_scanned = number
         summary = load_round(audit(), number, table_id=table_id)
         if summary and matches(summary, seat=seat, category=category, staff=staff, **flags):
+            # Four indexed queries a round, so only for the rounds shown (or asked for).
+            summary["camera"] = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
+            if camera_only and not summary["camera"]:
+                continue
             found.append(summary)
             if len(found) >= PAGE:
                 break

@@ -347,6 +347,8 @@ def test_a_rounds_page_names_the_camera_faults_in_force_while_it_was_played(clie
 
     for clean in (1, 3):
         assert "No camera fault" in camera_section(clean)
+    assert round_numbers(client.get("/review/?camera=1").data) == [4, 2]     # the list flags them too
+    assert client.get("/review/").get_data(as_text=True).count(">camera</span>") == 2
     second = camera_section(2)
     assert "camera_moved (moved)" in second and "before the round, still in force" in second
     assert "5% of the width" in second and "camera_move_cleared" not in second
