@@ -183,7 +183,10 @@ class CameraAimWatch:
                                   f"zones, under the {MIN_VIEW_FEATURES} a comparison needs (plain cloth, or a "
                                   f"dark picture)")
                 log.warning("the camera's aim is not checked: %s", self.unchecked)
+            if self.since == AT_START:
+                self.view = None      # a camera's first frames may be dark: take a later empty table
             return
+        self.unchecked = None
         result = self.view.compare(image)
         self.last, self.checks = result, self.checks + 1
         if result.shift is not None:

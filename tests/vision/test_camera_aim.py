@@ -107,6 +107,17 @@ def test_without_a_calibration_picture_the_first_empty_table_stands_in(empty_tab
     assert watch.state == "moved" and AT_START in watch.warning
 
 
+def test_a_dark_first_frame_at_start_is_not_kept_as_the_view(empty_table):
+    """A camera's first frames come before its exposure settles: the next empty table is taken."""
+    watch = CameraAimWatch(ZONES, 0.03, None)
+    watch.check(np.zeros_like(empty_table), 0.0, cards_on_table=False)
+    watch.check(np.zeros_like(empty_table), 10.0, cards_on_table=False)
+    assert watch.view is None and "features outside the seat zones" in watch.unchecked
+    watch.check(empty_table, 20.0, cards_on_table=False)
+    watch_over(watch, [moved(frame(n), dx=70) for n in DEALT[:4]], start=30.0)
+    assert watch.state == "moved" and watch.unchecked is None
+
+
 def test_plain_cloth_cannot_be_compared_so_nothing_is_said(empty_table):
     plain = np.full_like(empty_table, (40, 110, 30))
     watch = CameraAimWatch(ZONES, 0.03, plain)
