@@ -83,6 +83,7 @@ class AuditType(StrEnum):
     RECORDING_HELD = "recording_held"
     RECORDING_RELEASED = "recording_released"
     RECORDING_SEALED = "recording_sealed"
+    RECORDING_CHANGED = "recording_changed"
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"

@@ -575,14 +575,18 @@ def _calibration_view(table_file):
 
 
 def _retention(config, data_dir: Path, service, pipeline):
-    """The thread that keeps the data disk from filling with recordings (not started yet)."""
+    """The thread that keeps the data disk from filling with recordings, and checks the
+    recordings kept against their seals (not started yet)."""
     from kiosk.retention import RecordingRetention
+    from kiosk.seals import SealWatch
     from vision.record import recordings_dir
 
     recorder = pipeline.recorder
-    return RecordingRetention(recordings_dir(data_dir, config.table_id), config.recordings, service.audit,
+    root = recordings_dir(data_dir, config.table_id)
+    return RecordingRetention(root, config.recordings, service.audit,
                               busy=recorder.busy_folders if recorder else list,
-                              warn=lambda message: setattr(service, "disk_warning", message))
+                              warn=lambda message: setattr(service, "disk_warning", message),
+                              seals=SealWatch(service.audit, root, config.table_id))
 
 
 def _first_run_notice(data_dir: Path, url: str) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
+from kiosk.seals import SealWatch
 from vision.record import round_suffix
 from vision.retention import Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
@@ -35,12 +36,13 @@ class RecordingRetention(threading.Thread):
                  busy: Callable[[], list[Path]] = list, period_s: float = PERIOD_S,
                  free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free,
                  warn: Callable[[str | None], None] = lambda message: None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, seals: SealWatch | None = None):
         super().__init__(name="recording-retention", daemon=True)
         self.root, self.settings, self.audit, self.busy = Path(root), settings, audit, busy
         self.period_s, self.free_bytes, self.warn, self.clock = period_s, free_bytes, warn, clock
         self.stop_event = threading.Event()
         self._low = False
+        self.seals = seals        # checks a few sealed recordings against their seals each pass
 
     def run(self) -> None:
         while True:
@@ -48,6 +50,11 @@ class RecordingRetention(threading.Thread):
                 self.check()
             except Exception:   # a failed check must never take the kiosk down; the next one retries
                 log.exception("recording retention check failed")
+            try:
+                if self.seals is not None:
+                    self.seals.step()
+            except Exception:
+                log.exception("checking recordings against their seals failed")
             if self.stop_event.wait(self.period_s):
                 return
 

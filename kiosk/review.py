@@ -38,7 +38,8 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
-                AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED)
+                AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,
+                AuditType.RECORDING_CHANGED)
 
 
 def _zone() -> tzinfo:
@@ -298,7 +299,9 @@ def chain():
     from kiosk.backup import backup_status
 
     status = runtime().chain.status()
-    return render_template("review/chain.html", status=status, last=audit().last(), backup=backup_status(audit()))
+    changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
+    return render_template("review/chain.html", status=status, last=audit().last(), backup=backup_status(audit()),
+                           changed=changed)
 
 
 @bp.route("/export")

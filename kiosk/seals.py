@@ -1,9 +1,11 @@
-"""Every sealed recording against its seal: surveillance's sweep for frames changed on disk.
+"""Every sealed recording against its seal: the sweep for frames changed on disk.
 
 The review page checks one round's recording when it is opened, and an evidence package is
 checked when it is handed over; a key frame changed on the kiosk's disk in a round nobody
-has disputed yet shows only here (``niuniu audit check-recordings``), which reads every
-file of every recording in the period once (a busy table's day: about 10 GB).
+has disputed yet shows only in a sweep.  ``niuniu audit check-recordings`` sweeps a period
+at once (a busy table's day: about 10 GB read); :class:`SealWatch` runs inside the kiosk
+and checks the sealed recordings in turn, a few each minute, so a change is logged
+(``recording_changed``, under the round) without anyone asking.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kiosk.audit import AuditLog, AuditType
-from vision.record import recording_digests, recordings_dir, seal_changes
+from kiosk.audit import AuditLog, AuditRecord, AuditType
+from vision.record import recording_digests, recordings_dir, round_in_name, seal_changes
 
 
 @dataclass
@@ -43,3 +45,48 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
         else:
             sweep.intact += 1
     return sweep
+
+
+class SealWatch:
+    """Checks the recordings on disk against their seals one after another, oldest first,
+    round and round.
+
+    Each :meth:`step` reads up to ``budget_bytes`` of recordings (50 MB: about five rounds,
+    a fraction of a second's hashing a minute) and carries on from there the next time; when
+    every folder has been checked it lists the folders again.  A folder's seal is found by
+    its round number (the log's round index), so the folders retention deleted cost nothing.
+    A change is logged once per seal while the kiosk runs."""
+
+    def __init__(self, log: AuditLog, root: str | Path, table_id: str, budget_bytes: int = 50_000_000) -> None:
+        self.log, self.root, self.table_id, self.budget = log, Path(root), table_id, budget_bytes
+        self.checked = 0
+        self._queue: list[Path] = []
+        self._told: set[int] = set()
+
+    def step(self) -> list[AuditRecord]:
+        """Check folders until the budget is spent or the listing is done; return the
+        ``recording_changed`` records written."""
+        if not self._queue:
+            self._queue = sorted(p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
+        written, spent = [], 0
+        while self._queue and spent < self.budget:
+            folder = self._queue.pop(0)
+            seal = self._seal_of(folder)
+            if seal is None or not folder.is_dir():
+                continue            # not finished, not sealed (recorded before sealing), or deleted since
+            spent += int(seal.data.get("bytes") or 0)
+            self.checked += 1
+            changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+            if changes and seal.seq not in self._told:
+                self._told.add(seal.seq)
+                written.append(self.log.append(AuditType.RECORDING_CHANGED, "system", {
+                    "folder": folder.name, "seal_seq": seal.seq, "changes": changes[:50],
+                    "changed_files": len(changes)}, round_no=seal.round_no))
+        return written
+
+    def _seal_of(self, folder: Path) -> AuditRecord | None:
+        round_no = round_in_name(folder.name)
+        if round_no is None:
+            return None
+        seals = self.log.records(round_no=round_no, table_id=self.table_id, types=[AuditType.RECORDING_SEALED])
+        return next((s for s in reversed(seals) if s.data.get("folder") == folder.name), None)

@@ -66,6 +66,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -114,6 +115,12 @@ def folder_time(ts: float) -> str:
 def round_suffix(round_no: int) -> str:
     """The part of a folder name that says which round it holds (4 digits, more past 9999)."""
     return f"-round-{round_no:04d}"
+
+
+def round_in_name(name: str) -> int | None:
+    """The round a folder's name says it holds (:func:`round_suffix`), or None."""
+    match = re.search(r"-round-(\d+)", name)
+    return int(match.group(1)) if match else None
 
 
 def key_frame_name(frame_no: int) -> str:

@@ -232,3 +232,41 @@ def test_the_console_sweeps_every_sealed_recording_for_changed_files(played, app
     assert code == 1 and not report["ok"] and report["intact"] == 1 and len(report["gone"]) == 1
     code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir, "--to", "2000-01-01"])
     assert code == 0 and out.startswith("0 recordings as sealed")
+
+
+def test_the_kiosk_finds_a_changed_recording_by_itself_and_tells_surveillance(played, app, service, audit):
+    """Nobody disputes round 2 yet: the kiosk's own rolling check finds its swapped frame,
+    logs it once under the round, and the chain page lists it."""
+    import time
+
+    from kiosk.retention import RecordingRetention
+    from kiosk.seals import SealWatch
+    from vision.record import recordings_dir
+
+    folders = {n: recording(app, service, n) for n in (1, 2, 4)}
+    for n, folder in folders.items():
+        service.seal_recording(folder, {"round_no": n, "interrupted": False})
+    service.wait_sealed()
+    (folders[2] / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8another hand")
+    root = recordings_dir(app.extensions["niuniu"].data_dir, service.config.table_id)
+    (root / "20260101T000009Z-round-0009").mkdir()          # still being recorded: no seal yet
+    watch = SealWatch(audit, root, service.config.table_id, budget_bytes=1)   # one recording a step
+    retention = RecordingRetention(root, service.config.recordings, audit, seals=watch, period_s=0.01,
+                                   free_bytes=lambda path: 10**12)
+    retention.start()                      # the kiosk's retention thread runs the check after each pass
+    deadline = time.monotonic() + 10
+    while watch.checked < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    retention.stop_event.set()
+    retention.join(5)
+    assert watch.checked >= 3
+    changed = audit.records(types=[AuditType.RECORDING_CHANGED])
+    assert [(r.round_no, r.data["folder"], r.data["changes"]) for r in changed] == [
+        (2, folders[2].name, ["frames/00000005.jpg differs from the file sealed"])]
+    before = watch.checked
+    for _ in range(4):                     # round and round: told once
+        watch.step()
+    assert len(audit.records(types=[AuditType.RECORDING_CHANGED])) == 1 and watch.checked >= before + 3
+    page = played.get("/review/chain").get_data(as_text=True)
+    assert folders[2].name in page and "frames/00000005.jpg differs from the file sealed" in page
+    assert "recording_changed" in played.get("/review/round/2").get_data(as_text=True)   # in its timeline

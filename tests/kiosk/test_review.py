@@ -88,7 +88,8 @@ def test_event_log_shows_logins_and_system_records(played, service):
 
 
 def test_chain_page_reports_ok_and_then_the_break(played, audit):
-    assert "OK" in played.get("/review/chain").get_data(as_text=True)
+    page = played.get("/review/chain").get_data(as_text=True)
+    assert "OK" in page and "No recording has been found changed since its seal" in page
     conn = sqlite3.connect(audit.path)
     conn.execute("DROP TRIGGER audit_no_update")
     conn.execute("UPDATE audit SET actor = 'ghost' WHERE seq = 5")
