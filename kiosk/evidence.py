@@ -34,11 +34,10 @@ from typing import IO
 
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
-from kiosk.rounds import CAMERA_FAULTS, camera_during, fold_round
+from kiosk.rounds import CAMERA_TYPES, camera_during, fold_round
 from vision.record import seal_changes
 
 FORMAT = "niuniu-evidence/1"
-CAMERA_TYPES = (*CAMERA_FAULTS, *CAMERA_FAULTS.values())
 MANIFEST = "MANIFEST.json"
 README = """Niu Niu round evidence ({format})
 

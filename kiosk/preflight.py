@@ -59,7 +59,8 @@ def check_device(table_file: str | Path, data_dir: str | Path, *, source: str | 
     return findings
 
 
-def _view(table_file, config: TableConfig, findings: list[Finding]):
+def _view(table_file, config: TableConfig, findings: list[Finding]) -> TableView | None:
+    """The calibration picture, ready to compare the camera's frame with, if it can be."""
     path = view_path(table_file)
     if config.camera.move_limit == 0:
         findings.append(Finding("camera aim", OK, "not checked (camera.move_limit: 0)"))
@@ -78,14 +79,15 @@ def _view(table_file, config: TableConfig, findings: list[Finding]):
         findings.append(Finding("camera aim", WARN, f"{path} is {view.shape[1]}x{view.shape[0]}, but the camera is "
                                                     f"set to {cam.width}x{cam.height}: calibrate again"))
         return None
-    features = len(TableView(view, [z.polygon for z in config.seats]).keypoints)
+    table = TableView(view, [z.polygon for z in config.seats])
+    features = len(table.keypoints)
     if features < MIN_VIEW_FEATURES:
         findings.append(Finding("camera aim", WARN, f"{path} shows {features} features outside the seat zones, under "
                                                     f"the {MIN_VIEW_FEATURES} a comparison needs: the aim is not "
                                                     "checked (plain cloth or a dark picture)"))
         return None
     findings.append(Finding("camera aim", OK, f"{path}: {features} table features to compare with"))
-    return view
+    return table
 
 
 def _reader(build: Callable[[], object]) -> Finding:
@@ -101,7 +103,7 @@ def _reader(build: Callable[[], object]) -> Finding:
                    f"{' + '.join(files)} loaded in {time.monotonic() - started:.1f} s{mirror}")
 
 
-def _camera(spec: str | None, config: TableConfig, view) -> Finding:
+def _camera(spec: str | None, config: TableConfig, view: TableView | None) -> Finding:
     """One frame from the camera, in a thread: a dead RTSP stream may never answer."""
     if not spec:
         return Finding("camera", FAIL, "no camera: set camera.source in the table file (picamera2, 0, a URL)")
@@ -130,9 +132,9 @@ def _camera(spec: str | None, config: TableConfig, view) -> Finding:
     cam = config.camera
     if cam.width and cam.height and (got["image"].shape[1], got["image"].shape[0]) != (cam.width, cam.height):
         return Finding("camera", WARN, f"{spec} gives {size} frames, the table file asks for {cam.width}x{cam.height}")
-    if view is None or not _same_shape(view, image):
+    if view is None or not view.fits(image):
         return Finding("camera", OK, f"{spec} gives {size} frames")
-    check = TableView(view, [z.polygon for z in config.seats]).compare(image)
+    check = view.compare(image)
     if check.shift is None:
         return Finding("camera", FAIL, f"{spec} gives {size} frames, but does not see the table its zones were "
                                        "marked on (covered, turned away or out of focus)")
@@ -141,10 +143,6 @@ def _camera(spec: str | None, config: TableConfig, view) -> Finding:
                                        "its zones were marked: put the camera back, or calibrate again")
     return Finding("camera", OK, f"{spec} gives {size} frames; the table lies where its zones were marked "
                                  f"({check.shift:.1%} off)")
-
-
-def _same_shape(a, b) -> bool:
-    return abs(a.shape[1] / a.shape[0] - b.shape[1] / b.shape[0]) < 0.01
 
 
 def _data(data_dir: Path, config: TableConfig) -> list[Finding]:

@@ -22,7 +22,7 @@ from typing import Callable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from kiosk.seals import SealWatch
-from vision.record import round_suffix
+from vision.record import round_in_name
 from vision.retention import Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
 
@@ -102,9 +102,8 @@ def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: st
     """The retention record that deleted a round's recording, if one did: surveillance (and
     whoever receives the round's evidence) must tell a recording that aged out from one that
     went missing.  Read from the round's start on: a recording is never deleted before it."""
-    suffix = round_suffix(round_no)
     for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
         names = record.data.get("folders", [])
-        if record.table_id == table_id and any(n.endswith(suffix) or f"{suffix}-" in n for n in names):
+        if record.table_id == table_id and any(round_in_name(n) == round_no for n in names):
             return record
     return None

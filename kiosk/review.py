@@ -8,7 +8,6 @@ disputed round's key frames outlive the retention that would delete them
 
 from __future__ import annotations
 
-import json
 from datetime import tzinfo
 from pathlib import Path
 
@@ -21,8 +20,9 @@ from kiosk.auth import Role, require
 from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, matches, round_numbers
 from kiosk.retention import deletion_of
 from kiosk.runtime import audit, runtime, service
+from kiosk.seals import against_seal
 from scoring.categories import Category
-from vision.record import recording_digests, recordings_dir, round_folder, seal_changes
+from vision.record import recordings_dir, round_folder, round_in_name
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -117,7 +117,7 @@ def round_detail(round_no: int):
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
-    changes = seal_changes(recording_digests(folder), seal.data.get("files", {})) if folder and seal else None
+    changes = against_seal(folder, seal) if folder and seal else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
                            seal=seal, seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
@@ -215,16 +215,9 @@ def holds():
     for folder in sorted(root.iterdir() if root.is_dir() else [], reverse=True):
         held = hold_of(folder) if folder.is_dir() else None
         if held is not None:
-            found.append({"folder": folder.name, "round": _round_of(folder), **held,
+            found.append({"folder": folder.name, "round": round_in_name(folder.name), **held,
                           "bytes": folder_bytes(folder)})
     return render_template("review/holds.html", holds=found)
-
-
-def _round_of(folder: Path) -> int | None:
-    try:
-        return int(json.loads((folder / "meta.json").read_text(encoding="utf-8"))["round_no"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 @bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")

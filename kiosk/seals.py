@@ -17,6 +17,11 @@ from kiosk.audit import AuditLog, AuditRecord, AuditType
 from vision.record import recording_digests, recordings_dir, round_in_name, seal_changes
 
 
+def against_seal(folder: Path, seal: AuditRecord) -> list[str]:
+    """What differs between a recording folder on disk and the ``recording_sealed`` record of it."""
+    return seal_changes(recording_digests(folder), seal.data.get("files", {}))
+
+
 @dataclass
 class SealSweep:
     intact: int = 0
@@ -39,7 +44,7 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
         if not name or not folder.is_dir():
             sweep.gone.append(label)
             continue
-        changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+        changes = against_seal(folder, seal)
         if changes:
             sweep.changed[label] = changes
         else:
@@ -76,7 +81,7 @@ class SealWatch:
                 continue            # not finished, not sealed (recorded before sealing), or deleted since
             spent += int(seal.data.get("bytes") or 0)
             self.checked += 1
-            changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+            changes = against_seal(folder, seal)
             if changes and seal.seq not in self._told:
                 self._told.add(seal.seq)
                 written.append(self.log.append(AuditType.RECORDING_CHANGED, "system", {

@@ -180,9 +180,10 @@ class TableService:
         self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
-        self._camera = {"state": "unknown", "since": None, "reason": ""}
-        # The last turn logged of each camera watch; "online" is unknown until the camera reports.
-        self._camera_turns: dict[str, str] = {"mirror": "printed", "aim": "aimed"}
+        # The last turn logged of each camera watch ("online" is unknown until the camera
+        # reports), and since when and why the camera is on- or offline.
+        self._camera_turns: dict[str, str] = {"online": "unknown", "mirror": "printed", "aim": "aimed"}
+        self._camera = {"since": None, "reason": ""}
         self._feed = threading.Condition()
         self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
         self._version = 0
@@ -370,7 +371,7 @@ class TableService:
                 return
             self._camera_turns[watch] = state
             if watch == "online":
-                self._camera = {"state": state, "since": ev.ts, "reason": ev.data.get("reason", "")}
+                self._camera = {"since": ev.ts, "reason": ev.data.get("reason", "")}
             self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
             self._publish()
 
@@ -827,7 +828,7 @@ class TableService:
 
     def status(self) -> dict:
         info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "disk_warning": self.disk_warning,
-                "camera": self._camera["state"],
+                "camera": self._camera_turns["online"],
                 "camera_since": self._camera["since"],
                 "camera_reason": self._camera["reason"], "fps": None, "frame_no": None,
                 "model": self.detector_info.get("name"), "last_frame_ts": None}
