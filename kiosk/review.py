@@ -70,7 +70,7 @@ def rounds():
     category = request.args.get("category", "").strip() or None
     if category and category not in {c.value for c in Category}:
         error, category = f"category {category!r} is not one of the hand categories", None
-    flags = {name: _flag(name) for name in ("corrected", "voided", "alerts")}
+    flags = {name: _flag(name) for name in ("corrected", "voided", "alerts", "changed")}
     camera_only = _flag("camera")       # rounds played under a camera fault (kiosk.rounds.camera_during)
     staff = request.args.get("staff", "").strip() or None
     before = request.args.get("before", type=int)

@@ -21,12 +21,13 @@ ROUND_TYPES = (
     AuditType.ROUND_START, AuditType.BETS_PLACED, AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED,
     AuditType.CARD_CORRECTED, AuditType.ROUND_COMPLETE, AuditType.ROUND_SETTLED,
     AuditType.SETTLEMENT_LINE, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_CLEARED,
-    AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED, AuditType.ALERT,
+    AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED, AuditType.ALERT, AuditType.RECORDING_CHANGED,
 )
 # What a round's books need (status, end, settlement, lines, corrections, alerts): all but the
 # per-card records, 30 of a six-seat round's 37.  A summary folded from these alone lacks the
 # hands of a round that never completed, so only the shift report reads rounds this way.
-BOOK_TYPES = tuple(t for t in ROUND_TYPES if t not in (AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED))
+BOOK_TYPES = tuple(t for t in ROUND_TYPES
+                   if t not in (AuditType.CARD_ACCEPTED, AuditType.CARD_REMOVED, AuditType.RECORDING_CHANGED))
 # Who acts on a round that is not a person: the camera's reading, the kiosk itself, the demo.
 MACHINE_ACTORS = frozenset({"vision", "system", "camera", "demo"})
 TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED,
@@ -40,7 +41,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
         "started": None, "ended": None, "status": "open", "hands": {}, "results": {}, "bets": {},
         "settlement": None, "lines": {}, "corrections": [], "settlement_corrections": [],
-        "void": None, "interrupted": None, "alerts": [], "settled_by": None, "first_seq": rows[0].seq if rows else None,
+        "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None, "first_seq": rows[0].seq if rows else None,
         "last_seq": rows[-1].seq if rows else None,
     }
     hands: dict[str, list[str]] = defaultdict(list)
@@ -110,6 +111,11 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
             summary["ended"] = summary["ended"] or record.ts
         elif kind == AuditType.ALERT:
             summary["alerts"].append({"ts": record.ts, **data})
+        elif kind == AuditType.RECORDING_CHANGED:
+            # The kiosk's own seal check found the round's video differing from its seal: the
+            # evidence a dispute would rest on, so the list shows it beside the alerts.
+            summary["recording_changed"].append({"ts": record.ts, "folder": data.get("folder"),
+                                                 "changed_files": data.get("changed_files")})
     summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
     nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
     summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
@@ -132,7 +138,8 @@ def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,
 
 
 def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
-            corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None) -> bool:
+            corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None,
+            changed: bool = False) -> bool:
     """The surveillance filters; each one narrows, none set means every round.  ``staff``: a
     person who placed bets, settled, corrected, approved or voided in the round (what an
     investigation of one dealer or supervisor starts from)."""
@@ -149,6 +156,8 @@ def matches(summary: dict, *, seat: str | None = None, category: str | None = No
     if voided and not summary["voided"]:
         return False
     if alerts and not summary["alerts"]:
+        return False
+    if changed and not summary["recording_changed"]:
         return False
     return True
 

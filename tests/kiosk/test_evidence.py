@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -270,3 +271,7 @@ def test_the_kiosk_finds_a_changed_recording_by_itself_and_tells_surveillance(pl
     page = played.get("/review/chain").get_data(as_text=True)
     assert folders[2].name in page and "frames/00000005.jpg differs from the file sealed" in page
     assert "recording_changed" in played.get("/review/round/2").get_data(as_text=True)   # in its timeline
+    # The round list flags it and filters by it: surveillance finds the rounds whose video changed.
+    listed = played.get("/review/?changed=1").get_data(as_text=True)
+    assert re.findall(r'/review/round/(\d+)"', listed) == ["2"] and "recording changed" in listed
+    assert "recording changed</span>" not in played.get("/review/?voided=1").get_data(as_text=True)
