@@ -41,7 +41,8 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
         "started": None, "ended": None, "status": "open", "hands": {}, "results": {}, "bets": {},
         "settlement": None, "lines": {}, "corrections": [], "settlement_corrections": [],
-        "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None, "first_seq": rows[0].seq if rows else None,
+        "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None,
+        "first_seq": rows[0].seq if rows else None,
         "last_seq": rows[-1].seq if rows else None,
     }
     hands: dict[str, list[str]] = defaultdict(list)

@@ -39,13 +39,15 @@ from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
-from vision.record import recording_digests
+from vision.record import recording_digests, round_in_name
 from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
 
 log = logging.getLogger(__name__)
 
 HISTORY_SIZE = 10
+# How many of the newest recording folders a start looks at for one the last run left unsealed.
+LEFT_OVER_FOLDERS = 3
 # Each camera event: which watch it turns, and to what (None: the event's own ``aim``).
 CAMERA_TURNS = {
     EventKind.camera_online: ("online", "online"), EventKind.camera_offline: ("online", "offline"),
@@ -207,6 +209,7 @@ class TableService:
                 return
             self._started = True
             previous = self._recover()
+            self._seal_left_over(previous)
             last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
             if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
                 self.machine.round_no = last_round
@@ -252,12 +255,31 @@ class TableService:
         try:
             files = recording_digests(folder)
             size = sum((folder / name).stat().st_size for name in files)
-            self.audit.append(AuditType.RECORDING_SEALED, "system",
-                              {"folder": folder.name, "files": files, "bytes": size,
-                               "interrupted": bool(meta.get("interrupted"))},
-                              round_no=meta.get("round_no"))
+            data = {"folder": folder.name, "files": files, "bytes": size, "interrupted": bool(meta.get("interrupted"))}
+            if meta.get("after_restart"):
+                data["after_restart"] = meta["after_restart"]
+            self.audit.append(AuditType.RECORDING_SEALED, "system", data, round_no=meta.get("round_no"))
         except Exception:  # an unsealed recording is still a recording: say so, keep the table going
             log.exception("sealing the recording %s in the audit log failed", folder.name)
+
+    def _seal_left_over(self, previous: str) -> None:
+        """Seal the recordings the last run stopped in the middle of (a crash, a pulled plug).
+
+        Its recorder never finished them, so nothing sealed them, and a disputed round is
+        the likeliest to be the one the kiosk died in.  Sealed now, the files can at least
+        be checked from this start on; the seal says it was made after a restart, since
+        nothing vouches for them between the stop and now."""
+        root = getattr(getattr(self.pipeline, "recorder", None), "root", None)
+        if root is None or not Path(root).is_dir():
+            return
+        folders = sorted((p for p in Path(root).iterdir() if p.is_dir() and round_in_name(p.name) is not None),
+                         key=lambda p: p.name)[-LEFT_OVER_FOLDERS:]
+        for folder in folders:
+            round_no = round_in_name(folder.name)
+            seals = self.audit.records(round_no=round_no, table_id=self.config.table_id,
+                                       types=[AuditType.RECORDING_SEALED])
+            if not any(s.data.get("folder") == folder.name for s in seals):
+                self.seal_recording(folder, {"round_no": round_no, "interrupted": True, "after_restart": previous})
 
     def _recover(self) -> str:
         """Close a round the last process left open, and say how the last run ended."""

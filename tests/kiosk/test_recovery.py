@@ -25,6 +25,10 @@ def test_kill_mid_round_keeps_every_card_and_marks_the_round_interrupted(tmp_pat
         assert {(s, c) for s, cards in hands.items() for c in cards} == seen
         start = second.records("kiosk_start")[-1]
         assert start["payload"]["previous_run"] == "crashed or killed"
+        # The round's recording, never finished, is sealed at the restart and says so.
+        sealed = second.wait_for(lambda: second.records("recording_sealed"), 20, "the left-over recording sealed")
+        assert [(r["round"], r["payload"]["interrupted"], r["payload"]["after_restart"]) for r in sealed] == [
+            (1, True, "crashed or killed")]
         # the next round continues the numbering instead of reusing round 1
         second.wait_for(lambda: any(r["round"] == 2 for r in second.records("round_start")), 20, "round 2")
     finally:
@@ -47,6 +51,8 @@ def test_kill_right_after_settlement_keeps_the_settlement(tmp_path, runner):
         assert "round_settled" in kinds and "round_interrupted" not in kinds
         lines = [r["payload"] for r in records if r["type"] == "settlement_line"]
         assert [(line["seat"], line["net"]) for line in lines] == [("1", "95.00")]
+        sealed = second.wait_for(lambda: second.records("recording_sealed"), 20, "the left-over recording sealed")
+        assert [r["round"] for r in sealed] == [1] and sealed[0]["payload"]["after_restart"] == "crashed or killed"
     finally:
         second.terminate()
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data)])
