@@ -60,13 +60,16 @@ class SealWatch:
     a fraction of a second's hashing a minute) and carries on from there the next time; when
     every folder has been checked it lists the folders again.  A folder's seal is found by
     its round number (the log's round index), so the folders retention deleted cost nothing.
-    A change is logged once per seal while the kiosk runs."""
+    A change is logged once per seal: the log itself remembers which seals it has told of,
+    so a restarted kiosk does not log the same change again every run."""
 
     def __init__(self, log: AuditLog, root: str | Path, table_id: str, budget_bytes: int = 50_000_000) -> None:
         self.log, self.root, self.table_id, self.budget = log, Path(root), table_id, budget_bytes
         self.checked = 0
         self._queue: list[Path] = []
-        self._told: set[int] = set()
+        self._told: set[int] = {r.data["seal_seq"] for r in log.records(types=[AuditType.RECORDING_CHANGED],
+                                                                       table_id=table_id)
+                                if isinstance(r.data.get("seal_seq"), int)}
 
     def step(self) -> list[AuditRecord]:
         """Check folders until the budget is spent or the listing is done; return the

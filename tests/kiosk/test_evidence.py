@@ -268,6 +268,10 @@ def test_the_kiosk_finds_a_changed_recording_by_itself_and_tells_surveillance(pl
     for _ in range(4):                     # round and round: told once
         watch.step()
     assert len(audit.records(types=[AuditType.RECORDING_CHANGED])) == 1 and watch.checked >= before + 3
+    again = SealWatch(audit, root, service.config.table_id, budget_bytes=1)   # the kiosk restarted
+    for _ in range(4):
+        again.step()
+    assert len(audit.records(types=[AuditType.RECORDING_CHANGED])) == 1 and again.checked >= 3
     page = played.get("/review/chain").get_data(as_text=True)
     assert folders[2].name in page and "frames/00000005.jpg differs from the file sealed" in page
     assert "recording_changed" in played.get("/review/round/2").get_data(as_text=True)   # in its timeline
