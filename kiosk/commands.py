@@ -550,7 +550,7 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     sha = getattr(detector, "file_sha256", None)
     if isinstance(sha, str):
         info["sha256"] = sha
-    for attr in ("detector_path", "classifier_path", "second_opinion_path"):
+    for attr in ("detector_path", "orientation_path", "classifier_path", "second_opinion_path"):
         if getattr(detector, attr, None) is not None:
             info[attr] = str(getattr(detector, attr))
     kinds = load_preset(config.rules).bet_kinds

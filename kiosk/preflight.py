@@ -96,7 +96,8 @@ def _reader(build: Callable[[], object]) -> Finding:
         reader = build()
     except NiuniuError as exc:
         return Finding("card model", FAIL, str(exc))
-    files = [Path(getattr(reader, attr)).name for attr in ("detector_path", "classifier_path", "second_opinion_path")
+    files = [Path(getattr(reader, attr)).name
+             for attr in ("detector_path", "orientation_path", "classifier_path", "second_opinion_path")
              if getattr(reader, attr, None) is not None]
     mirror = "" if getattr(reader, "mirror_judge", None) else "; no mirror judge: a mirroring camera goes unnoticed"
     return Finding("card model", OK if not mirror else WARN,

@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     synth.add_argument("--crops-only", action="store_true",
                        help="add classifier crops from larger, closer scenes to OUT/classify (no detector images)")
     _recipe_args(synth)
+    synth.add_argument("--orientation-crops", action="store_true",
+                       help="also write OUT/orient/: index crops sorted by their angle (a000..a350), the "
+                            "orientation model's training data")
     synth.add_argument("--json", action="store_true", help="print the summary as JSON")
     synth.set_defaults(func=_cmd_synth)
     hard = ds_sub.add_parser("hard-negatives",
@@ -278,6 +281,10 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
     p.add_argument("--crop-size", type=_crop_size, default=None if given_only else CROP_SIZE,
                    help="cut classifier crops at this square size, the --imgsz the classifier will be trained "
                         "and read at" + (note or f" (default {CROP_SIZE})"))
+    p.add_argument("--crop-view", choices=("box", "upright"), default=None if given_only else "box",
+                   help="cut classifier crops as the detector's box frames them (box), or turned by the index's "
+                        "angle, for a classifier read after the orientation model (upright)"
+                        + (note or " (default box)"))
 
 
 def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
@@ -307,6 +314,10 @@ def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
                               "card-second-opinion beside the default classifier (none for a --classifier given)")
     opinion.add_argument("--no-second-opinion", action="store_true",
                          help="read every crop with the card classifier alone (faster, fewer hands right)")
+    p.add_argument("--orientation", type=Path, default=None,
+                   help="orientation model that turns each index upright for a classifier trained on upright "
+                        "crops; default: card-orientation beside the default classifier (none for a --classifier "
+                        "given)")
     p.add_argument("--min-card-conf", type=float, default=None,
                    help="leave out cards read below this confidence (detector x classifier); "
                         "default 0.1, chosen on real photos: see models/README.md")
@@ -327,7 +338,8 @@ def _detector(args):
     # Photo readers (_photo_args) also read each photo re-stretched and zoomed out unless told
     # --read-once; the other commands (real-crops) have no such flag and read once.
     once = getattr(args, "read_once", True)
-    return CardDetector(args.model, args.classifier, second_opinion=second, imgsz=args.imgsz, conf=args.conf,
+    return CardDetector(args.model, args.classifier, second_opinion=second, orientation=args.orientation,
+                        imgsz=args.imgsz, conf=args.conf,
                         min_card_conf=min_card, min_lone_conf=min_lone, aspects=() if once else PHOTO_ASPECTS,
                         zoom_out=not once, unmirror=not once, despeckle=not once, sharpen=not once)
 
@@ -451,7 +463,8 @@ def _cmd_synth(args) -> int:
                       crops_per_scene=20 if args.crops_only else 12, court_share=args.court_share,
                       blur_share=args.blur_share, held_share=args.held_share, stretch_share=args.stretch_share,
                       exposure_share=args.exposure_share, scene_scale=args.scene_scale,
-                      procedural_designs=args.procedural_designs, crop_size=args.crop_size)
+                      procedural_designs=args.procedural_designs, crop_size=args.crop_size,
+                      crop_view=args.crop_view, orientation_crops=args.orientation_crops)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:

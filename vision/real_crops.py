@@ -78,12 +78,21 @@ def off_every_card(index_boxes, truth, margin: float = 0.05) -> list[bool]:
             for b in index_boxes]
 
 
-def _write_crops(image, box, folder: Path, stem: str, copies: int, rng, size: int) -> int:
-    """The plain crop and ``copies`` jittered ones."""
+def _write_crops(image, box, folder: Path, stem: str, copies: int, rng, size: int, angle: float | None = None) -> int:
+    """The plain crop and ``copies`` jittered ones (turned upright by ``angle`` if given)."""
     folder.mkdir(parents=True, exist_ok=True)
     for j in range(copies + 1):
-        save_crop(folder / f"{stem}_{j}.jpg", image, box, rng if j else None, size)
+        save_crop(folder / f"{stem}_{j}.jpg", image, box, rng if j else None, size, angle)
     return copies + 1
+
+
+def _angles(detector, image, boxes) -> list[float | None]:
+    """Each box's angle as the reader's orientation model reads it, for a classifier read
+    upright; a photo's indices carry no angle label, and the crops must be turned the way
+    reading will turn them anyway."""
+    if getattr(detector, "orientation", None) is None or not boxes:
+        return [None] * len(boxes)
+    return detector.index_angles(image, boxes)
 
 
 def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, seed: int = 0,
@@ -104,9 +113,10 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         indices, _ = detector.find_indices(image)
         if negatives:
             strays = [b for (b, _), off in zip(indices, off_every_card([b for b, _ in indices], item.truth)) if off]
-            for k, box in enumerate(strays):
+            for k, (box, angle) in enumerate(zip(strays, _angles(detector, image, strays))):
                 stats["not_index_crops"] += _write_crops(image, box, out / (out_split or split) / NOT_INDEX,
-                                                         f"{item.path.stem[:40]}_n{k:02d}", copies, rng, crop_size)
+                                                         f"{item.path.stem[:40]}_n{k:02d}", copies, rng, crop_size,
+                                                         angle)
             stats["not_index"] += len(strays)
         indices = [(b, c) for b, c in indices if c >= MIN_INDEX_CONF]
         codes = assign_cards([b for b, _ in indices], item.truth)
@@ -133,9 +143,9 @@ def harvest(detector, root: Path, split: str, out: Path, *, copies: int = 2, see
         stats["photos_used"] += 1
         stats["indices"] += len(kept)
         stats["read_right_before"] += int((probs.argmax(axis=1) == truth_ids).sum())
-        for k, (box, (_, code)) in enumerate(zip(boxes, kept)):
+        for k, (box, (_, code), angle) in enumerate(zip(boxes, kept, _angles(detector, image, boxes))):
             stats["crops"] += _write_crops(image, box, out / (out_split or split) / code,
-                                           f"{item.path.stem[:40]}_{k:02d}", copies, rng, crop_size)
+                                           f"{item.path.stem[:40]}_{k:02d}", copies, rng, crop_size, angle)
     stats["top1_before"] = round(stats["read_right_before"] / stats["indices"], 4) if stats["indices"] else None
     return stats
 

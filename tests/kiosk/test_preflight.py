@@ -55,7 +55,8 @@ def test_a_ready_device_passes_every_check_and_the_console_says_so(tmp_path, run
     lines = out.splitlines()
     assert code == 0, out
     assert [line.split()[0] for line in lines] == ["OK", "OK", "OK", "OK", "OK", "OK", "WARN", lines[-1].split()[0]]
-    assert "card model: index-detector.onnx + card-classifier.onnx + card-second-opinion.onnx loaded" in out
+    assert ("card model: index-detector.onnx + card-orientation.onnx + card-classifier.onnx + "
+            "card-second-opinion.onnx loaded") in out
     assert "the table lies where its zones were marked (0.0% off)" in out
     assert "audit log: 1 records, chain OK" in out and "backup: no backup recorded" in out
 

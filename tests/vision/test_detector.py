@@ -25,7 +25,8 @@ def detector():
 
 def test_models_are_shipped():
     for name in ("index-detector.pt", "card-classifier.pt", "card-second-opinion.pt", "index-detector.onnx",
-                 "card-classifier.onnx", "card-second-opinion.onnx", "card-mirror.pt"):
+                 "card-classifier.onnx", "card-second-opinion.onnx", "card-mirror.pt", "card-orientation.pt",
+                 "card-orientation.onnx"):
         path = MODELS_DIR / name
         assert path.is_file() and path.stat().st_size > 100_000, f"{path} missing or truncated"
         assert path.stat().st_size < 20 * 1024 * 1024, f"{path} is over the 20 MB budget"
@@ -186,9 +187,9 @@ def test_detect_any_image_size(detector):
 def photo():
     """The detector as `niuniu detect` reads photos, once each: the re-stretched readings
     (PHOTO_ASPECTS) have tests of their own at the end of this file."""
-    from vision.detector import PHOTO_IMGSZ, REPORT_CONF
+    from vision.detector import LONE_REPORT_CONF, PHOTO_IMGSZ, REPORT_CONF
 
-    return CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF)
+    return CardDetector(imgsz=PHOTO_IMGSZ, min_card_conf=REPORT_CONF, min_lone_conf=LONE_REPORT_CONF)
 
 
 def _held_out_scene(seed: list[int], **layout):
@@ -557,6 +558,9 @@ def test_the_shipped_reader_asks_a_second_opinion_in_every_format(tmp_path):
     assert [d.second_opinion_path.name for d in shipped] == [
         "card-second-opinion.pt", "card-second-opinion.onnx", "card-second-opinion_ncnn_model"]
     assert [d.second_imgsz for d in shipped] == [96, 96, 96]
+    # The classifier reads crops turned upright by the orientation model beside it, in each format.
+    assert [d.orientation_path.name for d in shipped] == [
+        "card-orientation.pt", "card-orientation.onnx", "card-orientation_ncnn_model"]
     alone = CardDetector(second_opinion=False)
     assert alone.second_opinion is None and alone.file_sha256 != shipped[0].file_sha256
     assert CardDetector(classifier_path=MODELS_DIR / "card-classifier.pt").second_opinion is None
@@ -566,7 +570,8 @@ def test_the_shipped_reader_asks_a_second_opinion_in_every_format(tmp_path):
 
 
 @pytest.mark.parametrize("flag, what", [("--model", "index detector"), ("--classifier", "card classifier"),
-                                        ("--second-opinion", "second-opinion classifier")])
+                                        ("--second-opinion", "second-opinion classifier"),
+                                        ("--orientation", "orientation")])
 def test_a_corrupt_model_file_is_one_error_line_naming_it(tmp_path, capsys, flag, what):
     """ultralytics' own message for an unloadable file runs on over several lines (advice
     to download a model): the dealer's terminal and the service log get one line."""
@@ -578,7 +583,7 @@ def test_a_corrupt_model_file_is_one_error_line_naming_it(tmp_path, capsys, flag
     assert what in err[0] and str(bad) in err[0] and "corrupt" in err[0]
 
 
-@pytest.mark.parametrize("flag", ["--model", "--classifier", "--second-opinion"])
+@pytest.mark.parametrize("flag", ["--model", "--classifier", "--second-opinion", "--orientation"])
 def test_a_missing_model_file_names_the_option_to_fix(tmp_path, capsys, flag):
     missing = tmp_path / "gone.pt"
     code = main(["detect", flag, str(missing), str(sorted(HELD_OUT.glob("*.jpg"))[0])])
@@ -599,6 +604,13 @@ def test_a_second_opinion_reading_other_classes_is_refused(tmp_path):
     torch.save(checkpoint, tmp_path / "card-second-opinion.pt")
     with pytest.raises(ModelError, match="other classes"):
         CardDetector(second_opinion=tmp_path / "card-second-opinion.pt")
+
+
+def test_an_orientation_model_reading_other_classes_than_angles_is_refused():
+    """A card classifier passed where the orientation model belongs would turn every crop by
+    the angle of a card's class number: refused at load, naming the file."""
+    with pytest.raises(ModelError, match="orientation model .*card-mirror.pt reads other classes than the 36 angles"):
+        CardDetector(orientation=MODELS_DIR / "card-mirror.pt")
 
 
 def test_a_photo_read_again_re_stretched_keeps_that_reading_only_when_it_is_surer_by_the_margin():

@@ -31,13 +31,15 @@ import numpy as np
 from scoring.cards import CARD_CODES
 from scoring.errors import NiuniuError
 from vision.detector import CROP_SIZE, NOT_INDEX, box_iou, index_crop  # noqa: F401 - one framing for training and reading
+from vision.orientation import ANGLE_CLASSES, class_of_angle, upright_crop
 from vision.synth.faces import (
     PROCEDURAL_HOLDOUT_SEEDS,
     PROCEDURAL_TRAIN_SEEDS,
     available_fonts,
     available_pip_fonts,
 )
-from vision.synth.scene import CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, available_textures, render_scene
+from vision.synth.scene import (CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, SceneLabel, available_textures,
+                                render_scene)
 
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
@@ -102,11 +104,18 @@ class SynthConfig:
     # size (`niuniu train classify --imgsz`) must learn from crops cut at that size, not
     # from 64 px crops enlarged, or it learns the enlargement's blur.
     crop_size: int = CROP_SIZE
+    # How classifier crops are cut: "box" as ``index_crop`` frames a detector's box (the
+    # index at its own angle), "upright" turned by the index's angle (``vision.orientation``:
+    # for a classifier read after the orientation model).
+    crop_view: str = "box"
+    # Also write OUT/orient/{split}/aNNN/: the box-framed index crops sorted by their angle,
+    # the orientation model's training data.
+    orientation_crops: bool = False
 
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
 RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size",
-          "held_share", "stretch_share", "exposure_share")
+          "held_share", "stretch_share", "exposure_share", "crop_view")
 
 
 class _DeckPool:
@@ -150,9 +159,12 @@ def _rng(cfg: SynthConfig, split: str, i: int, *stream: int) -> np.random.Genera
                                  + ([1] if cfg.crops_only else []))
 
 
-def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | None, size: int = CROP_SIZE) -> None:
-    """One classifier training crop, framed as the detector frames it at reading time."""
-    ok, buf = cv2.imencode(".jpg", index_crop(image, box, rng, size), [cv2.IMWRITE_JPEG_QUALITY, 92])
+def save_crop(path: Path, image: np.ndarray, box, rng: np.random.Generator | None, size: int = CROP_SIZE,
+              angle: float | None = None) -> None:
+    """One classifier training crop, framed as the detector frames it at reading time (and
+    turned upright by ``angle``, as the orientation model's reading turns it)."""
+    crop = index_crop(image, box, rng, size) if angle is None else upright_crop(image, box, angle, size, rng)
+    ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
     if not ok:
         raise NiuniuError(f"could not encode the crop {path} as JPEG")
     path.write_bytes(buf.tobytes())
@@ -213,16 +225,27 @@ def _make_one(args) -> dict:
     crops = 0
     index_labels = _readable_indices(scene)
     order = rng.permutation(len(index_labels))[: cfg.crops_per_scene]
+    upright = cfg.crop_view == "upright"
     for k in order:
         lab = index_labels[int(k)]
         save_crop(cfg.out / "classify" / split / lab.code / f"{stem}_{int(k):02d}.jpg", image, lab.box, rng,
-                  cfg.crop_size)
+                  cfg.crop_size, lab.up if upright else None)
         crops += 1
+    if cfg.orientation_crops:
+        # Own stream: the classifier crops stay as they were with or without these.
+        orient_rng = _rng(cfg, split, i, 23)
+        for k, lab in enumerate(index_labels):
+            save_crop(cfg.out / "orient" / split / class_of_angle(lab.up) / f"{stem}_{k:02d}.jpg", image, lab.box,
+                      orient_rng, cfg.crop_size)
     # Own random stream: adding negatives leaves every other byte of the data set as it was.
     neg_rng = _rng(cfg, split, i, 7)
     boxes = not_index_boxes(scene, neg_rng, cfg.negatives_per_scene)
     for k, box in enumerate(boxes):
-        save_crop(cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg", image, box, neg_rng, cfg.crop_size)
+        # Not an index has no angle: an upright set turns it whichever way the orientation
+        # model might read it.
+        turn = float(neg_rng.uniform(0, 360)) if upright else None
+        save_crop(cfg.out / "classify" / split / NOT_INDEX / f"{stem}_n{k:02d}.jpg", image, box, neg_rng,
+                  cfg.crop_size, turn)
     return {"deck": deck_name, "labels": len(lines), "crops": crops, "negatives": len(boxes)}
 
 
@@ -295,7 +318,7 @@ def _check_same_recipe(cfg: SynthConfig) -> None:
             f"`niuniu datasets synth`, or mine it with a checkout of generator {made}")
     # Every set made before crops had a size setting was cut at 64: crops of another size
     # mined into it would sit beside those, and training at either size would take both.
-    manifest = {"crop_size": CROP_SIZE, **manifest}
+    manifest = {"crop_size": CROP_SIZE, "crop_view": "box", **manifest}
     for key in ("seed", *RECIPE):   # sets made before another option was recorded skip its check
         if key in manifest and manifest[key] != getattr(cfg, key):
             raise NiuniuError(
@@ -332,17 +355,21 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
         strays = [b for b, _ in indices if clear_of_indices(scene, b)]
         found += len(strays)
         rng = _rng(cfg, split, i, 11)
+        upright = cfg.crop_view == "upright"
         for k in rng.permutation(len(strays))[:per_scene]:
-            save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng, cfg.crop_size)
+            turn = float(rng.uniform(0, 360)) if upright else None
+            save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng, cfg.crop_size,
+                      turn)
             crops += 1
         if readings_per_scene > 0:
             on_index = _boxes_on_labelled_indices(scene, [b for b, _ in indices])
             read_rng = _rng(cfg, split, i, 13)
             for k in read_rng.permutation(len(on_index))[:readings_per_scene]:
-                box, code = on_index[int(k)]
-                folder = root / code
+                box, lab = on_index[int(k)]
+                folder = root / lab.code
                 folder.mkdir(parents=True, exist_ok=True)
-                save_crop(folder / f"{stem}_d{int(k):02d}.jpg", image, box, None, cfg.crop_size)
+                save_crop(folder / f"{stem}_d{int(k):02d}.jpg", image, box, None, cfg.crop_size,
+                          lab.up if upright else None)
                 readings += 1
         if progress:
             _progress(i + 1, n, started, split)
@@ -356,14 +383,14 @@ def _readable_indices(scene) -> list:
             and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
 
 
-def _boxes_on_labelled_indices(scene, boxes, min_iou: float = 0.5) -> list[tuple[tuple, str]]:
-    """``(box, card)`` for each box that overlaps a readable labelled index at ``min_iou``."""
+def _boxes_on_labelled_indices(scene, boxes, min_iou: float = 0.5) -> list[tuple[tuple, SceneLabel]]:
+    """``(box, label)`` for each box that overlaps a readable labelled index at ``min_iou``."""
     labels = _readable_indices(scene)
     out = []
     for box in boxes:
-        iou, code = max(((box_iou(box, lab.box), lab.code) for lab in labels), default=(0.0, None))
+        iou, k = max(((box_iou(box, lab.box), k) for k, lab in enumerate(labels)), default=(0.0, None))
         if iou >= min_iou:
-            out.append((tuple(float(v) for v in box), code))
+            out.append((tuple(float(v) for v in box), labels[k]))
     return out
 
 
@@ -424,10 +451,13 @@ def write_dataset(cfg: SynthConfig, workers: int | None = None, progress: bool =
         (out / "detect" / "labels" / split).mkdir(parents=True, exist_ok=True)
         for code in (*CARD_CODES, NOT_INDEX):
             (out / "classify" / split / code).mkdir(parents=True, exist_ok=True)
+        if cfg.orientation_crops:
+            for name in ANGLE_CLASSES:
+                (out / "orient" / split / name).mkdir(parents=True, exist_ok=True)
     workers = workers or min(2, os.cpu_count() or 1)
     summary: dict = {"generator": GENERATOR_VERSION, "seed": cfg.seed, "images": cfg.images,
                      "val_images": cfg.val_images, "classes": list(CLASS_NAMES), "splits": {},
-                     **{key: getattr(cfg, key) for key in RECIPE},
+                     **{key: getattr(cfg, key) for key in RECIPE}, "orientation_crops": cfg.orientation_crops,
                      # the same seed gives the same bytes only with the same fonts installed
                      "fonts": [Path(f).name for f in available_fonts()],
                      "pip_fonts": [Path(f).name for f in available_pip_fonts()],

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from scoring.cards import Card
+from vision.orientation import up_angle
 from vision.synth.faces import available_fonts, cached_font
 
 INDEX_CLASS = 0
@@ -50,6 +51,8 @@ class SceneLabel:
     box: tuple[float, float, float, float]
     visible: float
     quad: np.ndarray | None = None  # the index or card outline in image pixels (4x2)
+    # An index's angle: the image direction its top faces, degrees (vision.orientation.up_angle).
+    up: float | None = None
 
 
 @dataclass
@@ -682,7 +685,8 @@ def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int) -> list[Sc
             box = _clip_box(quad, w, h)
             if box is None or (box[3] - box[1]) < 5 or (box[2] - box[0]) < 3:
                 continue
-            labels.append(SceneLabel(INDEX_CLASS, p.code, box, share, quad))
+            # The index in the face's lower half is printed turned half round.
+            labels.append(SceneLabel(INDEX_CLASS, p.code, box, share, quad, up_angle(quad, (by0 + by1) / 2 > 0.5)))
         share = _visible_share(owner, card_quad, p.obj_id)
         if share >= MIN_CARD_VISIBLE:
             box = _clip_box(card_quad, w, h)
