@@ -19,13 +19,13 @@ model's data).  Session 40 trained classifiers from nothing on ``A``, ``U360`` (
 each) and the orientation model on ``ORI``, and fine-tuned the v15 classifier on ``UA``
 (models/README.md, "Fortieth session").
 
-``read ORIENTATION.pt UPRIGHT.pt --val N --seed S`` renders the held-out scenes again and
-reads each readable index's true box: the shipped classifier as it reads (4 turns
-averaged), and the orientation model then the upright classifier (once, at the 3 turns of
+``read ORIENTATION.pt UPRIGHT.pt ANY_ANGLE.pt --val N --seed S`` renders the held-out scenes
+again and reads each readable index's true box: an any-angle classifier as it read before
+(v15's: 4 turns averaged), and the orientation model then the upright classifier (once, at the 3 turns of
 ``UPRIGHT_READINGS``, at the true angle); prints top-1 of each and the angle errors.
 
     python bench/bench_orientation.py sets /work/data/s40/crops --train 8000 --val 800 --seed 4040
-    python bench/bench_orientation.py read runs/ori/best.pt runs/upright/best.pt --val 800 --seed 4040
+    python bench/bench_orientation.py read models/card-orientation.pt models/card-classifier.pt V15/card-classifier.pt
 """
 
 from __future__ import annotations
@@ -125,14 +125,14 @@ def make_sets(out: Path, train: int, val: int, seed: int) -> None:
     print(f"{n} indices of {len(jobs)} scenes in {out}")
 
 
-def read(orientation: Path, upright: Path, val: int, seed: int) -> dict:
+def read(orientation: Path, upright: Path, any_angle: Path, val: int, seed: int) -> dict:
     from ultralytics import YOLO
 
-    shipped, ori, up = (YOLO(str(p)) for p in (ROOT / "models" / "card-classifier.pt", orientation, upright))
+    shipped, ori, up = (YOLO(str(p)) for p in (any_angle, orientation, upright))
     names = [up.names[i] for i in range(len(up.names))]
     angles = np.array([angle_of_class(n) for n in ANGLE_CLASSES])
     cfg = config(seed, 0, val)
-    right = {"shipped, 4 turns": 0, "upright, once": 0, "upright, 3 turns": 0, "upright at the true angle": 0}
+    right = {"any-angle, 4 turns": 0, "upright, once": 0, "upright, 3 turns": 0, "upright at the true angle": 0}
     errors, n = [], 0
 
     def upright_reading(image, boxes, angle_list, turns) -> np.ndarray:
@@ -149,7 +149,7 @@ def read(orientation: Path, upright: Path, val: int, seed: int) -> dict:
         crops = [index_crop(image, b, None, SIZE) for b in boxes]
         read_angles = [read_angle(r.probs.data.numpy(), angles)
                        for r in ori.predict(crops, imgsz=SIZE, verbose=False, device="cpu")]
-        readings = {"shipped, 4 turns": _read_crops(shipped, SIZE, image, boxes, tta=True),
+        readings = {"any-angle, 4 turns": _read_crops(shipped, SIZE, image, boxes, tta=True),
                     "upright, once": upright_reading(image, boxes, read_angles, (0.0,)),
                     "upright, 3 turns": upright_reading(image, boxes, read_angles, UPRIGHT_READINGS),
                     "upright at the true angle": upright_reading(image, boxes, [lab.up for lab in labels],
@@ -177,13 +177,14 @@ def main() -> None:
     r = sub.add_parser("read")
     r.add_argument("orientation", type=Path)
     r.add_argument("upright", type=Path)
+    r.add_argument("any_angle", type=Path, help="a classifier trained on crops at any angle (v15's), read at 4 turns")
     r.add_argument("--val", type=int, default=800)
     r.add_argument("--seed", type=int, default=4040)
     args = ap.parse_args()
     if args.cmd == "sets":
         make_sets(args.out, args.train, args.val, args.seed)
     else:
-        print(json.dumps(read(args.orientation, args.upright, args.val, args.seed), indent=1))
+        print(json.dumps(read(args.orientation, args.upright, args.any_angle, args.val, args.seed), indent=1))
 
 
 if __name__ == "__main__":
