@@ -516,6 +516,36 @@ def test_mined_readings_file_each_found_index_under_its_own_card(tmp_path):
         assert {f.parent.name for f in mine} <= set(readable)
 
 
+def test_an_upright_set_mines_its_readings_turned_by_the_angle_of_the_index_they_lie_on(tmp_path):
+    """Mining a ``--crop-view upright`` set: the detector's box on an index is cut turned by
+    that index's angle, as the reader turns it (not as the box frames it)."""
+    from vision.orientation import upright_crop
+
+    cfg = SynthConfig(out=tmp_path, images=2, val_images=0, seed=5, crops_only=True, crop_view="upright")
+    rendered = [render_one(cfg, "train", i) for i in range(2)]
+
+    class LabelBoxes:
+        calls = 0
+
+        def find_indices(self, image):
+            scene = rendered[self.calls][1]
+            self.calls += 1
+            return [(lab.box, 0.9) for lab in scene.labels if lab.cls == INDEX_CLASS], []
+
+    mine_detector_crops(cfg, LabelBoxes(), per_scene=0, readings_per_scene=4, progress=False)
+    checked = 0
+    for i, (_, scene, _, image, _, _) in enumerate(rendered):
+        for f in (tmp_path / "classify" / "train").glob(f"*/c{i:06d}_d*.jpg"):
+            crop = cv2.imread(str(f)).astype(int)
+            # a card's two corners share its code: the crop is of one of them
+            turned, lab = min((np.abs(crop - upright_crop(image, lab.box, lab.up, 64)).mean(), lab)
+                              for lab in scene.labels if lab.cls == INDEX_CLASS and lab.code == f.parent.name)
+            boxed = np.abs(crop - index_crop(image, lab.box, None, 64)).mean()
+            assert turned < 8 and (turned < boxed or abs(lab.up - 270) < 1), (f.name, turned, boxed)   # JPEG
+            checked += 1
+    assert checked >= 4
+
+
 def test_four_colour_decks_do_not_tie_a_colour_to_one_suit():
     """Real four-colour decks disagree (blue is diamonds on poker-room decks, spades on
     others): the generator must draw both, or the classifier learns to name a suit by its
