@@ -187,7 +187,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
     be.add_argument("--frames", type=int, default=30)
     be.add_argument("--imgsz", type=int, default=LIVE_IMGSZ)
-    be.add_argument("--no-tta", action="store_true", help="read each index once instead of at 4 rotations")
+    be.add_argument("--no-tta", action="store_true",
+                    help="read each index once instead of at 4 rotations (or, upright, at 3 small turns)")
     be.add_argument("--no-second-opinion", action="store_true",
                     help="time the card classifier alone, without its second opinion on unsure crops")
     be.add_argument("--json", action="store_true")
