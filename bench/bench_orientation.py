@@ -50,6 +50,7 @@ from vision.orientation import (  # noqa: E402
     angle_of_class,
     class_of_angle,
     read_angle,
+    square_crop,
     upright_crop,
 )
 from vision.synth.dataset import SynthConfig, _readable_indices, _rng, render_one  # noqa: E402
@@ -65,17 +66,6 @@ def config(seed: int, train: int, val: int, out: Path = Path("/tmp/unused")) -> 
                        blur_share=0.1)
 
 
-def turned(image, centre, side: float, angle_deg: float) -> np.ndarray:
-    rad = np.radians(angle_deg)
-    up = np.array([np.cos(rad), np.sin(rad)])
-    right = np.array([-up[1], up[0]])
-    half, c = side / 2, np.asarray(centre, np.float64)
-    src = np.float32([c - half * right + half * up, c + half * right + half * up, c - half * right - half * up])
-    m = cv2.getAffineTransform(src, np.float32([[0, 0], [SIZE, 0], [0, SIZE]]))
-    return cv2.warpAffine(image, m, (SIZE, SIZE), flags=cv2.INTER_AREA if side > SIZE else cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)
-
-
 def oracle_crop(image, lab, rng, any_half_turn: bool) -> np.ndarray:
     """Framed by the index's own size, as an oriented box would frame it."""
     q = np.asarray(lab.quad, np.float64)
@@ -83,10 +73,10 @@ def oracle_crop(image, lab, rng, any_half_turn: bool) -> np.ndarray:
     width = np.linalg.norm((q[1] + q[2]) / 2 - (q[0] + q[3]) / 2)
     side = max(height, width) * 1.15 * rng.uniform(0.95, 1.3)
     centre = q.mean(axis=0) + rng.normal(0, 0.07, 2) * side
-    angle = lab.up + rng.normal(0, ORACLE_ERROR)
+    angle = np.radians(lab.up + rng.normal(0, ORACLE_ERROR))
     if any_half_turn and rng.random() < 0.5:
-        angle += 180.0
-    return turned(image, centre, side, angle)
+        angle += np.pi
+    return square_crop(image, centre, side, SIZE, (np.cos(angle), np.sin(angle)))
 
 
 def _one_scene(job) -> list[str]:

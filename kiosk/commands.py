@@ -541,6 +541,7 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     from kiosk.rounds import round_numbers
     from kiosk.table_service import TableService
     from scoring.rules import load_preset
+    from vision.detector import READING_FILES
     from vision.pipeline import TablePipeline
 
     log = AuditLog.in_dir(data_dir, config.table_id)
@@ -550,7 +551,7 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     sha = getattr(detector, "file_sha256", None)
     if isinstance(sha, str):
         info["sha256"] = sha
-    for attr in ("detector_path", "orientation_path", "classifier_path", "second_opinion_path"):
+    for attr in READING_FILES:
         if getattr(detector, attr, None) is not None:
             info[attr] = str(getattr(detector, attr))
     kinds = load_preset(config.rules).bet_kinds

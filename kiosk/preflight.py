@@ -91,14 +91,14 @@ def _view(table_file, config: TableConfig, findings: list[Finding]) -> TableView
 
 
 def _reader(build: Callable[[], object]) -> Finding:
+    from vision.detector import READING_FILES
+
     started = time.monotonic()
     try:
         reader = build()
     except NiuniuError as exc:
         return Finding("card model", FAIL, str(exc))
-    files = [Path(getattr(reader, attr)).name
-             for attr in ("detector_path", "orientation_path", "classifier_path", "second_opinion_path")
-             if getattr(reader, attr, None) is not None]
+    files = [Path(getattr(reader, attr)).name for attr in READING_FILES if getattr(reader, attr, None) is not None]
     mirror = "" if getattr(reader, "mirror_judge", None) else "; no mirror judge: a mirroring camera goes unnoticed"
     return Finding("card model", OK if not mirror else WARN,
                    f"{' + '.join(files)} loaded in {time.monotonic() - started:.1f} s{mirror}")

@@ -32,7 +32,7 @@ from scoring.errors import NiuniuError
 from vision.blur import blur_of, blurs_an_index, deblurred, unsharp
 from vision.corners import Detection, merge_corners
 from vision.mirror import MIRROR_CLASSES, MIRROR_LOG_ODDS, MIRRORED, mirror_box, mirror_image, mirrored_odds
-from vision.orientation import ANGLE_CLASSES, angle_of_class, read_angle, upright_crop
+from vision.orientation import ANGLE_CLASSES, angle_of_class, box_frame, read_angle, square_crop, upright_crop
 from vision.speckle import despeckled
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
@@ -41,6 +41,9 @@ DEFAULT_CLASSIFIER = "card-classifier"
 DEFAULT_SECOND_OPINION = "card-second-opinion"
 DEFAULT_MIRROR_JUDGE = "card-mirror"
 DEFAULT_ORIENTATION = "card-orientation"
+# A card reader's model files, as attributes, in the order they read a card (the kiosk's model
+# record, `niuniu check`, the reader's name); the mirror judge only judges whole photos.
+READING_FILES = ("detector_path", "orientation_path", "classifier_path", "second_opinion_path")
 INDEX_CLASS, CARD_CLASS = 0, 1
 # The classifier's reject class: a crop that is no corner index at all (a pip, court art,
 # a chip, felt, table print the detector took for one).  Its folder name sorts after
@@ -429,7 +432,8 @@ class CardDetector(IndexFinder):
             raise ModelError(f"card classifier {cls_path} has classes that are not cards ({exc})") from exc
         if self._reject is not None and self._reject != len(names) - 1:
             raise ModelError(f"card classifier {cls_path}: its '{NOT_INDEX}' class must be the last one")
-        self.second_opinion_path = _beside_classifier(cls_path, second_opinion, auto=classifier_path is None)
+        self.second_opinion_path = _beside_classifier(cls_path, second_opinion, auto=classifier_path is None,
+                                                      stem=DEFAULT_SECOND_OPINION)
         self.second_opinion = self.second_imgsz = None
         if self.second_opinion_path is not None:
             self.second_opinion = _load_yolo(self.second_opinion_path, "classify", "second-opinion classifier",
@@ -465,9 +469,13 @@ class CardDetector(IndexFinder):
                                  "from the repository")
             self._mirrored_class = names.index(MIRRORED)
             self.mirror_imgsz = trained_input_size(self.mirror_judge, CROP_SIZE)
-        self.name = "+".join(p.name for p in (det_path, self.orientation_path, cls_path, self.second_opinion_path)
-                             if p is not None)
+        self.name = "+".join(p.name for p in self.reading_files)
         self._sha256: str | None = None
+
+    @property
+    def reading_files(self) -> list[Path]:
+        """The model files a card is read with (``READING_FILES``)."""
+        return [getattr(self, attr) for attr in READING_FILES if getattr(self, attr) is not None]
 
     @property
     def file_sha256(self) -> str:
@@ -735,11 +743,10 @@ def _sureness(reading: list[Detection]) -> float:
     return sum(d.conf for d in reading if d.conf >= (LONE_REPORT_CONF if d.lone else REPORT_CONF))
 
 
-def _beside_classifier(classifier_path: Path, given: str | Path | bool | None, auto: bool,
-                       stem: str = DEFAULT_SECOND_OPINION) -> Path | None:
-    """Which second opinion (or other model ``stem`` that belongs with a classifier) to load:
-    ``given`` (a path, or ``False`` for none), else, for a classifier found by default
-    (``auto``), the one beside it (its format, else ``.pt``) if any."""
+def _beside_classifier(classifier_path: Path, given: str | Path | bool | None, auto: bool, stem: str) -> Path | None:
+    """Which model named ``stem`` that belongs with a classifier (its second opinion, its
+    orientation model) to load: ``given`` (a path, or ``False`` for none), else, for a
+    classifier found by default (``auto``), the one beside it (its format, else ``.pt``) if any."""
     if given is False or (given is None and not auto):
         return None
     if given is not None:
@@ -775,24 +782,14 @@ def read_as_indices(labels, probs, not_index) -> list[int]:
 
 
 def index_crop(image: np.ndarray, box, rng: np.random.Generator | None = None, size: int = CROP_SIZE) -> np.ndarray:
-    """Square crop around an index box, padded by edge replication, resized to ``size``.
+    """Square crop around an index box (``vision.orientation.box_frame``), as the image holds
+    it, padded by edge replication, resized to ``size``.
 
     Training crops (``vision.synth.dataset``, with ``rng`` jitter) and inference crops
     (``rng=None``) come from this one function, so the classifier sees the framing it learnt.
     """
-    x0, y0, x1, y1 = box
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    side = max(x1 - x0, y1 - y0) * 1.15
-    if rng is not None:
-        side *= rng.uniform(0.95, 1.3)
-        cx += rng.normal(0, 0.07) * side
-        cy += rng.normal(0, 0.07) * side
-    half = side / 2
-    src = np.float32([[cx - half, cy - half], [cx + half, cy - half], [cx - half, cy + half]])
-    dst = np.float32([[0, 0], [size, 0], [0, size]])
-    m = cv2.getAffineTransform(src, dst)
-    return cv2.warpAffine(image, m, (size, size), flags=cv2.INTER_AREA if side > size else cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)
+    cx, cy, side = box_frame(box, rng)
+    return square_crop(image, (cx, cy), side, size)
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:

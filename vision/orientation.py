@@ -58,11 +58,10 @@ def up_angle(quad: np.ndarray, upside_down: bool) -> float:
     return float(np.degrees(np.arctan2(up[1], up[0])) % 360.0)
 
 
-def upright_crop(image: np.ndarray, box, angle: float, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """The square ``index_crop`` cuts around ``box``, turned so the index's top faces up.
-
-    Training crops pass ``rng``: the same framing jitter as ``index_crop`` and a turn off by
-    ``TRAIN_TURN_ERROR``, so the classifier learns what the orientation model delivers."""
+def box_frame(box, rng: np.random.Generator | None = None) -> tuple[float, float, float]:
+    """The square a crop cuts around an index box: centre x, centre y and side, a little
+    larger than the box.  Training crops pass ``rng``: a larger square, off centre, as a
+    detector's box is never exactly the printed index."""
     x0, y0, x1, y1 = box
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     side = max(x1 - x0, y1 - y0) * CROP_MARGIN
@@ -70,13 +69,29 @@ def upright_crop(image: np.ndarray, box, angle: float, size: int, rng: np.random
         side *= rng.uniform(0.95, 1.3)
         cx += rng.normal(0, 0.07) * side
         cy += rng.normal(0, 0.07) * side
-        angle += rng.normal(0, TRAIN_TURN_ERROR)
-    rad = np.radians(angle)
-    up = np.array([np.cos(rad), np.sin(rad)])
+    return cx, cy, side
+
+
+def square_crop(image: np.ndarray, centre, side: float, size: int, up=(0.0, -1.0)) -> np.ndarray:
+    """The ``side`` square around ``centre`` resized to ``size``, its top the image direction
+    ``up`` (a unit vector; the default, straight up, is the square as the image holds it),
+    padded by edge replication."""
+    up = np.asarray(up, np.float64)
     right = np.array([-up[1], up[0]])
-    half, centre = side / 2, np.array([cx, cy])
-    src = np.float32([centre - half * right + half * up, centre + half * right + half * up,
-                      centre - half * right - half * up])
+    half, c = side / 2, np.asarray(centre, np.float64)
+    src = np.float32([c - half * right + half * up, c + half * right + half * up, c - half * right - half * up])
     m = cv2.getAffineTransform(src, np.float32([[0, 0], [size, 0], [0, size]]))
     return cv2.warpAffine(image, m, (size, size), flags=cv2.INTER_AREA if side > size else cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
+
+
+def upright_crop(image: np.ndarray, box, angle: float, size: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """The square ``index_crop`` cuts around ``box``, turned so the index's top faces up.
+
+    Training crops pass ``rng``: the same framing jitter as ``index_crop`` and a turn off by
+    ``TRAIN_TURN_ERROR``, so the classifier learns what the orientation model delivers."""
+    cx, cy, side = box_frame(box, rng)
+    if rng is not None:
+        angle += rng.normal(0, TRAIN_TURN_ERROR)
+    rad = np.radians(angle)
+    return square_crop(image, (cx, cy), side, size, (np.cos(rad), np.sin(rad)))
