@@ -24,8 +24,17 @@ again and reads each readable index's true box: an any-angle classifier as it re
 (v15's: 4 turns averaged), and the orientation model then the upright classifier (once, at the 3 turns of
 ``UPRIGHT_READINGS``, at the true angle); prints top-1 of each and the angle errors.
 
+``hands NAME=CLASSIFIER[,SECOND_OPINION] ... --kind hands|held --count N --seed S`` reads the
+readable indices of held-out table hands (or fans held up: the scenes ``niuniu evaluate
+--synthetic-hands`` renders, ``vision.evaluate.held_out_hand``) through their true boxes, as the
+reader reads them (``CardDetector.classify_indices``, after the shipped orientation model):
+the classifiers' own share of hand failures, without the detector's, on the indices hands
+show (smaller than the crop scenes': session 41).
+
     python bench/bench_orientation.py sets /work/data/s40/crops --train 8000 --val 800 --seed 4040
     python bench/bench_orientation.py read models/card-orientation.pt models/card-classifier.pt V15/card-classifier.pt
+    python bench/bench_orientation.py hands shipped=models/card-classifier.pt,models/card-second-opinion.pt \
+        alone=models/card-classifier.pt --kind hands --count 600 --seed 555
 """
 
 from __future__ import annotations
@@ -156,6 +165,37 @@ def read(orientation: Path, upright: Path, any_angle: Path, val: int, seed: int)
             "share off by over 90": round(float((e > 90).mean()), 4)}
 
 
+def read_hands(readers: dict[str, tuple[Path, Path | None]], kind: str, count: int, seed: int) -> dict:
+    from vision.detector import DEFAULT_DETECTOR, DEFAULT_ORIENTATION, MODELS_DIR, CardDetector, read_as_indices
+    from vision.evaluate import held_out_hand, load_decks
+
+    built = {name: CardDetector(MODELS_DIR / f"{DEFAULT_DETECTOR}.pt", classifier, second_opinion=second or False,
+                                orientation=MODELS_DIR / f"{DEFAULT_ORIENTATION}.pt")
+             for name, (classifier, second) in readers.items()}
+    loaded, right, n = load_decks(), dict.fromkeys(built, 0), 0
+    for i in range(count):
+        scene = held_out_hand(seed, i, kind, loaded)
+        labels = _readable_indices(scene)
+        if not labels:
+            continue
+        boxes = [lab.box for lab in labels]
+        for name, det in built.items():
+            cards, probs, not_index = det.classify_indices(scene.image, boxes)
+            kept = set(read_as_indices(cards, probs, not_index))
+            right[name] += sum(k in kept and det.card_of_class[c].code == lab.code
+                               for k, (c, lab) in enumerate(zip(cards, labels)))
+        n += len(labels)
+    return {"kind": kind, "hands": count, "seed": seed, "indices": n, **{k: round(v / n, 4) for k, v in right.items()}}
+
+
+def _reader(text: str) -> tuple[str, tuple[Path, Path | None]]:
+    name, _, files = text.partition("=")
+    classifier, _, second = files.partition(",")
+    if not name or not classifier:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=CLASSIFIER[,SECOND_OPINION]")
+    return name, (Path(classifier), Path(second) if second else None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -170,9 +210,16 @@ def main() -> None:
     r.add_argument("any_angle", type=Path, help="a classifier trained on crops at any angle (v15's), read at 4 turns")
     r.add_argument("--val", type=int, default=800)
     r.add_argument("--seed", type=int, default=4040)
+    h = sub.add_parser("hands")
+    h.add_argument("readers", type=_reader, nargs="+", help="NAME=CLASSIFIER[,SECOND_OPINION], read upright")
+    h.add_argument("--kind", choices=("hands", "held"), default="hands")
+    h.add_argument("--count", type=int, default=600)
+    h.add_argument("--seed", type=int, default=555)
     args = ap.parse_args()
     if args.cmd == "sets":
         make_sets(args.out, args.train, args.val, args.seed)
+    elif args.cmd == "hands":
+        print(json.dumps(read_hands(dict(args.readers), args.kind, args.count, args.seed)))
     else:
         print(json.dumps(read(args.orientation, args.upright, args.any_angle, args.val, args.seed), indent=1))
 

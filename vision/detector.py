@@ -8,7 +8,8 @@ Two small models do the reading (why: ``models/README.md``):
 2. a *card classifier* (YOLO classify, 52 classes) reads each index crop, cut from
    the full-resolution image so small indices keep their detail; where it is unsure, a
    *second opinion* (another classifier, trained on larger crops) reads the crop too and
-   the two readings are averaged.
+   the two readings are averaged.  Both read each index turned upright by an *orientation
+   model*'s angle where one comes with the classifier (vision.orientation).
 
 The two corners of one card are merged (vision.corners), so counting Detections counts cards.
 Large images are tiled, where their indices are too small to read whole, so an index
@@ -701,22 +702,28 @@ class CardDetector(IndexFinder):
         without the reject class).  Card probabilities are not renormalised without
         the reject class, so a doubtful crop keeps a low confidence.
         """
-        if self.orientation is not None:
-            probs = _read_upright(self.classifier, self.cls_imgsz, image, boxes, self.index_angles(image, boxes),
-                                  UPRIGHT_READINGS if self.tta else (0.0,))
-        else:
-            probs = _read_crops(self.classifier, self.cls_imgsz, image, boxes, self.tta)
+        angles = self.index_angles(image, boxes) if self.orientation is not None else None
+        probs = self._read_with(self.classifier, self.cls_imgsz, image, boxes, angles)
         if self.second_opinion is not None:
             unsure = np.flatnonzero(probs.max(axis=1) < UNSURE_BELOW)
             if len(unsure):
-                other = _read_crops(self.second_opinion, self.second_imgsz, image, [boxes[i] for i in unsure],
-                                    self.tta)
+                other = self._read_with(self.second_opinion, self.second_imgsz, image, [boxes[i] for i in unsure],
+                                        None if angles is None else [angles[i] for i in unsure])
                 probs[unsure] = _average_readings(probs[unsure], other)
         if self._reject is None:
             return probs.argmax(axis=1), probs, np.zeros(len(boxes))
         not_index = probs[:, self._reject]
         probs = np.delete(probs, self._reject, axis=1)
         return probs.argmax(axis=1), probs, not_index
+
+    def _read_with(self, classifier, size: int, image: np.ndarray, boxes, angles: list[float] | None) -> np.ndarray:
+        """One classifier's reading of the boxes: turned upright by ``angles`` (and
+        ``UPRIGHT_READINGS`` either side) where the orientation model read them, else as
+        the boxes frame them (at the four quarter turns); once without ``tta``.  The second
+        opinion is read as the classifier is: both learnt the same crops, at their own sizes."""
+        if angles is not None:
+            return _read_upright(classifier, size, image, boxes, angles, UPRIGHT_READINGS if self.tta else (0.0,))
+        return _read_crops(classifier, size, image, boxes, self.tta)
 
     def index_angles(self, image: np.ndarray, boxes) -> list[float]:
         """The angle each index box's top faces (``vision.orientation``), read by the orientation model."""

@@ -298,23 +298,11 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
     can be told apart as a detector or a classifier change.  The model card's figures sum
     two seeds: ``--synthetic-hands 100 --seed 2026`` and ``--synthetic-hands 150 --seed 7``.
     """
-    from vision.synth.decks import deck_names, load_deck
-    from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, procedural_deck
-    from vision.synth.scene import render_scene
-
-    names = decks or deck_names("holdout")
-    # Loaded once (an unknown, excluded or missing deck fails here with its fix, not mid-run),
-    # not once a hand: each load reads 52 cached PNGs and fingerprints the art again.
-    loaded = {name: load_deck(name) for name in names}
+    loaded = load_decks(decks)
     hands_right = cards_right = cards_total = lenient = hidden_read = false_cards = 0
     missed = dict.fromkeys(MISSED_CAUSES, 0)
     for i in range(count):
-        rng = np.random.default_rng([seed, i])
-        if i % 3 == 2 and not decks:
-            deck = procedural_deck(int(PROCEDURAL_HOLDOUT_SEEDS[i % len(PROCEDURAL_HOLDOUT_SEEDS)]))
-        else:
-            deck = loaded[names[i % len(names)]]
-        scene = render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
+        scene = held_out_hand(seed, i, kind, loaded, procedural=not decks)
         if close_up:
             scene = cut_out_hand(scene)
         if grey:
@@ -344,6 +332,31 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             "card_recall": round(cards_right / max(cards_total, 1), 4), "extra_cards": hidden_read + false_cards,
             "hands_right_lenient": lenient, "hidden_cards_read": hidden_read, "false_cards": false_cards,
             "missed": missed}
+
+
+def load_decks(decks: list[str] | None = None) -> dict:
+    """The decks hands are dealt from (``decks``, else the held-out designs), by name.
+    Loaded once (an unknown, excluded or missing deck fails here with its fix, not mid-run),
+    not once a hand: each load reads 52 cached PNGs and fingerprints the art again."""
+    from vision.synth.decks import deck_names, load_deck
+
+    return {name: load_deck(name) for name in decks or deck_names("holdout")}
+
+
+def held_out_hand(seed: int, i: int, kind: str, loaded: dict, procedural: bool = True):
+    """Hand ``i`` of ``seed``: one seat of five cards at 640 x 480, dealt from ``loaded``'s decks in
+    turn, every third from a held-out procedural design (``procedural``).  The one recipe behind
+    the model card's hand counts, so a bench reading the same hands reads the same scenes."""
+    from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, procedural_deck
+    from vision.synth.scene import render_scene
+
+    rng = np.random.default_rng([seed, i])
+    names = list(loaded)
+    if i % 3 == 2 and procedural:
+        deck = procedural_deck(int(PROCEDURAL_HOLDOUT_SEEDS[i % len(PROCEDURAL_HOLDOUT_SEEDS)]))
+    else:
+        deck = loaded[names[i % len(names)]]
+    return render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
 
 
 def cut_out_hand(scene):

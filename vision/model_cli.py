@@ -312,7 +312,8 @@ def _model_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     opinion = p.add_mutually_exclusive_group()
     opinion.add_argument("--second-opinion", type=Path, default=None,
                          help="classifier that also reads the crops the card classifier is unsure of; default: "
-                              "card-second-opinion beside the default classifier (none for a --classifier given)")
+                              "card-second-opinion beside the default classifier (none for a --classifier given); "
+                              "read as the classifier is, upright where --orientation turns the crops")
     opinion.add_argument("--no-second-opinion", action="store_true",
                          help="read every crop with the card classifier alone (faster, fewer hands right)")
     p.add_argument("--orientation", type=Path, default=None,

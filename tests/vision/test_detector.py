@@ -548,6 +548,49 @@ def test_a_doubtful_crop_is_read_again_by_the_second_opinion_and_a_sure_one_is_n
     assert set(first.sizes) == {64} and second.sizes == [96] * 4  # the doubtful crop only, at four turns
 
 
+def test_after_the_orientation_model_the_second_opinion_reads_the_index_turned_upright_too():
+    """A classifier read upright comes with a second opinion trained on upright crops: it
+    must see each doubtful index turned by the angle read, as the classifier does (and 8
+    degrees either side), not the box's crop at four quarter turns, three of which it never
+    learnt.  Here the second opinion reads 5H only on an index standing up."""
+    from scoring.cards import CARD_CODES
+    from vision.detector import UPRIGHT_READINGS
+
+    codes = sorted(CARD_CODES)
+
+    def stands_up(crop) -> bool:   # the bright bar in the upper half, across the middle
+        ys, xs = np.nonzero(crop[..., 0] > 128)
+        return len(ys) > 0 and ys.mean() < crop.shape[0] * 0.4 and abs(xs.mean() - crop.shape[1] / 2) < 6
+
+    class Classifier:
+        names = dict(enumerate(codes))
+
+        def __init__(self, upright: dict, other: dict):
+            self.upright, self.other, self.seen = upright, other, []
+
+        def predict(self, batch, **_):
+            out = []
+            for crop in batch:
+                self.seen.append((crop.shape[0], stands_up(crop)))
+                p = np.full(52, 1e-4)
+                for code, q in (self.upright if stands_up(crop) else self.other).items():
+                    p[codes.index(code)] = q
+                out.append(_ProbsResult(p / p.sum()))
+            return out
+
+    image = np.zeros((300, 400, 3), np.uint8)
+    cv2.rectangle(image, (200, 145), (240, 155), (255, 255, 255), -1)   # points right: angle 0
+    box = (160.0, 110.0, 240.0, 190.0)
+    first = Classifier({"5D": 0.6, "5H": 0.4}, {"5D": 0.6, "5H": 0.4})
+    second = Classifier({"5H": 0.9, "5D": 0.05}, {"5D": 0.9, "5H": 0.05})
+    det = _reader_of(first, second_opinion=second)
+    det.orientation, det.index_angles = "stand-in", lambda image, boxes: [0.0] * len(boxes)
+    det._find = lambda image, regions: ([(box, 0.9)], [])
+    assert [d.card.code for d in det.detect(image)] == ["5H"]
+    assert first.seen == [(64, True)] * len(UPRIGHT_READINGS)
+    assert second.seen == [(96, True)] * len(UPRIGHT_READINGS)
+
+
 def test_the_shipped_reader_asks_a_second_opinion_in_every_format(tmp_path):
     """models/ ships the second opinion beside the classifier in each format (96 px crops);
     a classifier given by path, a models folder without one, or --no-second-opinion read
