@@ -334,28 +334,32 @@ def synthetic_hands(detector, count: int, seed: int = 2026, kind: str = "hands",
             "missed": missed}
 
 
-def load_decks(decks: list[str] | None = None) -> dict:
-    """The decks hands are dealt from (``decks``, else the held-out designs), by name.
-    Loaded once (an unknown, excluded or missing deck fails here with its fix, not mid-run),
-    not once a hand: each load reads 52 cached PNGs and fingerprints the art again."""
+def load_decks(decks: list[str] | None = None) -> list:
+    """The decks hands are dealt from in turn (``decks``, a name given twice dealt twice as
+    often; else the held-out designs).  Loaded once (an unknown, excluded or missing deck fails
+    here with its fix, not mid-run), not once a hand: each load reads 52 cached PNGs and
+    fingerprints the art again."""
     from vision.synth.decks import deck_names, load_deck
 
-    return {name: load_deck(name) for name in decks or deck_names("holdout")}
+    loaded: dict = {}
+    for name in decks or deck_names("holdout"):
+        if name not in loaded:
+            loaded[name] = load_deck(name)
+    return [loaded[name] for name in decks or deck_names("holdout")]
 
 
-def held_out_hand(seed: int, i: int, kind: str, loaded: dict, procedural: bool = True):
-    """Hand ``i`` of ``seed``: one seat of five cards at 640 x 480, dealt from ``loaded``'s decks in
+def held_out_hand(seed: int, i: int, kind: str, decks: list, procedural: bool = True):
+    """Hand ``i`` of ``seed``: one seat of five cards at 640 x 480, dealt from ``decks`` in
     turn, every third from a held-out procedural design (``procedural``).  The one recipe behind
     the model card's hand counts, so a bench reading the same hands reads the same scenes."""
     from vision.synth.faces import PROCEDURAL_HOLDOUT_SEEDS, procedural_deck
     from vision.synth.scene import render_scene
 
     rng = np.random.default_rng([seed, i])
-    names = list(loaded)
     if i % 3 == 2 and procedural:
         deck = procedural_deck(int(PROCEDURAL_HOLDOUT_SEEDS[i % len(PROCEDURAL_HOLDOUT_SEEDS)]))
     else:
-        deck = loaded[names[i % len(names)]]
+        deck = decks[i % len(decks)]
     return render_scene(rng, deck, size=(640, 480), kind=kind, seats=1, hand_size=5, max_tilt=0.35)
 
 
