@@ -481,8 +481,7 @@ class CardDetector(IndexFinder):
     @property
     def file_sha256(self) -> str:
         if self._sha256 is None:
-            files = [p for p in (self.detector_path, self.classifier_path, self.second_opinion_path,
-                                 self.mirror_judge_path, self.orientation_path) if p is not None]
+            files = self.reading_files + ([self.mirror_judge_path] if self.mirror_judge_path is not None else [])
             self._sha256 = hashlib.sha256("".join(file_sha256(p) for p in files).encode()).hexdigest()
         return self._sha256
 

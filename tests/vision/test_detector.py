@@ -433,6 +433,33 @@ class _ProbsResult:
         self.probs = type("Probs", (), {"data": torch.tensor(p)})()
 
 
+class _ScriptedClassifier:
+    """A stand-in 52-card classifier: ``look`` sorts each crop into a kind, ``readings`` gives
+    each kind's probabilities (card -> p, the rest near 0); ``seen`` keeps (crop size, kind)."""
+
+    def __init__(self, look, readings: dict):
+        from scoring.cards import CARD_CODES
+
+        self.codes = sorted(CARD_CODES)
+        self.names = dict(enumerate(self.codes))
+        self.look, self.readings, self.seen = look, readings, []
+
+    @property
+    def sizes(self) -> list[int]:
+        return [size for size, _ in self.seen]
+
+    def predict(self, batch, **_):
+        out = []
+        for crop in batch:
+            kind = self.look(crop)
+            self.seen.append((crop.shape[0], kind))
+            p = np.full(52, 1e-4)
+            for code, q in self.readings[kind].items():
+                p[self.codes.index(code)] = q
+            out.append(_ProbsResult(p / p.sum()))
+        return out
+
+
 def _reader_of(classifier, reject: int | None = None, second_opinion=None) -> CardDetector:
     """A CardDetector around stand-in classifiers (``predict`` on a batch of crops), at
     the shipped crop sizes, reporting every card; tests set ``_find`` (the detector's boxes)."""
@@ -514,25 +541,9 @@ def test_a_doubtful_crop_is_read_again_by_the_second_opinion_and_a_sure_one_is_n
     """Where the card classifier is unsure (its best reading under UNSURE_BELOW), the second
     opinion reads the crop too, cut at its own size, and the readings are averaged: a 5H the
     classifier alone calls 5D is read 5H.  A crop read surely costs no second reading."""
-    from scoring.cards import CARD_CODES
 
-    codes = sorted(CARD_CODES)
-
-    class Classifier:
-        names = dict(enumerate(codes))
-
-        def __init__(self, light: dict, grey: dict):
-            self.light, self.grey, self.sizes = light, grey, []
-
-        def predict(self, batch, **_):
-            out = []
-            for crop in batch:
-                self.sizes.append(crop.shape[0])
-                p = np.full(52, 1e-4)
-                for code, q in (self.light if crop.mean() > 220 else self.grey).items():
-                    p[codes.index(code)] = q
-                out.append(_ProbsResult(p / p.sum()))
-            return out
+    def Classifier(light: dict, grey: dict) -> _ScriptedClassifier:
+        return _ScriptedClassifier(lambda crop: crop.mean() > 220, {True: light, False: grey})
 
     sure_box, doubtful_box = (20.0, 20.0, 40.0, 50.0), (200.0, 150.0, 220.0, 180.0)
     image = np.full((300, 400, 3), 40, np.uint8)
@@ -553,30 +564,14 @@ def test_after_the_orientation_model_the_second_opinion_reads_the_index_turned_u
     must see each doubtful index turned by the angle read, as the classifier does (and 8
     degrees either side), not the box's crop at four quarter turns, three of which it never
     learnt.  Here the second opinion reads 5H only on an index standing up."""
-    from scoring.cards import CARD_CODES
     from vision.detector import UPRIGHT_READINGS
-
-    codes = sorted(CARD_CODES)
 
     def stands_up(crop) -> bool:   # the bright bar in the upper half, across the middle
         ys, xs = np.nonzero(crop[..., 0] > 128)
-        return len(ys) > 0 and ys.mean() < crop.shape[0] * 0.4 and abs(xs.mean() - crop.shape[1] / 2) < 6
+        return bool(len(ys) > 0 and ys.mean() < crop.shape[0] * 0.4 and abs(xs.mean() - crop.shape[1] / 2) < 6)
 
-    class Classifier:
-        names = dict(enumerate(codes))
-
-        def __init__(self, upright: dict, other: dict):
-            self.upright, self.other, self.seen = upright, other, []
-
-        def predict(self, batch, **_):
-            out = []
-            for crop in batch:
-                self.seen.append((crop.shape[0], stands_up(crop)))
-                p = np.full(52, 1e-4)
-                for code, q in (self.upright if stands_up(crop) else self.other).items():
-                    p[codes.index(code)] = q
-                out.append(_ProbsResult(p / p.sum()))
-            return out
+    def Classifier(upright: dict, other: dict) -> _ScriptedClassifier:
+        return _ScriptedClassifier(stands_up, {True: upright, False: other})
 
     image = np.zeros((300, 400, 3), np.uint8)
     cv2.rectangle(image, (200, 145), (240, 155), (255, 255, 255), -1)   # points right: angle 0

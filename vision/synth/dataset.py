@@ -349,13 +349,13 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
     (root / NOT_INDEX).mkdir(parents=True, exist_ok=True)
     n = cfg.images if split == "train" else cfg.val_images
     started, found, crops, readings = time.monotonic(), 0, 0, 0
+    upright = cfg.crop_view == "upright"
     for i in range(n):
         stem, scene, _, image, _, _ = render_one(cfg, split, i)
         indices, _ = detector.find_indices(image)
         strays = [b for b, _ in indices if clear_of_indices(scene, b)]
         found += len(strays)
         rng = _rng(cfg, split, i, 11)
-        upright = cfg.crop_view == "upright"
         for k in rng.permutation(len(strays))[:per_scene]:
             turn = float(rng.uniform(0, 360)) if upright else None
             save_crop(root / NOT_INDEX / f"{stem}_h{int(k):02d}.jpg", image, strays[int(k)], rng, cfg.crop_size,
