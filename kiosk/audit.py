@@ -87,6 +87,7 @@ class AuditType(StrEnum):
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"
+    SIGNING_KEY_CREATED = "signing_key_created"
 
 
 def _json_default(value: Any) -> Any:

@@ -9,7 +9,7 @@ counts, and the live log records each backup (``backup_made``) or its failure
 (a drive unplugged months ago) is seen.
 
 A backup is a folder ``niuniu-backup-<UTC time>`` holding ``audit.sqlite3``,
-``kiosk.sqlite3``, ``secret_key``, the table file(s) given, the recordings surveillance
+``kiosk.sqlite3``, ``secret_key``, ``evidence_key``, the table file(s) given, the recordings surveillance
 holds (``recordings/<table>/<round folder>``), and ``MANIFEST.json`` (the chain head it
 holds and each file's SHA-256).  Restoring is copying those files back into the data
 directory (README, "Backup and restore").  Other recordings are not copied: they are
@@ -28,10 +28,14 @@ from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
+from kiosk.signing import KEY_FILE as EVIDENCE_KEY
 from vision.aim import view_path
 from vision.record import HOLD, RECORDINGS, folder_time, sha256_file
 
 PREFIX = "niuniu-backup-"
+# The session secret, and the key evidence packages are signed with: a table restored without
+# its key would sign with a new one nobody published.
+PRIVATE_FILES = (SECRET_FILE, EVIDENCE_KEY)
 MANIFEST = "MANIFEST.json"
 STALE_S = 2 * 86400     # the timer runs nightly: two nights missed is a backup that stopped
 
@@ -88,9 +92,10 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         _copy_database(data_dir / AUDIT_FILE, partial / AUDIT_FILE)
         if (data_dir / KIOSK_DB).is_file():
             _copy_database(data_dir / KIOSK_DB, partial / KIOSK_DB)
-        if (data_dir / SECRET_FILE).is_file():
-            shutil.copy2(data_dir / SECRET_FILE, partial / SECRET_FILE)
-            os.chmod(partial / SECRET_FILE, 0o600)
+        for secret in PRIVATE_FILES:
+            if (data_dir / secret).is_file():
+                shutil.copy2(data_dir / secret, partial / secret)
+                os.chmod(partial / secret, 0o600)
         if configs:
             (partial / "config").mkdir()
             for config in configs:
@@ -237,10 +242,10 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         replaced = data_dir / f"replaced-{stamp}"
         replaced.mkdir()
         for name in (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal",
-                     f"{KIOSK_DB}-shm", SECRET_FILE):
+                     f"{KIOSK_DB}-shm", *PRIVATE_FILES):
             if (data_dir / name).exists():
                 (data_dir / name).rename(replaced / name)
-    for name in (AUDIT_FILE, KIOSK_DB, SECRET_FILE):
+    for name in (AUDIT_FILE, KIOSK_DB, *PRIVATE_FILES):
         if (folder / name).is_file():
             shutil.copy2(folder / name, data_dir / name)
             os.chmod(data_dir / name, 0o600)

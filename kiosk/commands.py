@@ -103,8 +103,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "records unchanged, and (with --data-dir) vouched for by the log")
     check.add_argument("package", help="the evidence zip")
     check.add_argument("--data-dir", help="the kiosk's data directory, to check the package against its log")
+    check.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit public-key`): "
+                       "check the package's signature, without the log")
     check.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log} as JSON")
     check.set_defaults(func=run_audit_check_evidence)
+
+    key = audit_sub.add_parser("public-key", help="the public key evidence packages are signed with, to publish "
+                               "(made, and logged, on first use)")
+    key.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    key.add_argument("--by", help="who asks, for the audit record if the key is made now (default: the console user)")
+    key.add_argument("--output", "-o", help="PEM file to write (default: standard output)")
+    key.add_argument("--json", action="store_true", help="print {algorithm, fingerprint, public_key} as JSON")
+    key.set_defaults(func=run_audit_public_key)
 
     recs = audit_sub.add_parser("check-recordings", help="check every sealed recording's files against the "
                                 "seal the log holds (a key frame changed on disk shows)")
@@ -117,7 +127,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     recs.set_defaults(func=run_audit_check_recordings)
 
     check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
-                                         "card model, camera, data, audit log, backup, clock (kiosk stopped)")
+                                         "card model, camera, data, audit log, backup, evidence key, clock "
+                                         "(kiosk stopped)")
     check.add_argument("--config", required=True, help="the table file the kiosk runs with")
     check.add_argument("--data-dir", help=f"the kiosk's data directory (default {default_data_dir()})")
     check.add_argument("--source", help="camera to try (default: the table file's camera.source)")
@@ -217,18 +228,20 @@ def run_audit_export(args) -> int:
 
 def run_audit_evidence(args) -> int:
     from kiosk.evidence import export_record, write_evidence
+    from kiosk.signing import table_key
     from vision.record import recordings_dir, round_folder
 
     by = args.by or _console_user()
     log = _open_audit(args.data_dir)
     try:
         table_id = args.table or _only_table(log, args.round_no)
+        signer = table_key(args.data_dir, log, by)
         recording = round_folder(recordings_dir(args.data_dir, table_id), args.round_no)
         output = Path(args.output)
         try:
             with open(output, "xb") as fh:
                 manifest = write_evidence(fh, log, table_id=table_id, round_no=args.round_no, recording=recording,
-                                          exported_by=by)
+                                          exported_by=by, signer=signer)
         except FileExistsError:
             raise AuditError(f"{output} exists; give a new file name (a package is never overwritten)") from None
         except AuditError:
@@ -274,24 +287,51 @@ def _only_table(log: AuditLog, round_no: int) -> str:
 
 def run_audit_check_evidence(args) -> int:
     from kiosk.evidence import check_evidence
+    from kiosk.signing import load_public_key
 
+    published = load_public_key(args.public_key) if args.public_key else None
     log = _open_audit(args.data_dir) if args.data_dir else None
     try:
-        result = check_evidence(args.package, log)
+        result = check_evidence(args.package, log, published)
     finally:
         if log is not None:
             log.close()
     if args.json:
         print(json.dumps({"ok": result.ok, "facts": result.facts, "problems": result.problems,
-                          "against_log": log is not None}))
+                          "against_log": log is not None, "against_key": published is not None}))
         return 0 if result.ok else 1
     for fact in result.facts:
         print(f"ok: {fact}")
     for problem in result.problems:
         print(f"PROBLEM: {problem}")
-    if result.ok and log is None:
-        print("not checked against the log: pass --data-dir to confirm the records and the export")
+    if result.ok and log is None and published is None:
+        print("not checked against the log or the published key: pass --data-dir, or --public-key, to confirm "
+              "the package is the one the table exported")
     return 0 if result.ok else 1
+
+
+def run_audit_public_key(args) -> int:
+    from kiosk.signing import ALGORITHM, fingerprint, public_pem, table_key
+
+    log = _open_audit(args.data_dir)
+    try:
+        public = table_key(args.data_dir, log, args.by or _console_user()).public_key()
+    finally:
+        log.close()
+    pem, key_id = public_pem(public), fingerprint(public)
+    if args.output:
+        try:
+            Path(args.output).write_text(pem, encoding="ascii")
+        except OSError as exc:
+            raise AuditError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.json:
+        print(json.dumps({"algorithm": ALGORITHM, "fingerprint": key_id, "public_key": pem}))
+    elif args.output:
+        print(f"{ALGORITHM} public key {key_id} -> {args.output}")
+    else:
+        print(pem, end="")
+        print(f"fingerprint (SHA-256 of the raw key): {key_id}", file=sys.stderr)
+    return 0
 
 
 def run_audit_check_recordings(args) -> int:

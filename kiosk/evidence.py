@@ -5,7 +5,8 @@ A regulator, a lawyer or an insurer asks for "round 7", not for a log export and
 The package (a zip) holds::
 
     MANIFEST.json   format, table, round, who exported it and when, the chain head at that
-                    moment, and the SHA-256 of every other file
+                    moment, the signing key, and the SHA-256 of every other file
+    SIGNATURE.json  the table's Ed25519 signature over MANIFEST.json (``kiosk.signing``)
     round.json      the round as the review page shows it (folded from audit.json; a reading aid)
     audit.json      every audit record of the round, exactly as stored and hashed
     camera.json     the camera records that bear on it (a fault in force at its start, each
@@ -19,7 +20,9 @@ Three checks make it evidence (``niuniu audit check-evidence``): every file's di
 matches the manifest; every audit record's hash recomputes from its own fields (so a
 changed hand or amount shows); and, against the kiosk's log, each record is the one at
 its seq, and the log holds an ``audit_exported`` record naming this manifest's digest —
-so a package rebuilt with a new manifest is caught too.
+so a package rebuilt with a new manifest is caught too.  Without the log, the signature
+does the last: with the key the casino published (``--public-key``), a rebuilt manifest
+shows as surely as against the log.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
 from kiosk.rounds import CAMERA_TYPES, camera_during, fold_round
+from kiosk.signing import SIGNATURE, check_signature, fingerprint, signature_bytes
 from vision.record import seal_changes
 
 FORMAT = "niuniu-evidence/1"
@@ -42,7 +48,8 @@ MANIFEST = "MANIFEST.json"
 README = """Niu Niu round evidence ({format})
 
 MANIFEST.json  table, round, who exported it and when, the audit chain's head at that moment,
-               and the SHA-256 of every other file in this package
+               the table's signing key, and the SHA-256 of every other file in this package
+SIGNATURE.json the table's Ed25519 signature over MANIFEST.json's exact bytes
 round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json
 audit.json     the round's audit records as stored: each record's hash is SHA-256 of the previous
                record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
@@ -54,7 +61,8 @@ recording/     the round's recording: meta.json, detections.jsonl, events.jsonl,
                SHA-256 were sealed in the audit log when the round ended: audit.json's
                recording_sealed record
 
-Check it: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
+Check it: niuniu audit check-evidence THIS.zip --public-key <the key the casino publishes>
+      or: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
 """
 
 
@@ -63,11 +71,12 @@ def sha256(data: bytes) -> str:
 
 
 def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: int, recording: Path | None,
-                   exported_by: str) -> dict:
+                   exported_by: str, signer: Ed25519PrivateKey | None = None) -> dict:
     """Write the package for one round to ``out``; return its manifest (log its digest next).
 
     Without a recording, the manifest names the retention record that deleted it, if one
-    did.  Raises :class:`AuditError` if the log has no such round."""
+    did.  With ``signer`` (``kiosk.signing.table_key``) the manifest names that key and
+    ``SIGNATURE.json`` signs it.  Raises :class:`AuditError` if the log has no such round."""
     records = log.records(round_no=round_no, table_id=table_id)
     if not records:
         raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
@@ -98,10 +107,14 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
                     "exported_by": exported_by, "head": {"seq": head.seq, "hash": head.hash},
                     "records": len(records), "camera_records": len(camera),
                     "recording": recording.name if recording else None,
+                    "signing_key": fingerprint(signer.public_key()) if signer else None,
                     "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
                     if deleted else None,
                     "files": dict(sorted(digests.items()))}
-        package.writestr(MANIFEST, _json_bytes(manifest))
+        raw_manifest = _json_bytes(manifest)
+        package.writestr(MANIFEST, raw_manifest)
+        if signer is not None:
+            package.writestr(SIGNATURE, signature_bytes(signer, raw_manifest))
     return manifest
 
 
@@ -130,8 +143,12 @@ class EvidenceCheck:
         return not self.problems
 
 
-def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceCheck:
-    """Everything wrong with a package, and what was confirmed; never raises on a bad one."""
+def check_evidence(path: str | Path, log: AuditLog | None = None,
+                   public_key: Ed25519PublicKey | None = None) -> EvidenceCheck:
+    """Everything wrong with a package, and what was confirmed; never raises on a bad one.
+
+    ``log`` checks it against the kiosk's log; ``public_key`` (the one the casino published)
+    checks its signature, which is what an outside party without the log has."""
     problems: list[str] = []
     facts: list[str] = []
     try:
@@ -152,7 +169,7 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
                 problems.append(f"{name} is listed in the manifest but missing")
             elif sha256(package.read(name)) != digest:
                 problems.append(f"{name} differs from the file exported (SHA-256 mismatch)")
-        for name in sorted(names - set(listed) - {MANIFEST}):
+        for name in sorted(names - set(listed) - {MANIFEST, SIGNATURE}):
             if not name.endswith("/"):
                 problems.append(f"{name} was added after export (not in the manifest)")
         if not problems:
@@ -160,6 +177,8 @@ def check_evidence(path: str | Path, log: AuditLog | None = None) -> EvidenceChe
         records = _records(package, problems)
         camera = _records(package, problems, "camera.json") if "camera.json" in names else []
         _check_recording_seal(package, names, manifest, records, problems, facts)
+        signature = package.read(SIGNATURE) if SIGNATURE in names else None
+    check_signature(signature, raw_manifest, manifest, public_key, log, problems, facts)
     for record in camera:
         if record.expected_hash() != record.hash:
             problems.append(f"camera record seq {record.seq} ({record.type}) does not hash to its stored hash: "

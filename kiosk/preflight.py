@@ -168,6 +168,7 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
         started = time.monotonic()
         result = log.verify()
         backup = backup_status(log)
+        key = _evidence_key(data_dir, log)
     finally:
         log.close()
     chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
@@ -181,7 +182,28 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
                                         f"{backup['age_days']} day(s) old ({backup.get('reason') or backup.get('to')})")
     else:
         saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
-    return [disk, chain, saved]
+    return [disk, chain, saved, key]
+
+
+def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
+    """Found now, not the day a regulator asks for a round: a key lost or swapped for another."""
+    from kiosk.signing import SigningError, fingerprint, logged_key, read_table_key
+
+    try:
+        key = read_table_key(data_dir)
+    except SigningError as exc:
+        return Finding("evidence key", WARN, f"{exc}; until then no evidence package can be exported")
+    if key is None:
+        return Finding("evidence key", OK, "none yet: the first evidence export makes it (niuniu audit public-key "
+                                           "makes it now, to publish)")
+    key_id = fingerprint(key.public_key())
+    made = logged_key(log, key_id)
+    if made is None:
+        return Finding("evidence key", WARN, f"{data_dir}/evidence_key ({key_id[:16]}...) is not a key this audit "
+                                             "log made, so the packages it signs do not check against this log: "
+                                             "restore the table's own key from its backup, or move the file aside "
+                                             "to make (and publish) a new one")
+    return Finding("evidence key", OK, f"Ed25519 {key_id[:16]}..., made at audit record {made.seq} ({made.ts})")
 
 
 def _clock() -> Finding:

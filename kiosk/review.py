@@ -39,7 +39,7 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
                 AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,
-                AuditType.RECORDING_CHANGED)
+                AuditType.RECORDING_CHANGED, AuditType.SIGNING_KEY_CREATED)
 
 
 def _zone() -> tzinfo:
@@ -193,16 +193,40 @@ def evidence(round_no: int):
     """The round's records, recording and manifest in one zip (``kiosk.evidence``); the
     export is logged with the manifest's digest, which is what later proves the package."""
     from kiosk.evidence import evidence_bytes, export_record
+    from kiosk.signing import SigningError, table_key
 
     table_id = service().config.table_id
     try:
+        signer = table_key(runtime().data_dir, audit(), g.user["username"])
+    except SigningError as exc:        # no unsigned package while the table's key is unreadable
+        flash(f"No evidence exported: {exc}", "error")
+        return redirect(url_for("review.round_detail", round_no=round_no))
+    try:
         data, manifest = evidence_bytes(audit(), table_id=table_id, round_no=round_no,
-                                        recording=_recording_dir(round_no), exported_by=g.user["username"])
+                                        recording=_recording_dir(round_no), exported_by=g.user["username"],
+                                        signer=signer)
     except AuditError:
         abort(404)
     audit().append(AuditType.EXPORTED, g.user["username"], export_record(manifest), round_no=round_no)
     name = f"evidence-{table_id}-round-{round_no:04d}.zip"
     return Response(data, mimetype="application/zip",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@bp.route("/evidence-key.pem")
+@require(*REVIEW_ROLES)
+def public_key():
+    """The public half of the key evidence is signed with (``kiosk.signing``): what the casino
+    publishes so a regulator can check a package on their own (``--public-key``)."""
+    from kiosk.signing import SigningError, fingerprint, public_pem, table_key
+
+    try:
+        public = table_key(runtime().data_dir, audit(), g.user["username"]).public_key()
+    except SigningError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("review.rounds"))
+    name = f"evidence-key-{service().config.table_id}-{fingerprint(public)[:12]}.pem"
+    return Response(public_pem(public), mimetype="application/x-pem-file",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 

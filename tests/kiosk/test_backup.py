@@ -150,11 +150,14 @@ def test_the_recordings_surveillance_holds_are_backed_up_and_no_others(data_dir,
 def test_restore_checks_the_backup_and_never_overwrites_a_longer_log(data_dir, audit, runner, tmp_path):
     from kiosk.backup import restore_backup
 
+    from kiosk.signing import table_key
+
     drive = tmp_path / "usb"
     drive.mkdir()
+    table_key(data_dir, audit, "watch1")       # the key evidence is signed with, published once
     made = make_backup(data_dir, drive)
 
-    # Onto a new device: the log, accounts and key come back, and the log says so.
+    # Onto a new device: the log, accounts and keys come back, and the log says so.
     new = tmp_path / "new-device"
     code, out, err = runner(["restore", str(made.folder), "--data-dir", str(new)])
     assert code == 0, err
@@ -166,6 +169,9 @@ def test_restore_checks_the_backup_and_never_overwrites_a_longer_log(data_dir, a
     finally:
         restored.close()
     assert (new / "secret_key").stat().st_mode & 0o777 == 0o600
+    # ... so the new device signs evidence with the key the casino already published.
+    assert (new / "evidence_key").read_bytes() == (data_dir / "evidence_key").read_bytes()
+    assert (new / "evidence_key").stat().st_mode & 0o777 == 0o600
 
     # Over the live directory, whose log has gone on: refused, nothing touched.
     audit.append(AuditType.ALERT, "vision", {"message": "after the backup"})

@@ -14,6 +14,7 @@ import pytest
 
 from kiosk.audit import AuditType
 from kiosk.evidence import check_evidence
+from kiosk_testing import login
 
 
 def recording(app, service, round_no: int) -> Path:
@@ -24,6 +25,12 @@ def recording(app, service, round_no: int) -> Path:
     (folder / "events.jsonl").write_text('{"kind": "round_start"}\n')
     (folder / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8frame five")
     return folder
+
+
+def played_page(app, round_no: int) -> str:
+    client = app.test_client()
+    login(client, "watch1")
+    return client.get(f"/review/round/{round_no}").get_data(as_text=True)
 
 
 def rezip(source: bytes, target: Path, change: dict[str, bytes]) -> Path:
@@ -279,3 +286,98 @@ def test_the_kiosk_finds_a_changed_recording_by_itself_and_tells_surveillance(pl
     listed = played.get("/review/?changed=1").get_data(as_text=True)
     assert re.findall(r'/review/round/(\d+)"', listed) == ["2"] and "recording changed" in listed
     assert "recording changed</span>" not in played.get("/review/?voided=1").get_data(as_text=True)
+
+
+def test_an_outside_party_checks_a_package_with_the_published_key_and_no_log(package, app, audit, runner, tmp_path):
+    data, _ = package
+    data_dir = str(app.extensions["niuniu"].data_dir)
+    made = [r for r in audit.records(types=[AuditType.SIGNING_KEY_CREATED])]
+    assert len(made) == 1 and made[0].actor == "watch1"       # made, and logged, at the first export
+    code, out, err = runner(["audit", "public-key", "--data-dir", data_dir, "-o", str(tmp_path / "table.pem")])
+    assert code == 0, err
+    assert made[0].data["fingerprint"] in out and (tmp_path / "table.pem").read_text() == made[0].data["public_key"]
+    assert len(audit.records(types=[AuditType.SIGNING_KEY_CREATED])) == 1   # the same key, not a new one
+
+    # The round page links the same key, for surveillance to hand over or publish.
+    assert 'id="public-key-link"' in played_page(app, 2)
+    pem = app.test_client()
+    login(pem, "watch1")
+    downloaded = pem.get("/review/evidence-key.pem")
+    assert downloaded.status_code == 200 and downloaded.get_data(as_text=True) == made[0].data["public_key"]
+
+    path = tmp_path / "evidence.zip"
+    path.write_bytes(data)
+    code, out, _ = runner(["audit", "check-evidence", str(path), "--public-key", str(tmp_path / "table.pem")])
+    assert code == 0 and "PROBLEM" not in out
+    assert f"signed by the published key {made[0].data['fingerprint']}" in out
+    code, out, _ = runner(["audit", "check-evidence", str(path), "--data-dir", data_dir])
+    assert code == 0 and f"signed by the key this log made at seq {made[0].seq}" in out
+
+
+def test_a_rebuilt_manifest_or_a_stripped_signature_fails_the_published_key(package, app, audit, runner, tmp_path):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from kiosk.audit import AuditRecord
+    from kiosk.signing import fingerprint, load_public_key, signature_bytes
+
+    data, _ = package
+    code, _, _ = runner(["audit", "public-key", "--data-dir", str(app.extensions["niuniu"].data_dir),
+                         "-o", str(tmp_path / "table.pem")])
+    published = load_public_key(tmp_path / "table.pem")
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        manifest = json.loads(z.read("MANIFEST.json"))
+        records = json.loads(z.read("audit.json"))
+
+    # A net changed, its record's hash recomputed and the manifest's digest mended: no log to ask,
+    # but the manifest no longer matches the table's signature.
+    line = next(r for r in records if r["type"] == "settlement_line")
+    line["payload"] = line["payload"].replace('"net":"', '"net":"1')
+    line["hash"] = AuditRecord(**line).expected_hash()
+    altered = json.dumps(records).encode()
+    manifest["files"]["audit.json"] = hashlib.sha256(altered).hexdigest()
+    forged = rezip(data, tmp_path / "a.zip", {"audit.json": altered, "MANIFEST.json": json.dumps(manifest).encode()})
+    assert check_evidence(forged, public_key=published).problems == [
+        "SIGNATURE.json does not match MANIFEST.json: the manifest was changed after it was signed"]
+
+    # The signature dropped: the manifest still names its key.  Dropped with the manifest's claim too:
+    # the published key has nothing to vouch for.
+    stripped = tmp_path / "b.zip"
+    with zipfile.ZipFile(io.BytesIO(data)) as old, zipfile.ZipFile(stripped, "w") as new:
+        for name in old.namelist():
+            if name != "SIGNATURE.json":
+                new.writestr(name, old.read(name))
+    assert "it was removed after export" in check_evidence(stripped, public_key=published).problems[0]
+    unclaimed = dict(json.loads(zipfile.ZipFile(stripped).read("MANIFEST.json")), signing_key=None)
+    bare = rezip(stripped.read_bytes(), tmp_path / "c.zip", {"MANIFEST.json": json.dumps(unclaimed).encode()})
+    assert "the package is not signed" in check_evidence(bare, public_key=published).problems[0]
+
+    # The forgery re-signed with a key of the forger's own: the signature holds, but the key is not the table's.
+    other = Ed25519PrivateKey.generate()
+    manifest["signing_key"] = fingerprint(other.public_key())
+    raw = json.dumps(manifest).encode()
+    resigned = rezip(forged.read_bytes(), tmp_path / "d.zip", {"MANIFEST.json": raw,
+                                                               "SIGNATURE.json": signature_bytes(other, raw)})
+    code, out, _ = runner(["audit", "check-evidence", str(resigned), "--public-key", str(tmp_path / "table.pem"),
+                           "--json"])
+    checked = json.loads(out)
+    assert code == 1 and checked["against_key"] and checked["problems"] == [
+        f"signed by key {fingerprint(other.public_key())}, not by the published key {fingerprint(published)}"]
+
+
+def test_an_unreadable_signing_key_stops_the_export_and_says_how_to_fix_it(played, app, audit, runner, tmp_path):
+    data_dir = app.extensions["niuniu"].data_dir
+    (data_dir / "evidence_key").write_bytes(b"damaged by a bad sector")
+    before = audit.last().seq
+    response = played.get("/review/round/2/evidence.zip", follow_redirects=True)
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    assert "No evidence exported" in response.get_data(as_text=True)
+    assert "restore it from the latest backup" in response.get_data(as_text=True)
+    code, _, err = runner(["audit", "evidence", "--data-dir", str(data_dir), "--round", "2",
+                           "-o", str(tmp_path / "r2.zip")])
+    assert code != 0 and "evidence_key is not a readable private key" in err
+    assert not (tmp_path / "r2.zip").exists()
+    assert audit.last().seq == before                        # no export logged, no new key made
+    assert (data_dir / "evidence_key").read_bytes() == b"damaged by a bad sector"   # kept for recovery
+    code, _, err = runner(["audit", "check-evidence", str(tmp_path / "r2.zip"), "--public-key",
+                           str(tmp_path / "missing.pem")])
+    assert code != 0 and "cannot read the public key" in err

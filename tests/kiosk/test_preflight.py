@@ -54,7 +54,8 @@ def test_a_ready_device_passes_every_check_and_the_console_says_so(tmp_path, run
                            "--source", camera(tmp_path), "--model-format", "onnx"])
     lines = out.splitlines()
     assert code == 0, out
-    assert [line.split()[0] for line in lines] == ["OK", "OK", "OK", "OK", "OK", "OK", "WARN", lines[-1].split()[0]]
+    assert [line.split()[0] for line in lines] == ["OK", "OK", "OK", "OK", "OK", "OK", "WARN", "OK",
+                                                   lines[-1].split()[0]]
     assert ("card model: index-detector.onnx + card-orientation.onnx + card-classifier.onnx + "
             "card-second-opinion.onnx loaded") in out
     assert "the table lies where its zones were marked (0.0% off)" in out
@@ -102,3 +103,32 @@ def test_json_lists_every_finding(tmp_path, runner):
     found = json.loads(out)
     assert code == 1 and {f["part"] for f in found} >= {"table file", "camera aim", "card model", "data directory"}
     assert all(set(f) == {"part", "level", "message"} for f in found)
+
+
+def test_the_evidence_signing_key_is_checked_before_a_dispute_needs_it(tmp_path):
+    from kiosk.signing import table_key
+
+    config, data_dir = table(tmp_path), data(tmp_path)
+
+    def key_finding():
+        return next(f for f in check_device(config, data_dir, camera=False) if f.part == "evidence key")
+
+    assert key_finding().level == OK and "none yet" in key_finding().message
+    log = AuditLog.in_dir(data_dir, create=False)
+    table_key(data_dir, log, "watch1")
+    made = log.last()
+    log.close()
+    assert key_finding().level == OK and f"made at audit record {made.seq}" in key_finding().message
+
+    # Another table's key copied in: it would sign packages this log cannot vouch for.
+    other = tmp_path / "other"
+    other_log = AuditLog.in_dir(other)
+    table_key(other, other_log, "watch1")
+    other_log.close()
+    shutil.copy(other / "evidence_key", data_dir / "evidence_key")
+    assert key_finding().level == WARN and "is not a key this audit log made" in key_finding().message
+
+    (data_dir / "evidence_key").write_text("garbage")
+    finding = key_finding()
+    assert finding.level == WARN and "restore it from the latest backup" in finding.message
+    assert "no evidence package can be exported" in finding.message
