@@ -83,6 +83,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     for config in configs:
         if not Path(config).is_file():
             raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")
+    _still_the_backed_up_history(data_dir, destination)
     stamp = folder_time(time.time() if now is None else now)
     folder = destination / f"{PREFIX}{stamp}"
     partial = destination / f".{PREFIX}{stamp}.partial"
@@ -128,6 +129,24 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     removed = _drop_oldest(destination, keep) if keep else []
     return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held)
+
+
+def _still_the_backed_up_history(data_dir: Path, destination: Path) -> None:
+    """Before copying: does the live log still hold the head each earlier backup copied
+    (``kiosk.anchors``)?  A history rewritten and re-hashed is not backed up over its proof:
+    the backup fails (and says why on the admin page) and no older backup is rotated away."""
+    from kiosk.anchors import check_against_backups
+
+    try:
+        log = AuditLog(data_dir / AUDIT_FILE, create=False)
+        try:
+            failed = [a for a in check_against_backups(log, destination) if a.failed]
+        finally:
+            log.close()
+    except (OSError, sqlite3.Error, AuditError) as exc:
+        raise BackupError(f"cannot read the audit log {data_dir / AUDIT_FILE}: {exc}") from None
+    if failed:
+        raise BackupError(f"not backed up, and no older backup removed: {failed[0].message}")
 
 
 def _verified(path: Path, what: str, fix: str) -> VerifyResult:

@@ -61,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     verify = audit_sub.add_parser("verify",
                                   help="check the hash chain: OK and the record count, or the first broken seq")
     verify.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
+    verify.add_argument("--against", metavar="BACKUP_DIR",
+                        help="also check the log still holds the head each backup in this directory copied "
+                             "(a history rewritten and re-hashed passes the chain check alone)")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(func=run_audit_verify)
     export = audit_sub.add_parser("export", help="write the records of a time range as CSV or JSON")
@@ -188,16 +191,26 @@ def _open_audit(data_dir: str) -> AuditLog:
 
 
 def run_audit_verify(args) -> int:
+    from kiosk.anchors import check_against_backups, summary
+
+    if args.against and not Path(args.against).is_dir():
+        raise AuditError(f"backup directory {args.against} does not exist; pass the NIUNIU_BACKUP_DIR the nightly "
+                         "backup writes to (is the drive mounted?)")
     log = _open_audit(args.data_dir)
     try:
         result = log.verify()
+        anchors = check_against_backups(log, args.against) if args.against else None
     finally:
         log.close()
+    ok = result.ok and not any(a.failed for a in anchors or [])
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps({**result.to_json(), **({"ok": ok, "backups": [a.to_json() for a in anchors]}
+                                                 if anchors is not None else {})}))
     else:
         print(result.summary())
-    return 0 if result.ok else 1
+        if anchors is not None:
+            print(summary(anchors))
+    return 0 if ok else 1
 
 
 def _time_zone(name: str):

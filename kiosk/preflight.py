@@ -169,6 +169,7 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
         result = log.verify()
         backup = backup_status(log)
         key = _evidence_key(data_dir, log)
+        history = _history(log, backup)
     finally:
         log.close()
     chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
@@ -182,7 +183,18 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
                                         f"{backup['age_days']} day(s) old ({backup.get('reason') or backup.get('to')})")
     else:
         saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
-    return [disk, chain, saved, key]
+    return [disk, chain, saved, *history, key]
+
+
+def _history(log: AuditLog, backup: dict | None) -> list[Finding]:
+    """The chain walks whole even when rewritten and re-hashed; the backups' heads tell."""
+    from kiosk.anchors import against_last_backup
+
+    found = against_last_backup(log, backup)
+    if found is None:
+        return []            # no backup yet, or its drive not mounted now: the backup line says so
+    failed, text = found
+    return [Finding("history", FAIL if failed else OK, text)]
 
 
 def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:

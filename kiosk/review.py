@@ -313,12 +313,14 @@ def report():
 @bp.route("/chain")
 @require(*REVIEW_ROLES)
 def chain():
+    from kiosk.anchors import against_last_backup
     from kiosk.backup import backup_status
 
     status = runtime().chain.status()
     changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
-    return render_template("review/chain.html", status=status, last=audit().last(), backup=backup_status(audit()),
-                           changed=changed)
+    backup = backup_status(audit())
+    return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
+                           history=against_last_backup(audit(), backup), changed=changed)
 
 
 @bp.route("/export")

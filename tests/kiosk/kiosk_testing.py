@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import cv2
@@ -337,3 +338,26 @@ class HttpSession:
     @property
     def cookie_header(self) -> str:
         return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+
+def rewrite_history(path: Path, seq: int, actor: str) -> None:
+    """What someone with the disk could do: drop the guards, change one record, re-hash every
+    later one so the chain is whole again, and put the guards back."""
+    from kiosk.audit import AuditRecord
+
+    conn = sqlite3.connect(path)
+    guards = [sql for (sql,) in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'")]
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        conn.execute(f"DROP TRIGGER {name}")
+    rows = conn.execute("SELECT seq, ts, table_id, type, actor, round_no, payload, prev_hash, hash FROM audit "
+                        "WHERE seq >= ? ORDER BY seq", (seq - 1,)).fetchall()
+    prev = rows[0][8] if seq > 1 else rows[0][7]
+    for row in rows[1:] if seq > 1 else rows:
+        record = AuditRecord(*row[:4], actor if row[0] == seq else row[4], row[5], row[6], prev, "")
+        prev = record.expected_hash()
+        conn.execute("UPDATE audit SET actor = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                     (record.actor, record.prev_hash, prev, row[0]))
+    for sql in guards:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()

@@ -8,13 +8,14 @@ import json
 import shutil
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from kiosk.audit import AuditLog, AuditType
 from kiosk.backup import BackupError, make_backup
-from kiosk_testing import login
+from kiosk_testing import login, rewrite_history
 
 
 @pytest.fixture
@@ -202,3 +203,63 @@ def test_restore_checks_the_backup_and_never_overwrites_a_longer_log(data_dir, a
     assert code != 0 and "kiosk.sqlite3 differs from the file backed up" in err
     assert not (tmp_path / "third" / "audit.sqlite3").exists()
 
+
+
+def test_a_history_rewritten_and_rehashed_passes_the_chain_but_not_its_backups(data_dir, audit, runner, tmp_path):
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    first = make_backup(data_dir, drive)
+    audit.append(AuditType.ALERT, "vision", {"message": "after the backup"})
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive)])
+    assert code == 0 and f"the log holds the head of all 1 ({first.folder.name}, seq {first.head_seq})" in out
+
+    rewrite_history(audit.path, 2, "someone else")
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir)])
+    assert code == 0 and out.startswith("OK")                 # the chain alone cannot tell
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive)])
+    assert code == 1 and f"REWRITTEN: the log's record seq {first.head_seq} is not the one backed up" in out
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive), "--json"])
+    assert json.loads(out)["ok"] is False and json.loads(out)["backups"][0]["verdict"] == "rewritten"
+
+    # The nightly backup refuses to copy over its proof, keeps every older backup, and says why.
+    code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--keep", "1"])
+    assert code != 0 and "not backed up, and no older backup removed" in err
+    assert [p.name for p in drive.iterdir()] == [first.folder.name]
+    failed = audit.last()
+    assert failed.type == AuditType.BACKUP_FAILED and "is not the one backed up" in failed.data["error"]
+    code, _, err = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(tmp_path / "unplugged")])
+    assert code != 0 and "does not exist" in err and "is the drive mounted?" in err
+
+
+def test_a_logged_restore_of_an_older_backup_supersedes_the_newer_ones(data_dir, audit, runner, tmp_path):
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    older = make_backup(data_dir, drive, now=time.time() - 120)
+    audit.append(AuditType.ALERT, "vision", {"message": "lost with the disk"})
+    newer = make_backup(data_dir, drive, now=time.time() - 60)
+
+    # The disk died and only the older backup was at hand: the newer one's head is gone for good.
+    new = tmp_path / "new-device"
+    code, _, err = runner(["restore", str(older.folder), "--data-dir", str(new)])
+    assert code == 0, err
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(new), "--against", str(drive), "--json"])
+    verdicts = {b["folder"]: b["verdict"] for b in json.loads(out)["backups"]}
+    assert code == 0 and verdicts == {older.folder.name: "held", newer.folder.name: "superseded"}
+    code, out, _ = runner(["backup", "--data-dir", str(new), "--to", str(drive)])
+    assert code == 0, out
+
+
+def test_surveillance_sees_on_the_chain_page_whether_the_backups_agree(data_dir, audit, client, tmp_path):
+    from kiosk.backup import log_backup
+
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    made = make_backup(data_dir, drive)
+    log_backup(audit, made, actor="t", destination=drive)
+    login(client, "watch1")
+    page = client.get("/review/chain").get_data(as_text=True)
+    assert 'id="chain-backups" class="ok-text">backups: the log holds the head of all 1' in page
+
+    rewrite_history(audit.path, 1, "someone else")
+    page = client.get("/review/chain").get_data(as_text=True)
+    assert f'id="chain-backups" class="bad-text">REWRITTEN: the log&#39;s record seq {made.head_seq} ' in page

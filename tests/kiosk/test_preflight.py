@@ -132,3 +132,22 @@ def test_the_evidence_signing_key_is_checked_before_a_dispute_needs_it(tmp_path)
     finding = key_finding()
     assert finding.level == WARN and "restore it from the latest backup" in finding.message
     assert "no evidence package can be exported" in finding.message
+
+
+def test_a_history_rewritten_since_the_last_backup_fails_the_check(tmp_path, runner):
+    from kiosk.backup import log_backup, make_backup
+    from kiosk_testing import rewrite_history
+
+    config, data_dir = table(tmp_path), data(tmp_path)
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    log = AuditLog.in_dir(data_dir, create=False)
+    log_backup(log, make_backup(data_dir, drive), actor="t", destination=drive)
+    log.close()
+    history = next(f for f in check_device(config, data_dir, camera=False) if f.part == "history")
+    assert history.level == OK and "the log holds the head of all 1" in history.message
+
+    rewrite_history(data_dir / "audit.sqlite3", 1, "someone else")
+    by_part = {f.part: f for f in check_device(config, data_dir, camera=False)}
+    assert by_part["audit log"].level == OK                   # the chain walks whole again
+    assert by_part["history"].level == FAIL and "REWRITTEN" in by_part["history"].message

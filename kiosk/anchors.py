@@ -1,0 +1,115 @@
+"""Is the live audit log still the history its backups copied?
+
+The hash chain shows an edit to one record: every later hash stops matching.  It cannot
+show a history rewritten whole — the database's guards dropped, a record changed and every
+later hash recomputed — because the chain is then consistent again and ``audit verify``
+says OK.  What does show it is a copy of the chain's head kept where the kiosk's disk is
+not: each nightly backup's ``MANIFEST.json`` names the head it copied (seq and hash), and
+the live log must still hold exactly that record at that seq.
+
+The nightly backup asks this before it copies anything (``kiosk.backup.make_backup``), so a
+rewrite is found within a day and no older backup — the proof — is rotated away;
+``niuniu audit verify --against DIR`` asks it on demand.  A backup whose head the live log
+lost to a logged restore (``niuniu restore --replace`` of an older backup, after a disk
+died) is told apart: superseded, not rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kiosk.audit import AuditLog, AuditType, log_moment
+from kiosk.backup import MANIFEST, PREFIX
+from vision.record import FOLDER_TIME
+
+HELD, SUPERSEDED, REWRITTEN, MISSING, UNREADABLE = "held", "superseded", "rewritten", "missing", "unreadable"
+FAILURES = (REWRITTEN, MISSING)
+# A device reinstalled and started before its backup was restored runs a new log that no
+# backup knows: the same finding, with its everyday cause.
+REINSTALLED = (" (a device reinstalled and started before `niuniu restore` shows so too: restore the newest "
+               "backup with --replace)")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    folder: str
+    head_seq: int | None
+    verdict: str             # HELD, SUPERSEDED, REWRITTEN, MISSING or UNREADABLE
+    message: str
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict in FAILURES
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def check_against_backups(log: AuditLog, destination: str | Path) -> list[Anchor]:
+    """One :class:`Anchor` per backup folder in ``destination``, oldest first."""
+    destination = Path(destination)
+    folders = sorted(p for p in destination.iterdir() if p.is_dir() and p.name.startswith(PREFIX)) \
+        if destination.is_dir() else []
+    restores = log.records(types=[AuditType.BACKUP_RESTORED])
+    return [_anchor(log, folder, restores) for folder in folders]
+
+
+def _anchor(log: AuditLog, folder: Path, restores) -> Anchor:
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        seq, digest = int(manifest["head_seq"]), str(manifest["head_hash"])
+        made = datetime.strptime(manifest["made_at"], FOLDER_TIME).replace(tzinfo=timezone.utc)
+        if seq < 1:
+            raise ValueError(f"head_seq {seq}")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return Anchor(folder.name, None, UNREADABLE, f"{folder.name}: no readable {MANIFEST} ({exc}); not compared")
+    held = log.records(after_seq=seq - 1, upto_seq=seq)
+    if held and held[0].hash == digest:
+        return Anchor(folder.name, seq, HELD, f"{folder.name}: the log still holds its head, seq {seq}")
+    restore = next((r for r in restores if log_moment(r.ts) > made), None)
+    if restore is not None:
+        return Anchor(folder.name, seq, SUPERSEDED,
+                      f"{folder.name} (seq {seq}) was made before the restore logged at seq {restore.seq} "
+                      f"({restore.ts}, by {restore.actor}, from {restore.data.get('from')}), which replaced "
+                      "that history")
+    stamp = made.strftime("%Y-%m-%d %H:%M UTC")
+    if not held:
+        return Anchor(folder.name, seq, MISSING,
+                      f"the log has {log.count()} records but the backup made {stamp} ({folder.name}) holds "
+                      f"{seq}: records were removed; keep the backups and this data directory as they are and "
+                      f"call surveillance{REINSTALLED}")
+    return Anchor(folder.name, seq, REWRITTEN,
+                  f"the log's record seq {seq} is not the one backed up {stamp} ({folder.name}): its hash was "
+                  f"{digest[:16]}..., now {held[0].hash[:16]}... — the history up to it was changed and the chain "
+                  "recomputed; keep the backups and this data directory as they are and call surveillance"
+                  f"{REINSTALLED}")
+
+
+def summary(anchors: list[Anchor]) -> str:
+    """One line for the console: how many backups agree, or the first that does not."""
+    failed = [a for a in anchors if a.failed]
+    if failed:
+        return f"REWRITTEN: {failed[0].message}" if failed[0].verdict == REWRITTEN else f"MISSING: {failed[0].message}"
+    held = [a for a in anchors if a.verdict == HELD]
+    superseded = sum(a.verdict == SUPERSEDED for a in anchors)
+    text = (f"backups: the log holds the head of all {len(held)} ({held[-1].folder}, seq {held[-1].head_seq})"
+            if held else "backups: none to compare with")
+    if superseded:
+        text += f"; {superseded} older superseded by a logged restore"
+    return text
+
+
+def against_last_backup(log: AuditLog, backup: dict | None) -> tuple[bool, str] | None:
+    """``(failed, summary)`` against the drive the last backup went to (``backup_status``);
+    None when there is no backup yet or its drive is not mounted now."""
+    if not backup or not backup.get("to"):
+        return None
+    # A made backup names its folder, a failed one the directory it was to go to.
+    destination = Path(backup["to"]).parent if backup["ok"] else Path(backup["to"])
+    if not destination.is_dir():
+        return None
+    anchors = check_against_backups(log, destination)
+    return any(a.failed for a in anchors), summary(anchors)
