@@ -19,8 +19,9 @@ The package (a zip) holds::
 Three checks make it evidence (``niuniu audit check-evidence``): every file's digest
 matches the manifest; every audit record's hash recomputes from its own fields (so a
 changed hand or amount shows); and, against the kiosk's log, each record is the one at
-its seq, and the log holds an ``audit_exported`` record naming this manifest's digest —
-so a package rebuilt with a new manifest is caught too.  Without the log, the signature
+its seq, the log holds an ``audit_exported`` record naming this manifest's digest — so a
+package rebuilt with a new manifest is caught too — and the log still holds the head the
+manifest names (a history rewritten since the export shows, ``kiosk.anchors``).  Without the log, the signature
 does the last: with the key the casino published (``--public-key``), a rebuilt manifest
 shows as surely as against the log.
 """
@@ -260,6 +261,14 @@ def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list
     if not any(p.startswith("audit record") for p in problems) and records:
         facts.append("each audit record is the one the log holds at its seq (check the whole chain with "
                      "niuniu audit verify)")
+    # The head at export is an anchor too: a history rewritten and re-hashed since no longer holds it.
+    head = manifest.get("head") or {}
+    at_head = log.records(after_seq=int(head.get("seq", 0)) - 1, upto_seq=int(head.get("seq", 0))) \
+        if isinstance(head.get("seq"), int) and head["seq"] > 0 else []
+    if not at_head or at_head[0].hash != head.get("hash"):
+        problems.append(f"the log no longer holds the head it had when this package was exported (seq "
+                        f"{head.get('seq')}): its history was rewritten or cut since (niuniu audit verify --against "
+                        "the backups)")
 
 
 def evidence_bytes(log: AuditLog, **kwargs) -> tuple[bytes, dict]:

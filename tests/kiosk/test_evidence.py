@@ -381,3 +381,21 @@ def test_an_unreadable_signing_key_stops_the_export_and_says_how_to_fix_it(playe
     code, _, err = runner(["audit", "check-evidence", str(tmp_path / "r2.zip"), "--public-key",
                            str(tmp_path / "missing.pem")])
     assert code != 0 and "cannot read the public key" in err
+
+
+def test_a_history_rewritten_after_the_export_shows_against_the_packages_head(package, audit, tmp_path):
+    from kiosk_testing import rewrite_history
+
+    data, _ = package
+    path = tmp_path / "evidence.zip"
+    path.write_bytes(data)
+    with zipfile.ZipFile(path) as z:
+        head = json.loads(z.read("MANIFEST.json"))["head"]
+    # Round 3, played after round 2, changed and the chain re-hashed from there: round 2's own
+    # records and its export record are untouched, the head the package names is not.
+    later = audit.records(round_no=3)[0].seq
+    rewrite_history(audit.path, later, "someone else")
+    assert audit.verify().ok
+    assert check_evidence(path, audit).problems == [
+        f"the log no longer holds the head it had when this package was exported (seq {head['seq']}): its history "
+        "was rewritten or cut since (niuniu audit verify --against the backups)"]
