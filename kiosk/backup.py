@@ -9,9 +9,10 @@ counts, and the live log records each backup (``backup_made``) or its failure
 (a drive unplugged months ago) is seen.
 
 A backup is a folder ``niuniu-backup-<UTC time>`` holding ``audit.sqlite3``,
-``kiosk.sqlite3``, ``secret_key``, ``evidence_key``, the table file(s) given, the recordings surveillance
-holds (``recordings/<table>/<round folder>``), and ``MANIFEST.json`` (the chain head it
-holds and each file's SHA-256).  Restoring is copying those files back into the data
+``kiosk.sqlite3``, ``secret_key``, ``evidence_key``, the table file(s) given, the recordings
+surveillance holds (``recordings/<table>/<round folder>``), and ``MANIFEST.json`` (the chain
+head it holds and each file's SHA-256: the head is also what later shows a history rewritten
+since, ``kiosk.anchors``).  Restoring is copying those files back into the data
 directory (README, "Backup and restore").  Other recordings are not copied: they are
 large, and retention deletes them anyway.
 """

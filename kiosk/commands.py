@@ -103,12 +103,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     evidence.add_argument("--json", action="store_true", help="print the manifest as JSON")
     evidence.set_defaults(func=run_audit_evidence)
     check = audit_sub.add_parser("check-evidence", help="check an evidence package: files as exported, "
-                                 "records unchanged, and (with --data-dir) vouched for by the log")
+                                 "records unchanged, and vouched for by the log (--data-dir) or the table's "
+                                 "signature (--public-key)")
     check.add_argument("package", help="the evidence zip")
     check.add_argument("--data-dir", help="the kiosk's data directory, to check the package against its log")
     check.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit public-key`): "
                        "check the package's signature, without the log")
-    check.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log} as JSON")
+    check.add_argument("--json", action="store_true",
+                       help="print {ok, facts, problems, against_log, against_key} as JSON")
     check.set_defaults(func=run_audit_check_evidence)
 
     key = audit_sub.add_parser("public-key", help="the public key evidence packages are signed with, to publish "
@@ -194,8 +196,8 @@ def run_audit_verify(args) -> int:
     from kiosk.anchors import check_against_backups, summary
 
     if args.against and not Path(args.against).is_dir():
-        raise AuditError(f"backup directory {args.against} does not exist; pass the NIUNIU_BACKUP_DIR the nightly "
-                         "backup writes to (is the drive mounted?)")
+        raise AuditError(f"{args.against} is not a directory; pass the NIUNIU_BACKUP_DIR the nightly backup writes "
+                         "to (is the drive mounted?)")
     log = _open_audit(args.data_dir)
     try:
         result = log.verify()

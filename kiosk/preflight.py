@@ -199,7 +199,7 @@ def _history(log: AuditLog, backup: dict | None) -> list[Finding]:
 
 def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
     """Found now, not the day a regulator asks for a round: a key lost or swapped for another."""
-    from kiosk.signing import SigningError, fingerprint, logged_key, read_table_key
+    from kiosk.signing import KEY_FILE, SigningError, fingerprint, logged_key, read_table_key
 
     try:
         key = read_table_key(data_dir)
@@ -211,7 +211,7 @@ def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
     key_id = fingerprint(key.public_key())
     made = logged_key(log, key_id)
     if made is None:
-        return Finding("evidence key", WARN, f"{data_dir}/evidence_key ({key_id[:16]}...) is not a key this audit "
+        return Finding("evidence key", WARN, f"{data_dir / KEY_FILE} ({key_id[:16]}...) is not a key this audit "
                                              "log made, so the packages it signs do not check against this log: "
                                              "restore the table's own key from its backup, or move the file aside "
                                              "to make (and publish) a new one")

@@ -228,7 +228,7 @@ def test_a_history_rewritten_and_rehashed_passes_the_chain_but_not_its_backups(d
     failed = audit.last()
     assert failed.type == AuditType.BACKUP_FAILED and "is not the one backed up" in failed.data["error"]
     code, _, err = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(tmp_path / "unplugged")])
-    assert code != 0 and "does not exist" in err and "is the drive mounted?" in err
+    assert code != 0 and "unplugged is not a directory" in err and "is the drive mounted?" in err
 
 
 def test_a_logged_restore_of_an_older_backup_supersedes_the_newer_ones(data_dir, audit, runner, tmp_path):
