@@ -62,15 +62,21 @@ def table_key(data_dir: str | Path, log: AuditLog, actor: str) -> Ed25519Private
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
+    # Written whole beside it, then linked into place: a reader never sees half a key, and of
+    # two processes making one at once, one key wins and both use it.
+    draft = path.with_name(f".{KEY_FILE}.{os.getpid()}.draft")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(pem)
+        os.link(draft, path)
     except FileExistsError:            # another process made it a moment ago: use theirs
         return _read_key(path, path.read_bytes())
     except OSError as exc:
         raise SigningError(f"cannot create the evidence signing key {path}: {exc.strerror}; run this as the "
                            "kiosk's user (sudo -u niuniu niuniu ...)") from None
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(pem)
+    finally:
+        draft.unlink(missing_ok=True)
     public = key.public_key()
     try:
         log.append(AuditType.SIGNING_KEY_CREATED, actor,

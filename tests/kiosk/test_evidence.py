@@ -293,6 +293,8 @@ def test_an_outside_party_checks_a_package_with_the_published_key_and_no_log(pac
     data_dir = str(app.extensions["niuniu"].data_dir)
     made = [r for r in audit.records(types=[AuditType.SIGNING_KEY_CREATED])]
     assert len(made) == 1 and made[0].actor == "watch1"       # made, and logged, at the first export
+    key_file = Path(data_dir) / "evidence_key"
+    assert key_file.stat().st_mode & 0o777 == 0o600 and not list(Path(data_dir).glob(".evidence_key*"))
     code, out, err = runner(["audit", "public-key", "--data-dir", data_dir, "-o", str(tmp_path / "table.pem")])
     assert code == 0, err
     assert made[0].data["fingerprint"] in out and (tmp_path / "table.pem").read_text() == made[0].data["public_key"]
