@@ -99,6 +99,9 @@ def summary(anchors: list[Anchor]) -> str:
             if held else "backups: none to compare with")
     if superseded:
         text += f"; {superseded} older superseded by a logged restore"
+    unreadable = sum(a.verdict == UNREADABLE for a in anchors)
+    if unreadable:
+        text += f"; {unreadable} without a readable {MANIFEST}, not compared"
     return text
 
 

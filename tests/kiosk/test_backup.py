@@ -210,8 +210,11 @@ def test_a_history_rewritten_and_rehashed_passes_the_chain_but_not_its_backups(d
     drive.mkdir()
     first = make_backup(data_dir, drive)
     audit.append(AuditType.ALERT, "vision", {"message": "after the backup"})
+    (drive / "niuniu-backup-20000101T000000Z").mkdir()          # a copy cut short: no manifest
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive)])
     assert code == 0 and f"the log holds the head of all 1 ({first.folder.name}, seq {first.head_seq})" in out
+    assert "1 without a readable MANIFEST.json, not compared" in out
+    shutil.rmtree(drive / "niuniu-backup-20000101T000000Z")
 
     rewrite_history(audit.path, 2, "someone else")
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir)])
