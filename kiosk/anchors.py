@@ -62,30 +62,44 @@ def _anchor(log: AuditLog, folder: Path, restores) -> Anchor:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         seq, digest = int(manifest["head_seq"]), str(manifest["head_hash"])
         made = datetime.strptime(manifest["made_at"], FOLDER_TIME).replace(tzinfo=timezone.utc)
-        if seq < 1:
-            raise ValueError(f"head_seq {seq}")
+        if seq < 1 or len(digest) != 64:
+            raise ValueError(f"head {seq}:{digest}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return Anchor(folder.name, None, UNREADABLE, f"{folder.name}: no readable {MANIFEST} ({exc}); not compared")
+    return _compare(log, folder.name, f"the backup made {made.strftime('%Y-%m-%d %H:%M UTC')} ({folder.name})",
+                    seq, digest, made, restores)
+
+
+def check_head(log: AuditLog, seq: int, digest: str) -> Anchor:
+    """A head written down elsewhere — the printed shift report's, a surveillance note —
+    compared with the log as a backup's is.  ``digest`` may be cut to its first 16 hex
+    digits (what a person copies off paper)."""
+    name = f"head {seq}:{digest[:16]}"
+    if seq < 1 or len(digest) < 16 or any(c not in "0123456789abcdef" for c in digest.lower()):
+        return Anchor(name, None, UNREADABLE, f"{seq}:{digest} is not a head: give SEQ:HASH, the hash in hex "
+                                              "(at least its first 16 digits)")
+    return _compare(log, name, f"the head written down as {seq}:{digest[:16]}", seq, digest.lower(), None, [])
+
+
+def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made: datetime | None,
+             restores) -> Anchor:
     held = log.records(after_seq=seq - 1, upto_seq=seq)
-    if held and held[0].hash == digest:
-        return Anchor(folder.name, seq, HELD, f"{folder.name}: the log still holds its head, seq {seq}")
-    restore = next((r for r in restores if log_moment(r.ts) > made), None)
+    if held and held[0].hash.startswith(digest):
+        return Anchor(name, seq, HELD, f"{name}: the log still holds its head, seq {seq}")
+    restore = next((r for r in restores if made is not None and log_moment(r.ts) > made), None)
     if restore is not None:
-        return Anchor(folder.name, seq, SUPERSEDED,
-                      f"{folder.name} (seq {seq}) was made before the restore logged at seq {restore.seq} "
+        return Anchor(name, seq, SUPERSEDED,
+                      f"{name} (seq {seq}) was made before the restore logged at seq {restore.seq} "
                       f"({restore.ts}, by {restore.actor}, from {restore.data.get('from')}), which replaced "
                       "that history")
-    stamp = made.strftime("%Y-%m-%d %H:%M UTC")
     if not held:
-        return Anchor(folder.name, seq, MISSING,
-                      f"the log has {log.count()} records but the backup made {stamp} ({folder.name}) holds "
-                      f"{seq}: records were removed; keep the backups and this data directory as they are and "
-                      f"call surveillance{REINSTALLED}")
-    return Anchor(folder.name, seq, REWRITTEN,
-                  f"the log's record seq {seq} is not the one backed up {stamp} ({folder.name}): its hash was "
-                  f"{digest[:16]}..., now {held[0].hash[:16]}... — the history up to it was changed and the chain "
-                  "recomputed; keep the backups and this data directory as they are and call surveillance"
-                  f"{REINSTALLED}")
+        return Anchor(name, seq, MISSING,
+                      f"the log has {log.count()} records but {source} holds {seq}: records were removed; keep the "
+                      f"backups and this data directory as they are and call surveillance{REINSTALLED}")
+    return Anchor(name, seq, REWRITTEN,
+                  f"the log's record seq {seq} is not the one in {source}: its hash was {digest[:16]}..., now "
+                  f"{held[0].hash[:16]}... — the history up to it was changed and the chain recomputed; keep the "
+                  f"backups and this data directory as they are and call surveillance{REINSTALLED}")
 
 
 def summary(anchors: list[Anchor]) -> str:

@@ -64,6 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     verify.add_argument("--against", metavar="BACKUP_DIR",
                         help="also check the log still holds the head each backup in this directory copied "
                              "(a history rewritten and re-hashed passes the chain check alone)")
+    verify.add_argument("--head", action="append", default=[], metavar="SEQ:HASH",
+                        help="also check the log still holds this head, as a shift report printed it (repeatable)")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(func=run_audit_verify)
     export = audit_sub.add_parser("export", help="write the records of a time range as CSV or JSON")
@@ -193,26 +195,46 @@ def _open_audit(data_dir: str) -> AuditLog:
 
 
 def run_audit_verify(args) -> int:
-    from kiosk.anchors import check_against_backups, summary
+    from kiosk.anchors import UNREADABLE, check_against_backups, check_head, summary
 
     if args.against and not Path(args.against).is_dir():
         raise AuditError(f"{args.against} is not a directory; pass the NIUNIU_BACKUP_DIR the nightly backup writes "
                          "to (is the drive mounted?)")
+    heads = [_head(text) for text in args.head]
     log = _open_audit(args.data_dir)
     try:
         result = log.verify()
         anchors = check_against_backups(log, args.against) if args.against else None
+        written = [check_head(log, seq, digest) for seq, digest in heads]
     finally:
         log.close()
-    ok = result.ok and not any(a.failed for a in anchors or [])
+    bad_head = next((h for h in written if h.verdict == UNREADABLE), None)
+    if bad_head is not None:
+        raise AuditError(bad_head.message)
+    ok = result.ok and not any(a.failed for a in [*(anchors or []), *written])
     if args.json:
-        print(json.dumps({**result.to_json(), **({"ok": ok, "backups": [a.to_json() for a in anchors]}
-                                                 if anchors is not None else {})}))
+        extra = {"ok": ok} if anchors is not None or written else {}
+        if anchors is not None:
+            extra["backups"] = [a.to_json() for a in anchors]
+        if written:
+            extra["heads"] = [h.to_json() for h in written]
+        print(json.dumps({**result.to_json(), **extra}))
     else:
         print(result.summary())
         if anchors is not None:
             print(summary(anchors))
+        for head in written:
+            print(f"{head.verdict.upper()}: {head.message}" if head.failed else f"ok: {head.message}")
     return 0 if ok else 1
+
+
+def _head(text: str) -> tuple[int, str]:
+    seq, _, digest = text.partition(":")
+    try:
+        return int(seq), digest.strip()
+    except ValueError:
+        raise AuditError(f"--head {text!r} is not SEQ:HASH (e.g. 1234:3f9a0c2e51b7d4a8, as the shift report "
+                         "prints it)") from None
 
 
 def _time_zone(name: str):
@@ -451,10 +473,12 @@ def run_audit_report(args) -> int:
     log = _open_audit(args.data_dir)
     try:
         reports = period_report(log, table_id=args.table, since=since, until=until)
+        last = log.last()           # the report's own anchor: written down, it outlives a rewrite
+        head = {"seq": last.seq, "hash": last.hash} if last else None
     finally:
         log.close()
     if args.json:
-        print(json.dumps([r.to_json() for r in reports.values()]))
+        print(json.dumps([{**r.to_json(), "chain_head": head} for r in reports.values()]))
         return 0
     if not reports:
         where = f"on table {args.table} " if args.table else ""
@@ -462,6 +486,9 @@ def run_audit_report(args) -> int:
         return 0
     for report in reports.values():
         _print_report(report, args.timezone)
+    if head:
+        print(f"audit chain head when made: {head['seq']}:{head['hash']} "
+              f"(niuniu audit verify --head {head['seq']}:{head['hash'][:16]} checks the log still holds it)")
     return 0
 
 

@@ -307,7 +307,7 @@ def report():
     found = {} if error else period_report(audit(), table_id=table_id, since=since, until=until)
     books = found.get(table_id) or PeriodReport(table_id, since, until)
     return render_template("review/report.html", report=books.to_json(), error=error, args=request.args,
-                           made=datetime.now(timezone.utc).isoformat())
+                           made=datetime.now(timezone.utc).isoformat(), head=audit().last())
 
 
 @bp.route("/chain")

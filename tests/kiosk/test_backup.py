@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 import threading
@@ -220,7 +221,8 @@ def test_a_history_rewritten_and_rehashed_passes_the_chain_but_not_its_backups(d
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir)])
     assert code == 0 and out.startswith("OK")                 # the chain alone cannot tell
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive)])
-    assert code == 1 and f"REWRITTEN: the log's record seq {first.head_seq} is not the one backed up" in out
+    assert code == 1 and f"REWRITTEN: the log's record seq {first.head_seq} is not the one in the backup made" in \
+        out
     code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(drive), "--json"])
     assert json.loads(out)["ok"] is False and json.loads(out)["backups"][0]["verdict"] == "rewritten"
 
@@ -229,7 +231,7 @@ def test_a_history_rewritten_and_rehashed_passes_the_chain_but_not_its_backups(d
     assert code != 0 and "not backed up, and no older backup removed" in err
     assert [p.name for p in drive.iterdir()] == [first.folder.name]
     failed = audit.last()
-    assert failed.type == AuditType.BACKUP_FAILED and "is not the one backed up" in failed.data["error"]
+    assert failed.type == AuditType.BACKUP_FAILED and "is not the one in the backup made" in failed.data["error"]
     code, _, err = runner(["audit", "verify", "--data-dir", str(data_dir), "--against", str(tmp_path / "unplugged")])
     assert code != 0 and "unplugged is not a directory" in err and "is the drive mounted?" in err
 
@@ -266,3 +268,28 @@ def test_surveillance_sees_on_the_chain_page_whether_the_backups_agree(data_dir,
     rewrite_history(audit.path, 1, "someone else")
     page = client.get("/review/chain").get_data(as_text=True)
     assert f'id="chain-backups" class="bad-text">REWRITTEN: the log&#39;s record seq {made.head_seq} ' in page
+
+
+def test_the_head_a_shift_report_printed_checks_the_log_later(data_dir, audit, played, runner):
+    page = played.get("/review/report?from=2000-01-01&to=2100-01-01").get_data(as_text=True)
+    printed = re.search(r'id="report-head">.*?<span class="mono">(\d+):([0-9a-f]{64})</span>', page, re.S)
+    seq, digest = int(printed.group(1)), printed.group(2)
+    assert (seq, digest) == (audit.last().seq, audit.last().hash)
+    code, out, _ = runner(["audit", "report", "--data-dir", str(data_dir)])
+    assert code == 0 and f"audit chain head when made: {seq}:{digest}" in out.splitlines()[-1]
+    assert json.loads(runner(["audit", "report", "--data-dir", str(data_dir), "--json"])[1])[0]["chain_head"] == \
+        {"seq": seq, "hash": digest}
+    audit.append(AuditType.ALERT, "vision", {"message": "the shift goes on"})
+
+    # Copied off the paper as its first 16 digits.
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--head", f"{seq}:{digest[:16]}"])
+    assert code == 0 and f"ok: head {seq}:{digest[:16]}: the log still holds its head" in out
+    rewrite_history(audit.path, 1, "someone else")
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--head", f"{seq}:{digest[:16]}"])
+    assert code == 1 and f"REWRITTEN: the log's record seq {seq} is not the one in the head written down" in out
+    code, out, _ = runner(["audit", "verify", "--data-dir", str(data_dir), "--head", f"{seq + 99}:{digest}",
+                           "--json"])
+    assert code == 1 and json.loads(out)["heads"][0]["verdict"] == "missing"
+    for typo in ("12", f"x:{digest}", f"{seq}:3f9a"):
+        code, _, err = runner(["audit", "verify", "--data-dir", str(data_dir), "--head", typo])
+        assert code != 0 and ("is not SEQ:HASH" in err or "is not a head" in err), typo
