@@ -11,7 +11,8 @@ The nightly backup asks this before it copies anything (``kiosk.backup.make_back
 rewrite is found within a day and no older backup — the proof — is rotated away;
 ``niuniu audit verify --against DIR`` asks it on demand.  A backup whose head the live log
 lost to a logged restore (``niuniu restore --replace`` of an older backup, after a disk
-died) is told apart: superseded, not rewritten.
+died) is told apart: superseded, not rewritten.  A head written down anywhere else — the
+printed shift report ends with one — is checked the same way (``verify --head``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ REINSTALLED = (" (a device reinstalled and started before `niuniu restore` shows
 
 @dataclass(frozen=True)
 class Anchor:
-    folder: str
+    name: str                # the backup folder, or the head as written down
     head_seq: int | None
     verdict: str             # HELD, SUPERSEDED, REWRITTEN, MISSING or UNREADABLE
     message: str
@@ -109,7 +110,7 @@ def summary(anchors: list[Anchor]) -> str:
         return f"REWRITTEN: {failed[0].message}" if failed[0].verdict == REWRITTEN else f"MISSING: {failed[0].message}"
     held = [a for a in anchors if a.verdict == HELD]
     superseded = sum(a.verdict == SUPERSEDED for a in anchors)
-    text = (f"backups: the log holds the head of all {len(held)} ({held[-1].folder}, seq {held[-1].head_seq})"
+    text = (f"backups: the log holds the head of all {len(held)} ({held[-1].name}, seq {held[-1].head_seq})"
             if held else "backups: none to compare with")
     if superseded:
         text += f"; {superseded} older superseded by a logged restore"

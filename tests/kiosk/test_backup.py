@@ -248,7 +248,7 @@ def test_a_logged_restore_of_an_older_backup_supersedes_the_newer_ones(data_dir,
     code, _, err = runner(["restore", str(older.folder), "--data-dir", str(new)])
     assert code == 0, err
     code, out, _ = runner(["audit", "verify", "--data-dir", str(new), "--against", str(drive), "--json"])
-    verdicts = {b["folder"]: b["verdict"] for b in json.loads(out)["backups"]}
+    verdicts = {b["name"]: b["verdict"] for b in json.loads(out)["backups"]}
     assert code == 0 and verdicts == {older.folder.name: "held", newer.folder.name: "superseded"}
     code, out, _ = runner(["backup", "--data-dir", str(new), "--to", str(drive)])
     assert code == 0, out
