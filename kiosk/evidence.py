@@ -21,9 +21,9 @@ matches the manifest; every audit record's hash recomputes from its own fields (
 changed hand or amount shows); and, against the kiosk's log, each record is the one at
 its seq, the log holds an ``audit_exported`` record naming this manifest's digest — so a
 package rebuilt with a new manifest is caught too — and the log still holds the head the
-manifest names (a history rewritten since the export shows, ``kiosk.anchors``).  Without the log, the signature
-does the last: with the key the casino published (``--public-key``), a rebuilt manifest
-shows as surely as against the log.
+manifest names (a history rewritten since the export shows, ``kiosk.anchors``).  Without
+the log, the signature does the last: with the key the casino published (``--public-key``),
+a rebuilt manifest shows as surely as against the log.
 """
 
 from __future__ import annotations
