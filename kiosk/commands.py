@@ -272,6 +272,8 @@ def run_audit_evidence(args) -> int:
     log = _open_audit(args.data_dir)
     try:
         table_id = args.table or _only_table(log, args.round_no)
+        if not log.records(round_no=args.round_no, table_id=table_id, limit=1):
+            raise AuditError(f"the audit log has no round {args.round_no} on table {table_id}")
         signer = table_key(args.data_dir, log, by)
         recording = round_folder(recordings_dir(args.data_dir, table_id), args.round_no)
         output = Path(args.output)

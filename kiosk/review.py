@@ -196,6 +196,8 @@ def evidence(round_no: int):
     from kiosk.signing import SigningError, table_key
 
     table_id = service().config.table_id
+    if not audit().records(round_no=round_no, table_id=table_id, limit=1):
+        abort(404)                     # before the key: no round, nothing to sign (nor a key to make)
     try:
         signer = table_key(runtime().data_dir, audit(), g.user["username"])
     except SigningError as exc:        # no unsigned package while the table's key is unreadable

@@ -401,3 +401,13 @@ def test_a_history_rewritten_after_the_export_shows_against_the_packages_head(pa
     assert check_evidence(path, audit).problems == [
         f"the log no longer holds the head it had when this package was exported (seq {head['seq']}): its history "
         "was rewritten or cut since (niuniu audit verify --against the backups)"]
+
+
+def test_asking_for_a_round_that_does_not_exist_makes_no_signing_key(played, app, audit, runner, tmp_path):
+    data_dir = app.extensions["niuniu"].data_dir
+    before = audit.last().seq
+    assert played.get("/review/round/99/evidence.zip").status_code == 404
+    code, _, err = runner(["audit", "evidence", "--data-dir", str(data_dir), "--round", "99", "--table", "t1",
+                           "-o", str(tmp_path / "r99.zip")])
+    assert code != 0 and "no round 99 on table t1" in err
+    assert audit.last().seq == before and not (data_dir / "evidence_key").exists()
