@@ -22,16 +22,16 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AuditLog, AuditType, log_moment
+from kiosk.audit import AuditError, AuditLog, AuditType, log_moment
 from kiosk.backup import MANIFEST, PREFIX
 from vision.record import FOLDER_TIME
 
 HELD, SUPERSEDED, REWRITTEN, MISSING, UNREADABLE = "held", "superseded", "rewritten", "missing", "unreadable"
 FAILURES = (REWRITTEN, MISSING)
-# A device reinstalled and started before its backup was restored runs a new log that no
-# backup knows: the same finding, with its everyday cause.
-REINSTALLED = (" (a device reinstalled and started before `niuniu restore` shows so too: restore the newest "
-               "backup with --replace)")
+# What to do on a failed comparison.  A device reinstalled and started before its backup was
+# restored runs a new log that no backup knows: the same finding, with its everyday cause.
+WHAT_NOW = ("keep the backups and this data directory as they are and call surveillance (a device reinstalled "
+            "and started before `niuniu restore` shows so too: restore the newest backup with --replace)")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ class Anchor:
     @property
     def failed(self) -> bool:
         return self.verdict in FAILURES
+
+    def line(self) -> str:
+        """As the console prints it: the verdict in capitals where it failed."""
+        return f"{self.verdict.upper()}: {self.message}" if self.failed else f"ok: {self.message}"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -71,21 +75,30 @@ def _anchor(log: AuditLog, folder: Path, restores) -> Anchor:
                     seq, digest, made, restores)
 
 
+def parse_head(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` as a person copies it off a printed shift report (the hash may be cut to
+    its first 16 hex digits); :class:`AuditError` before anything is read if it is not one."""
+    seq, _, digest = text.partition(":")
+    digest = digest.strip().lower()
+    if not seq.strip().isdigit() or int(seq) < 1:
+        raise AuditError(f"--head {text!r} is not SEQ:HASH (e.g. 1234:3f9a0c2e51b7d4a8, as the shift report "
+                         "prints it)")
+    if len(digest) < 16 or any(c not in "0123456789abcdef" for c in digest):
+        raise AuditError(f"{text} is not a head: give SEQ:HASH, the hash in hex (at least its first 16 digits)")
+    return int(seq), digest
+
+
 def check_head(log: AuditLog, seq: int, digest: str) -> Anchor:
-    """A head written down elsewhere — the printed shift report's, a surveillance note —
-    compared with the log as a backup's is.  ``digest`` may be cut to its first 16 hex
-    digits (what a person copies off paper)."""
-    name = f"head {seq}:{digest[:16]}"
-    if seq < 1 or len(digest) < 16 or any(c not in "0123456789abcdef" for c in digest.lower()):
-        return Anchor(name, None, UNREADABLE, f"{seq}:{digest} is not a head: give SEQ:HASH, the hash in hex "
-                                              "(at least its first 16 digits)")
-    return _compare(log, name, f"the head written down as {seq}:{digest[:16]}", seq, digest.lower(), None, [])
+    """A head written down elsewhere (``parse_head``) — the printed shift report's, a
+    surveillance note, an evidence package's manifest — compared with the log as a backup's is."""
+    return _compare(log, f"head {seq}:{digest[:16]}", f"the head written down as {seq}:{digest[:16]}", seq,
+                    digest, None, [])
 
 
 def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made: datetime | None,
              restores) -> Anchor:
     held = log.records(after_seq=seq - 1, upto_seq=seq)
-    if held and held[0].hash.startswith(digest):
+    if held and len(digest) >= 16 and held[0].hash.startswith(digest):   # a bare prefix proves nothing
         return Anchor(name, seq, HELD, f"{name}: the log still holds its head, seq {seq}")
     restore = next((r for r in restores if made is not None and log_moment(r.ts) > made), None)
     if restore is not None:
@@ -95,19 +108,17 @@ def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made:
                       "that history")
     if not held:
         return Anchor(name, seq, MISSING,
-                      f"the log has {log.count()} records but {source} holds {seq}: records were removed; keep the "
-                      f"backups and this data directory as they are and call surveillance{REINSTALLED}")
+                      f"the log has {log.count()} records but {source} holds {seq}: records were removed; {WHAT_NOW}")
     return Anchor(name, seq, REWRITTEN,
                   f"the log's record seq {seq} is not the one in {source}: its hash was {digest[:16]}..., now "
-                  f"{held[0].hash[:16]}... — the history up to it was changed and the chain recomputed; keep the "
-                  f"backups and this data directory as they are and call surveillance{REINSTALLED}")
+                  f"{held[0].hash[:16]}... — the history up to it was changed and the chain recomputed; {WHAT_NOW}")
 
 
 def summary(anchors: list[Anchor]) -> str:
     """One line for the console: how many backups agree, or the first that does not."""
     failed = [a for a in anchors if a.failed]
     if failed:
-        return f"REWRITTEN: {failed[0].message}" if failed[0].verdict == REWRITTEN else f"MISSING: {failed[0].message}"
+        return failed[0].line()
     held = [a for a in anchors if a.verdict == HELD]
     superseded = sum(a.verdict == SUPERSEDED for a in anchors)
     text = (f"backups: the log holds the head of all {len(held)} ({held[-1].name}, seq {held[-1].head_seq})"

@@ -38,6 +38,7 @@ from typing import IO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from kiosk.anchors import HELD, check_head
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
 from kiosk.rounds import CAMERA_TYPES, camera_during, fold_round
@@ -263,9 +264,8 @@ def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list
                      "niuniu audit verify)")
     # The head at export is an anchor too: a history rewritten and re-hashed since no longer holds it.
     head = manifest.get("head") or {}
-    at_head = log.records(after_seq=int(head.get("seq", 0)) - 1, upto_seq=int(head.get("seq", 0))) \
-        if isinstance(head.get("seq"), int) and head["seq"] > 0 else []
-    if not at_head or at_head[0].hash != head.get("hash"):
+    seq, digest = head.get("seq"), head.get("hash")
+    if not (isinstance(seq, int) and isinstance(digest, str)) or check_head(log, seq, digest).verdict != HELD:
         problems.append(f"the log no longer holds the head it had when this package was exported (seq "
                         f"{head.get('seq')}): its history was rewritten or cut since (niuniu audit verify --against "
                         "the backups)")

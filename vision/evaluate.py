@@ -341,11 +341,12 @@ def load_decks(decks: list[str] | None = None) -> list:
     fingerprints the art again."""
     from vision.synth.decks import deck_names, load_deck
 
+    names = decks or deck_names("holdout")
     loaded: dict = {}
-    for name in decks or deck_names("holdout"):
+    for name in names:
         if name not in loaded:
             loaded[name] = load_deck(name)
-    return [loaded[name] for name in decks or deck_names("holdout")]
+    return [loaded[name] for name in names]
 
 
 def held_out_hand(seed: int, i: int, kind: str, decks: list, procedural: bool = True):
