@@ -499,10 +499,13 @@ class AuditLog:
                         r.payload, r.prev_hash, r.hash])
 
     def export(self, out: io.TextIOBase, fmt: str, *, since: str | None = None,
-               until: str | None = None) -> int:
-        """Write :meth:`export_text` to ``out``, up to the head as it is now; return how many records."""
-        head = self.last()
-        upto = head.seq if head else 0
+               until: str | None = None, upto_seq: int | None = None) -> int:
+        """Write :meth:`export_text` to ``out``, up to ``upto_seq`` (default: the head as it is
+        now); return how many records."""
+        if upto_seq is None:
+            head = self.last()
+            upto_seq = head.seq if head else 0
+        upto = upto_seq
         for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto):
             out.write(piece)
         return self.count(since=since, until=until, upto_seq=upto)

@@ -78,7 +78,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="time zone of --from/--to without an offset (the table file's timezone, "
                              "e.g. Asia/Phnom_Penh; default UTC)")
     export.add_argument("--format", default="csv", choices=("csv", "json"), help="csv (default) or json")
-    export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.add_argument("--output", "-o", help="file to write (default: standard output); a signed statement of "
+                        "its records is written beside it as <file>.statement.json")
+    export.add_argument("--statement", help="write the signed statement here instead (needed to sign an export "
+                        "to standard output)")
+    export.add_argument("--unsigned", action="store_true",
+                        help="write no statement: no signing key is read and nothing is logged (the export cannot "
+                             "then be proven complete and unchanged)")
+    export.add_argument("--by", help="who exports it, for the audit record (default: the console user)")
     export.set_defaults(func=run_audit_export)
     report = audit_sub.add_parser("report", help="a period's books: rounds, stakes, commission, house result, "
                                   "per seat (a shift report)")
@@ -114,9 +121,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--json", action="store_true",
                        help="print {ok, facts, problems, against_log, against_key} as JSON")
     check.set_defaults(func=run_audit_check_evidence)
+    check_export = audit_sub.add_parser("check-export", help="check an audit export against its signed statement: "
+                                        "every record unchanged, none added or left out, signed by the table "
+                                        "(--public-key) or vouched for by the log (--data-dir)")
+    check_export.add_argument("export", help="the CSV or JSON file `niuniu audit export` or the review page wrote")
+    check_export.add_argument("--statement", help="its statement (default: <export>.statement.json beside it)")
+    check_export.add_argument("--data-dir", help="the kiosk's data directory, to check the export against its log")
+    check_export.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit "
+                              "public-key`): check the statement's signature, without the log")
+    check_export.add_argument("--json", action="store_true",
+                              help="print {ok, facts, problems, against_log, against_key} as JSON")
+    check_export.set_defaults(func=run_audit_check_export)
 
-    key = audit_sub.add_parser("public-key", help="the public key evidence packages are signed with, to publish "
-                               "(made, and logged, on first use)")
+    key = audit_sub.add_parser("public-key", help="the public key evidence packages and exports are signed with, "
+                               "to publish (made, and logged, on first use)")
     key.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     key.add_argument("--by", help="who asks, for the audit record if the key is made now (default: the console user)")
     key.add_argument("--output", "-o", help="PEM file to write (default: standard output)")
@@ -234,21 +252,57 @@ def _time_zone(name: str):
 
 
 def run_audit_export(args) -> int:
+    from kiosk.exports import statement_path
+
     since, until = parse_period(args.since, args.until, zone=args.timezone)
+    statement = None if args.unsigned else args.statement or (statement_path(args.output) if args.output else None)
+    if statement and Path(statement).exists():
+        raise AuditError(f"{statement} exists; give the export a new file name (a statement is never overwritten: "
+                         "it proves an export already handed out)")
     log = _open_audit(args.data_dir)
     try:
-        if args.output:
-            try:
+        head = log.last()
+        upto = head.seq if head else 0
+        written = [Path(p) for p in (args.output, statement) if p]
+        try:
+            if args.output:
                 with open(args.output, "w", encoding="utf-8", newline="") as fh:
-                    count = log.export(fh, args.format, since=since, until=until)
-            except OSError as exc:
-                raise AuditError(f"cannot write {args.output}: {exc.strerror}") from None
-            print(f"{count} records written to {args.output}", file=sys.stderr)
-        else:
-            log.export(sys.stdout, args.format, since=since, until=until)
+                    count = log.export(fh, args.format, since=since, until=until, upto_seq=upto)
+            else:
+                count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
+            if statement:
+                _sign_export(args, log, since, until, upto, statement)
+        except OSError as exc:
+            for path in written:           # half an export, or one without its statement, is no export
+                path.unlink(missing_ok=True)
+            raise AuditError(f"cannot write {exc.filename or args.output}: {exc.strerror}") from None
+        except AuditError:
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise
     finally:
         log.close()
+    if args.output:
+        signed = f", signed statement {statement}" if statement else " (unsigned)"
+        print(f"{count} records written to {args.output}{signed}", file=sys.stderr)
+    elif statement:
+        print(f"signed statement of {count} records written to {statement}", file=sys.stderr)
     return 0
+
+
+def _sign_export(args, log: AuditLog, since, until, upto: int, statement: Path) -> None:
+    from kiosk.exports import sign_export, statement_bytes
+    from kiosk.signing import table_key
+
+    by = args.by or _console_user()
+    key = table_key(args.data_dir, log, by)
+    with open(statement, "xb") as fh:        # never over another export's statement
+        try:
+            _, signed = sign_export(log, key, actor=by, fmt=args.format, since=since, until=until, upto_seq=upto)
+        except sqlite3.Error as exc:
+            raise AuditError(f"cannot record the export in the audit log ({exc}); run this as the kiosk's user "
+                             "(sudo -u niuniu niuniu audit export ...), or pass --unsigned") from None
+        fh.write(statement_bytes(signed))
 
 
 def run_audit_evidence(args) -> int:
@@ -323,17 +377,36 @@ def run_audit_check_evidence(args) -> int:
     finally:
         if log is not None:
             log.close()
+    return _print_check(result, args, log is not None, published is not None, "package")
+
+
+def run_audit_check_export(args) -> int:
+    from kiosk.exports import check_export
+    from kiosk.signing import load_public_key
+
+    published = load_public_key(args.public_key) if args.public_key else None
+    log = _open_audit(args.data_dir) if args.data_dir else None
+    try:
+        result = check_export(args.export, args.statement, log, published)
+    finally:
+        if log is not None:
+            log.close()
+    return _print_check(result, args, log is not None, published is not None, "export")
+
+
+def _print_check(result, args, against_log: bool, against_key: bool, what: str) -> int:
+    """A check's verdict as ``check-evidence`` and ``check-export`` print it; 0 when it holds."""
     if args.json:
         print(json.dumps({"ok": result.ok, "facts": result.facts, "problems": result.problems,
-                          "against_log": log is not None, "against_key": published is not None}))
+                          "against_log": against_log, "against_key": against_key}))
         return 0 if result.ok else 1
     for fact in result.facts:
         print(f"ok: {fact}")
     for problem in result.problems:
         print(f"PROBLEM: {problem}")
-    if result.ok and log is None and published is None:
-        print("not checked against the log or the published key: pass --data-dir, or --public-key, to confirm "
-              "the package is the one the table exported")
+    if result.ok and not against_log and not against_key:
+        print(f"not checked against the log or the published key: pass --data-dir, or --public-key, to confirm "
+              f"the {what} is the one the table exported")
     return 0 if result.ok else 1
 
 

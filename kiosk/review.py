@@ -30,6 +30,7 @@ bp = Blueprint("review", __name__, url_prefix="/review")
 REVIEW_ROLES = (Role.SURVEILLANCE,)
 PAGE = 50
 SCAN_LIMIT = 2000
+EXPORTS_SHOWN = 20
 SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LOADED, AuditType.CONFIG_CHANGED,
                 AuditType.MODEL_LOADED, AuditType.CAMERA_OFFLINE, AuditType.CAMERA_ONLINE,
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
@@ -321,32 +322,63 @@ def chain():
     status = runtime().chain.status()
     changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
     backup = backup_status(audit())
+    exports = audit().records(types=[AuditType.EXPORTED], newest_first=True, limit=EXPORTS_SHOWN)
     return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
-                           history=against_last_backup(audit(), backup), changed=changed)
+                           history=against_last_backup(audit(), backup), changed=changed, exports=exports)
 
 
 @bp.route("/export")
 @require(*REVIEW_ROLES)
 def export():
+    """The records of a period as CSV or JSON, with a signed statement (``kiosk.exports``).
+
+    Fixed at the head it starts from, signed and logged first, then streamed as the log is
+    read: a year's log never has to fit in the kiosk's memory.  The statement is handed out
+    from the chain page (``export_statement``): one download cannot carry two files."""
+    from kiosk.exports import sign_export
+    from kiosk.signing import SigningError, table_key
+
     fmt = request.args.get("format", "csv")
     if fmt not in ("csv", "json"):
         return render_template("error.html", code=400, message=f"format {fmt!r} is not csv or json"), 400
     since, until, error = _time_range()
     if error:
         return render_template("error.html", code=400, message=error), 400
-    # Fixed at the head it starts from and logged first, then streamed as the log is read:
-    # a year's log never has to fit in the kiosk's memory.
     log = audit()
-    head = log.last()
-    upto = head.seq if head else 0
-    count = log.count(since=since, until=until, upto_seq=upto)
-    log.append(AuditType.EXPORTED, g.user["username"], {
-        "format": fmt, "from": since, "to": until, "count": count,
-        "head_seq": upto, "head_hash": head.hash if head else None})
-    name = f"audit-{service().config.table_id}-{(since or 'start')[:10]}-{(until or 'now')[:10]}.{fmt}"
-    pieces = log.export_text(fmt, since=since, until=until, upto_seq=upto)
+    try:
+        key = table_key(runtime().data_dir, log, g.user["username"])
+    except SigningError as exc:        # no unsigned export while the table's key is unreadable
+        flash(f"Nothing exported: {exc}", "error")
+        return redirect(url_for("review.rounds"))
+    record, _ = sign_export(log, key, actor=g.user["username"], fmt=fmt, since=since, until=until)
+    pieces = log.export_text(fmt, since=since, until=until, upto_seq=record.data["head_seq"])
     return Response(_in_blocks(pieces), mimetype="text/csv" if fmt == "csv" else "application/json",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                    headers={"Content-Disposition": f'attachment; filename="{_export_name(record)}"'})
+
+
+def _export_name(record) -> str:
+    """The export's file name, the same for the data and (with its suffix) the statement, so
+    ``niuniu audit check-export`` finds the statement beside the file by itself."""
+    data = record.data
+    return (f"audit-{record.table_id}-{(data.get('from') or 'start')[:10]}-{(data.get('to') or 'now')[:10]}"
+            f"-e{record.seq}.{data.get('format', 'csv')}")
+
+
+@bp.route("/export/<int:seq>.statement.json")
+@require(*REVIEW_ROLES)
+def export_statement(seq: int):
+    """The signed statement of an export made earlier, rebuilt from its ``audit_exported`` record."""
+    from kiosk.exports import SUFFIX, statement_bytes, statement_of
+
+    found = audit().records(after_seq=seq - 1, upto_seq=seq, types=[AuditType.EXPORTED])
+    if not found or found[0].data.get("format") not in ("csv", "json"):
+        abort(404)
+    try:
+        data = statement_bytes(statement_of(audit(), found[0]))
+    except AuditError as exc:          # an export from before exports were signed
+        return render_template("error.html", code=404, message=str(exc)), 404
+    return Response(data, mimetype="application/json",
+                    headers={"Content-Disposition": f'attachment; filename="{_export_name(found[0])}{SUFFIX}"'})
 
 
 def _in_blocks(pieces, size: int = 1 << 16):

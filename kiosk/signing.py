@@ -6,7 +6,8 @@ or insurer it is handed to has no log.  So the kiosk signs each package's manife
 key of its own (Ed25519), the casino publishes the public half once (``niuniu audit
 public-key``), and ``niuniu audit check-evidence PACKAGE --public-key table.pem`` proves with
 nothing else that every file is the one this table exported: the manifest holds each
-file's SHA-256, and only the holder of the private key can sign a manifest.
+file's SHA-256, and only the holder of the private key can sign a manifest.  The same key
+signs the statement of each audit export of a period (``kiosk.exports``).
 
 The private key lives in the data directory (``evidence_key``, readable by the kiosk's
 user only), made on first use.  The log records its public half when it is made

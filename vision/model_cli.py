@@ -13,6 +13,7 @@ from pathlib import Path
 
 from scoring.errors import NiuniuError
 from vision.detector import CROP_SIZE, LIVE_IMGSZ, PHOTO_IMGSZ
+from vision.synth.scene import MIN_INDEX_VISIBLE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -282,6 +283,10 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
     p.add_argument("--crop-size", type=_crop_size, default=None if given_only else CROP_SIZE,
                    help="cut classifier crops at this square size, the --imgsz the classifier will be trained "
                         "and read at" + (note or f" (default {CROP_SIZE})"))
+    p.add_argument("--index-visible", type=_share, default=None if given_only else MIN_INDEX_VISIBLE,
+                   help="label a corner index for the detector when this share of it shows (an index partly under "
+                        "another card; classifier crops are still cut only from indices "
+                        f"{MIN_INDEX_VISIBLE:g} visible)" + (note or f" (default {MIN_INDEX_VISIBLE:g})"))
     p.add_argument("--crop-view", choices=("box", "upright"), default=None if given_only else "box",
                    help="cut classifier crops as the detector's box frames them (box), or turned by the index's "
                         "angle, for a classifier read after the orientation model (upright)"
@@ -466,7 +471,8 @@ def _cmd_synth(args) -> int:
                       blur_share=args.blur_share, held_share=args.held_share, stretch_share=args.stretch_share,
                       exposure_share=args.exposure_share, scene_scale=args.scene_scale,
                       procedural_designs=args.procedural_designs, crop_size=args.crop_size,
-                      crop_view=args.crop_view, orientation_crops=args.orientation_crops)
+                      crop_view=args.crop_view, orientation_crops=args.orientation_crops,
+                      index_visible=args.index_visible)
     summary = write_dataset(cfg, workers=args.workers, progress=not args.json)
     write_class_file(REPO_ROOT / "models" / "cards.yaml", CARD_CODES)
     if args.json:

@@ -193,6 +193,32 @@ def test_weighting_shares_of_zero_leave_the_set_as_it_was(tmp_path):
     assert json.loads((tmp_path / "f" / "manifest.json").read_text())["exposure_share"] == 1.0
 
 
+def test_a_lower_index_visible_share_labels_half_hidden_indices_for_the_detector_alone(tmp_path):
+    """``--index-visible`` boxes indices partly under another card for the detector (so it is
+    not taught that such an index is felt); the picture, the whole-card labels and every
+    classifier crop stay as they were."""
+    deck = procedural_deck(7, 300)
+    added = 0
+    for seed in range(6):
+        plain = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands")
+        low = render_scene(np.random.default_rng(seed), deck, size=(416, 312), kind="hands", min_index_visible=0.3)
+        assert np.array_equal(plain.image, low.image)
+        assert set(_labels_of(plain)) <= set(_labels_of(low))
+        extra = [lab for lab in low.labels if lab.visible < 0.6]
+        assert all(lab.cls == INDEX_CLASS and lab.visible >= 0.3 for lab in extra)
+        added += len(extra)
+    assert added > 0
+    base = dict(images=4, val_images=0, seed=11, procedural_share=1.0)
+    write_dataset(SynthConfig(out=tmp_path / "a", **base), workers=1, progress=False)
+    write_dataset(SynthConfig(out=tmp_path / "b", index_visible=0.3, **base), workers=1, progress=False)
+    assert _tree_digest(tmp_path / "a" / "classify") == _tree_digest(tmp_path / "b" / "classify")
+    assert _tree_digest(tmp_path / "a" / "detect" / "images") == _tree_digest(tmp_path / "b" / "detect" / "images")
+    lines = [sum(len(p.read_text().splitlines()) for p in (tmp_path / s / "detect" / "labels").rglob("*.txt"))
+             for s in "ab"]
+    assert lines[1] > lines[0]
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["index_visible"] == 0.3
+
+
 def test_an_overexposed_scene_is_the_same_scene_with_its_whites_clipped():
     """The exposure weighting changes the light only: the labels stay, the card's white clips
     to pure white far more often, and the darkest ink is still there to box."""

@@ -38,8 +38,8 @@ from vision.synth.faces import (
     available_fonts,
     available_pip_fonts,
 )
-from vision.synth.scene import (CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, SceneLabel, available_textures,
-                                render_scene)
+from vision.synth.scene import (CLASS_NAMES, COLOUR_CAST_SHARE, INDEX_CLASS, MIN_INDEX_VISIBLE, SceneLabel,
+                                available_textures, render_scene)
 
 # 2: many index fonts, font suit pips, real court art on procedural faces (vision/synth/faces.py)
 # 3: also "not an index" crops (classify/<split>/none), the classifier's reject class
@@ -111,11 +111,15 @@ class SynthConfig:
     # Also write OUT/orient/{split}/aNNN/: the box-framed index crops sorted by their angle,
     # the orientation model's training data.
     orientation_crops: bool = False
+    # Detector labels on corner indices this much visible or more (``render_scene``'s
+    # ``min_index_visible``).  Classifier and orientation crops are still cut only from indices
+    # at least ``MIN_INDEX_VISIBLE`` visible, so lowering it changes the detector's labels alone.
+    index_visible: float = MIN_INDEX_VISIBLE
 
 
 # What a set is made with beyond its seed: recorded in its manifest, checked again before mining it.
 RECIPE = ("procedural_share", "court_share", "blur_share", "scene_scale", "procedural_designs", "crop_size",
-          "held_share", "stretch_share", "exposure_share", "crop_view")
+          "held_share", "stretch_share", "exposure_share", "crop_view", "index_visible")
 
 
 class _DeckPool:
@@ -200,7 +204,8 @@ def render_one(cfg: SynthConfig, split: str, i: int):
         squeeze = (factor, 1.0) if weight_rng.random() < 0.5 else (1.0, factor)
     exposure = float(weight_rng.uniform(*EXPOSURE_RANGE)) if weight_rng.random() < cfg.exposure_share else 1.0
     scene = render_scene(rng, deck, size=size, kind=kind, colour_casts=COLOUR_CAST_SHARE,
-                         courts_first=courts_first, blurred=blurred, squeeze=squeeze, exposure=exposure)
+                         courts_first=courts_first, blurred=blurred, squeeze=squeeze, exposure=exposure,
+                         min_index_visible=cfg.index_visible)
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
     if not ok:
         raise NiuniuError(f"could not encode scene {i} as JPEG")
@@ -379,7 +384,7 @@ def mine_detector_crops(cfg: SynthConfig, detector, split: str = "train", per_sc
 
 def _readable_indices(scene) -> list:
     """The scene's labelled indices big enough to read (the ones crops are cut from)."""
-    return [lab for lab in scene.labels if lab.cls == INDEX_CLASS
+    return [lab for lab in scene.labels if lab.cls == INDEX_CLASS and lab.visible >= MIN_INDEX_VISIBLE
             and max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]) >= MIN_CROP_INDEX_PX]
 
 

@@ -519,7 +519,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
                  kind: str | None = None, max_tilt: float = 0.45, seats: int | None = None,
                  hand_size: int | None = None, colour_casts: float = 0.0, courts_first: bool = False,
                  blurred: bool = False, squeeze: tuple[float, float] = (1.0, 1.0),
-                 exposure: float = 1.0) -> Scene:
+                 exposure: float = 1.0, min_index_visible: float = MIN_INDEX_VISIBLE) -> Scene:
     """Compose one labelled scene from ``deck`` (a :class:`vision.synth.decks.Deck`).
 
     ``kind``: "table" (many seats, small cards, as a whole-table camera sees them),
@@ -541,6 +541,9 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
     ``exposure`` multiplies the light before the camera clips it: over 1, the card's white
     and its pale ink clip to the same white, as an overexposed camera (or a photo set's
     brightness augmentation) leaves them; 1 changes nothing.
+    ``min_index_visible``: the share of a corner index that must show for it to be labelled
+    (a detector training set may label less visible ones; what counts as dealt in a measured
+    hand stays at ``MIN_INDEX_VISIBLE``).  It changes labels only, never a draw.
     """
     w, h = size
     kind = kind or str(rng.choice(["table", "hands", "closeup"], p=[0.4, 0.4, 0.2]))
@@ -650,7 +653,7 @@ def render_scene(rng: np.random.Generator, deck, *, size: tuple[int, int] = (640
             _paste(out, owner, hand, cam @ _affine3(pos, ang, 1.0, (hand.shape[1], hand.shape[0])), obj_id)
         obj_id += 1
 
-    labels = _labels(owner, placed, w, h)
+    labels = _labels(owner, placed, w, h, min_index_visible)
     cast = _colour_cast(page_rng) if page_rng.random() < colour_casts else None
     img = _optics(_lighting(out, rng, cast, exposure), rng, blurred)
     index_quads, card_quads = _quads(placed)
@@ -671,7 +674,8 @@ def _shade_card(face_rgba: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(patch, 0, 255).astype(np.uint8)
 
 
-def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int) -> list[SceneLabel]:
+def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int,
+            min_index_visible: float = MIN_INDEX_VISIBLE) -> list[SceneLabel]:
     labels: list[SceneLabel] = []
     for p in placed:
         fw, fh = p.size
@@ -680,7 +684,7 @@ def _labels(owner: np.ndarray, placed: list[_Placed], w: int, h: int) -> list[Sc
             quad = _project(p.hmat, np.array([[bx0 * fw, by0 * fh], [bx1 * fw, by0 * fh],
                                               [bx1 * fw, by1 * fh], [bx0 * fw, by1 * fh]]))
             share = _visible_share(owner, quad, p.obj_id)
-            if share < MIN_INDEX_VISIBLE:
+            if share < min_index_visible:
                 continue
             box = _clip_box(quad, w, h)
             if box is None or (box[3] - box[1]) < 5 or (box[2] - box[0]) < 3:
