@@ -272,6 +272,10 @@ def run_audit_export(args) -> int:
                 count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
             if statement:
                 _sign_export(args, log, since, until, upto, statement)
+        except FileExistsError:          # another export's statement, made meanwhile: keep it, drop ours
+            if args.output:
+                Path(args.output).unlink(missing_ok=True)
+            raise AuditError(f"{statement} exists; give the export a new file name") from None
         except OSError as exc:
             for path in written:           # half an export, or one without its statement, is no export
                 path.unlink(missing_ok=True)
