@@ -115,22 +115,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "records unchanged, and vouched for by the log (--data-dir) or the table's "
                                  "signature (--public-key)")
     check.add_argument("package", help="the evidence zip")
-    check.add_argument("--data-dir", help="the kiosk's data directory, to check the package against its log")
-    check.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit public-key`): "
-                       "check the package's signature, without the log")
-    check.add_argument("--json", action="store_true",
-                       help="print {ok, facts, problems, against_log, against_key} as JSON")
+    _check_args(check, "package")
     check.set_defaults(func=run_audit_check_evidence)
     check_export = audit_sub.add_parser("check-export", help="check an audit export against its signed statement: "
                                         "every record unchanged, none added or left out, signed by the table "
                                         "(--public-key) or vouched for by the log (--data-dir)")
     check_export.add_argument("export", help="the CSV or JSON file `niuniu audit export` or the review page wrote")
     check_export.add_argument("--statement", help="its statement (default: <export>.statement.json beside it)")
-    check_export.add_argument("--data-dir", help="the kiosk's data directory, to check the export against its log")
-    check_export.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit "
-                              "public-key`): check the statement's signature, without the log")
-    check_export.add_argument("--json", action="store_true",
-                              help="print {ok, facts, problems, against_log, against_key} as JSON")
+    _check_args(check_export, "export")
     check_export.set_defaults(func=run_audit_check_export)
 
     key = audit_sub.add_parser("public-key", help="the public key evidence packages and exports are signed with, "
@@ -203,6 +195,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 # --------------------------------------------------------------------------- audit
+
+
+def _check_args(p: argparse.ArgumentParser, what: str) -> None:
+    """What ``check-evidence`` and ``check-export`` are checked against, and how they answer."""
+    p.add_argument("--data-dir", help=f"the kiosk's data directory, to check the {what} against its log")
+    p.add_argument("--public-key", help="the table's published public key (PEM, from `niuniu audit public-key`): "
+                   f"check the {what}'s signature, without the log")
+    p.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log, against_key} as JSON")
 
 
 def _open_audit(data_dir: str) -> AuditLog:

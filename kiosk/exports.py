@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from kiosk.anchors import HELD, check_head
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, canonical_json, utc_iso
 from kiosk.evidence import EvidenceCheck
-from kiosk.signing import ALGORITHM, fingerprint, logged_key
+from kiosk.signing import ALGORITHM, check_signer, fingerprint, logged_key
 
 STATEMENT_FORMAT = "niuniu-export-statement/1"
 SUFFIX = ".statement.json"
@@ -201,22 +201,9 @@ def _check_statement_signature(signed: dict, published: Ed25519PublicKey | None,
         problems.append(f"the statement names signing key {signed.get('signing_key')}, but is signed by key {key_id}")
         return
     period = f"{signed.get('from') or 'the start'} to {signed.get('to') or 'its head'}"
-    who = f"table {signed['table_id']}'s export of {period}"
-    if published is not None:
-        if fingerprint(published) != key_id:
-            problems.append(f"signed by key {key_id}, not by the published key {fingerprint(published)}")
-        else:
-            facts.append(f"the statement is signed by the published key {key_id}: {who}, by {signed['exported_by']} "
-                         f"at {signed['exported_at']}")
-    if log is not None:
-        made = logged_key(log, key_id)
-        if made is None:
-            problems.append(f"signed by key {key_id}, which this log never made")
-        else:
-            facts.append(f"signed by the key this log made at seq {made.seq} ({made.ts})")
-    if published is None and log is None:
-        facts.append(f"the statement is signed by key {key_id} (compare it with the key the casino publishes: "
-                     "--public-key FILE)")
+    check_signer(key_id, published, log, problems, facts, signed="the statement",
+                 proves=f"table {signed['table_id']}'s export of {period}, by {signed['exported_by']} at "
+                        f"{signed['exported_at']}")
 
 
 def _check_export_against_log(log: AuditLog, records: list[AuditRecord], signed: dict, problems: list[str],

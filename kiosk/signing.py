@@ -180,12 +180,19 @@ def check_signature(signature: bytes | None, manifest_bytes: bytes, manifest: di
     if claimed != key_id:
         problems.append(f"the manifest names signing key {claimed}, but {SIGNATURE} is by key {key_id}")
         return
+    check_signer(key_id, published, log, problems, facts, signed="MANIFEST.json",
+                 proves="every file it lists is as the table exported it")
+
+
+def check_signer(key_id: str, published: Ed25519PublicKey | None, log: AuditLog | None, problems: list[str],
+                 facts: list[str], *, signed: str, proves: str) -> None:
+    """Is the key that made a (valid) signature the one the casino published, or one this log
+    made?  ``signed`` names what was signed, ``proves`` what that shows.  Appends."""
     if published is not None:
         if fingerprint(published) != key_id:
             problems.append(f"signed by key {key_id}, not by the published key {fingerprint(published)}")
         else:
-            facts.append(f"MANIFEST.json is signed by the published key {key_id}: every file it lists is as the "
-                         "table exported it")
+            facts.append(f"{signed} is signed by the published key {key_id}: {proves}")
     if log is not None:
         made = logged_key(log, key_id)
         if made is None:
@@ -193,5 +200,5 @@ def check_signature(signature: bytes | None, manifest_bytes: bytes, manifest: di
         else:
             facts.append(f"signed by the key this log made at seq {made.seq} ({made.ts})")
     if published is None and log is None:
-        facts.append(f"MANIFEST.json is signed by key {key_id} (compare it with the key the casino publishes: "
+        facts.append(f"{signed} is signed by key {key_id} (compare it with the key the casino publishes: "
                      "--public-key FILE)")
