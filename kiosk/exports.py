@@ -36,6 +36,7 @@ from kiosk.signing import ALGORITHM, check_signer, fingerprint, logged_key
 
 STATEMENT_FORMAT = "niuniu-export-statement/1"
 SUFFIX = ".statement.json"
+PROBLEMS_NAMED = 20
 # The statement's fields the signature covers, besides the format; the log's record holds them
 # all but the three it has columns for (table_id, actor, ts).
 _SIGNED = ("from", "to", "count", "first_seq", "last_seq", "records_sha256", "head_seq", "head_hash",
@@ -53,7 +54,7 @@ def records_digest(records) -> tuple[str, int, int | None, int | None]:
     Hashes, not file bytes: a record's hash covers every field of it and the hash before it."""
     digest, count, first, last = hashlib.sha256(), 0, None, None
     for record in records:
-        digest.update(f"{record.seq} {record.hash}\n".encode("ascii"))
+        digest.update(f"{record.seq} {record.hash}\n".encode("utf-8"))
         count, first, last = count + 1, record.seq if first is None else first, record.seq
     return digest.hexdigest(), count, first, last
 
@@ -154,26 +155,31 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
 
 
 def _check_records(records: list[AuditRecord], signed: dict, problems: list[str], facts: list[str]) -> None:
+    found: list[str] = []
     before = None
     for record in records:
         if record.expected_hash() != record.hash:
-            problems.append(f"audit record seq {record.seq} ({record.type}) does not hash to its stored hash: "
-                            "its contents were changed")
+            found.append(f"audit record seq {record.seq} ({record.type}) does not hash to its stored hash: "
+                         "its contents were changed")
         if before is not None and record.seq <= before.seq:
-            problems.append(f"audit record seq {record.seq} comes after seq {before.seq}: records were reordered "
-                            "or repeated")
+            found.append(f"audit record seq {record.seq} comes after seq {before.seq}: records were reordered "
+                         "or repeated")
         elif before is not None and record.seq == before.seq + 1 and record.prev_hash != before.hash:
-            problems.append(f"audit record seq {record.seq} does not follow seq {before.seq} in the chain")
+            found.append(f"audit record seq {record.seq} does not follow seq {before.seq} in the chain")
         before = record
-    if not problems:
+    # A year's export edited throughout would name every record: the first few say what happened.
+    problems.extend(found[:PROBLEMS_NAMED])
+    if len(found) > PROBLEMS_NAMED:
+        problems.append(f"and {len(found) - PROBLEMS_NAMED} more problems with single records")
+    if not found:
         facts.append(f"{len(records)} audit records, each hash recomputes and each follows the one before")
     digest, count, first, last = records_digest(records)
     if (digest, count, first, last) == tuple(signed.get(k) for k in ("records_sha256", "count", "first_seq",
                                                                        "last_seq")):
         facts.append(f"the file holds exactly the records the statement names: seq {first}..{last}, {count} records")
-    elif count != signed.get("count"):
-        problems.append(f"the file holds {count} records, the statement {signed.get('count')}: records were "
-                        f"{'added' if count > (signed.get('count') or 0) else 'left out'} after export")
+    elif isinstance(signed.get("count"), int) and count != signed["count"]:
+        problems.append(f"the file holds {count} records, the statement {signed['count']}: records were "
+                        f"{'added' if count > signed['count'] else 'left out'} after export")
     else:
         problems.append("the file's records are not the ones the statement names (SHA-256 of their seq and hash "
                         "differs): a record was changed or swapped after export")

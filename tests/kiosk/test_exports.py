@@ -109,6 +109,19 @@ def test_a_record_changed_added_or_left_out_fails_the_published_key(exported, tm
     assert problems[0] == f"audit record seq {lazy[3]['seq']} ({lazy[3]['type']}) does not hash to its stored hash: " \
                           "its contents were changed"
 
+    # Edited throughout: the first problems are named, then counted (a year's export is not a
+    # million lines of problems); a hash mangled past hex, or a statement's count turned to text,
+    # is a finding, not a crash.
+    everyone = [dict(r, actor="nobody") for r in rows]
+    everyone[0]["hash"] = "ä" * 64
+    problems = check_export(write_rows(tmp_path / "all.csv", header, everyone), statement, public_key=key).problems
+    # Every record changed, and the second no longer follows the first: one problem more than records.
+    assert len(problems) == 22 and problems[20] == f"and {len(rows) + 1 - 20} more problems with single records"
+    odd = dict(json.loads(statement.read_text()), count=str(len(rows) - 5))
+    (tmp_path / "odd.json").write_text(json.dumps(odd))
+    shorter = write_rows(tmp_path / "cut0.csv", header, rows[:-5])
+    assert "signature does not match" in " ".join(check_export(shorter, tmp_path / "odd.json", public_key=key).problems)
+
     # The last round's records cut off the end (a chain that still follows), or a voided round dropped.
     cut = check_export(write_rows(tmp_path / "cut.csv", header, rows[:-5]), statement, public_key=key)
     assert cut.problems == [f"the file holds {len(rows) - 5} records, the statement {len(rows)}: records were left "
