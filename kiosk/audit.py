@@ -505,7 +505,6 @@ class AuditLog:
         if upto_seq is None:
             head = self.last()
             upto_seq = head.seq if head else 0
-        upto = upto_seq
-        for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto):
+        for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto_seq):
             out.write(piece)
-        return self.count(since=since, until=until, upto_seq=upto)
+        return self.count(since=since, until=until, upto_seq=upto_seq)
