@@ -204,6 +204,7 @@ def test_no_export_overwrites_a_statement_or_leaves_half_of_itself(exported, aud
 def test_the_review_page_signs_its_export_and_hands_the_statement_out(played, app, audit, tmp_path):
     from kiosk.exports import SUFFIX
 
+    assert 'href="/review/chain#exports"' in played.get("/review/").get_data(as_text=True)
     response = played.get("/review/export?format=csv&from=2000-01-01")
     name = response.headers["Content-Disposition"].split('filename="')[1].rstrip('"')
     logged = audit.records(types=[AuditType.EXPORTED])[-1]
