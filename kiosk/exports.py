@@ -112,9 +112,9 @@ def read_export(data: bytes) -> list[AuditRecord]:
         raise AuditError(f"the file is not UTF-8 text ({exc})") from None
     try:
         if text.lstrip().startswith("{"):
-            return [AuditRecord(seq=item["seq"], ts=item["ts"], table_id=item["table_id"], type=item["type"],
-                                actor=item["actor"], round_no=item["round"], payload=canonical_json(item["payload"]),
-                                prev_hash=item["prev_hash"], hash=item["hash"])
+            return [AuditRecord(seq=_whole(item["seq"]), ts=item["ts"], table_id=item["table_id"], type=item["type"],
+                                actor=item["actor"], round_no=None if item["round"] is None else _whole(item["round"]),
+                                payload=canonical_json(item["payload"]), prev_hash=item["prev_hash"], hash=item["hash"])
                     for item in json.loads(text)["records"]]
         rows = list(csv.DictReader(io.StringIO(text, newline="")))
         return [AuditRecord(seq=int(row["seq"]), ts=row["ts"], table_id=row["table_id"], type=row["type"],
@@ -123,6 +123,13 @@ def read_export(data: bytes) -> list[AuditRecord]:
                 for row in rows]
     except (KeyError, ValueError, TypeError) as exc:
         raise AuditError(f"the file is not a niuniu audit export, CSV or JSON ({type(exc).__name__}: {exc})") from None
+
+
+def _whole(value) -> int:
+    """A seq or round number as the log stores it; anything else makes the file no export."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not a whole number")
+    return value
 
 
 def check_export(export: str | Path, statement: str | Path | None = None, log: AuditLog | None = None,
@@ -222,13 +229,23 @@ def _check_export_against_log(log: AuditLog, records: list[AuditRecord], signed:
                             f"seq {changed[0]})")
         else:
             facts.append("each audit record is the one the log holds at its seq")
-    vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=signed.get("head_seq") or 0)
+    after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
+    vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)
                     if r.data.get("signature") == signed.get("signature")), None)
     if vouched is None:
         problems.append("the log has no audit_exported record of this statement: it was not signed by this log's "
                         "kiosk as it is")
     else:
-        facts.append(f"the log records this export: seq {vouched.seq}, by {vouched.actor} at {vouched.ts}")
+        try:
+            logged = statement_of(log, vouched)
+        except AuditError as exc:
+            logged = {"error": str(exc)}
+        differ = [k for k in ("table_id", "exported_by", "exported_at", *_SIGNED) if logged.get(k) != signed.get(k)]
+        if differ:
+            problems.append(f"the log's record of this export (seq {vouched.seq}) differs from the statement in "
+                            f"{', '.join(differ)}: the statement was changed after export")
+        else:
+            facts.append(f"the log records this export: seq {vouched.seq}, by {vouched.actor} at {vouched.ts}")
     seq, digest = signed.get("head_seq"), signed.get("head_hash")
     if isinstance(seq, int) and seq > 0 and isinstance(digest, str) and check_head(log, seq, digest).verdict != HELD:
         problems.append(f"the log no longer holds the head it had when this was exported (seq {seq}): its history "

@@ -133,7 +133,7 @@ def test_a_record_changed_added_or_left_out_fails_the_published_key(exported, tm
     assert "records were reordered or repeated" in twice.problems[0] and "added after export" in twice.problems[-1]
 
 
-def test_a_statement_edited_or_resigned_by_another_key_fails(exported, tmp_path):
+def test_a_statement_edited_or_resigned_by_another_key_fails(exported, audit, tmp_path):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from kiosk.audit import canonical_json
@@ -152,6 +152,9 @@ def test_a_statement_edited_or_resigned_by_another_key_fails(exported, tmp_path)
     (tmp_path / "mended.json").write_text(json.dumps(mended))
     assert check_export(short, tmp_path / "mended.json", public_key=_key(pem)).problems == [
         "the statement's signature does not match it: the statement was changed after it was signed"]
+    # Against the log, the record of the export it claims says so too.
+    assert "differs from the statement in count, last_seq, records_sha256" in " ".join(
+        check_export(short, tmp_path / "mended.json", log=audit).problems)
     # ... and re-signed with a key of the forger's own: the signature holds, the key is not the table's.
     other = Ed25519PrivateKey.generate()
     forged = dict(mended, signing_key=fingerprint(other.public_key()), public_key=public_pem(other.public_key()))
@@ -195,6 +198,13 @@ def test_no_export_overwrites_a_statement_or_leaves_half_of_itself(exported, aud
     assert code == 2 and "cannot write" in err and "No such file or directory" in err and not lost.exists()
     code, out, _ = runner(["audit", "check-export", str(plain)])
     assert code == 1 and "cannot read the statement" in out and "--statement" in out
+    as_json = tmp_path / "typed.json"
+    code, _, _ = runner(["audit", "export", "--data-dir", data_dir, "--format", "json", "-o", str(as_json)])
+    data = json.loads(as_json.read_text())
+    data["records"][0]["seq"] = [1]               # a list where a seq belongs: no export, not a crash
+    as_json.write_text(json.dumps(data))
+    code, out, _ = runner(["audit", "check-export", str(as_json), "--data-dir", data_dir])
+    assert code == 1 and "is not a niuniu audit export" in out and "[1] is not a whole number" in out
     (tmp_path / "junk.csv").write_text("not,an,export\n1,2,3\n")
     code, out, _ = runner(["audit", "check-export", str(tmp_path / "junk.csv"), "--statement",
                            str(statement_path(target))])
