@@ -68,13 +68,9 @@ def child_export(data_dir: str, fmt: str, *flags: str) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "kiosk.cli", "audit", "export", "--data-dir", data_dir, "--format", fmt,
                "--output", os.path.join(out, f"all.{fmt}"), *flags]
-        return _timed_child(cmd, fmt)
-
-
-def _timed_child(cmd: list[str], fmt: str) -> tuple[float, int]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
         raise SystemExit(f"export {fmt} failed (status {status})")
     return time.perf_counter() - start, usage.ru_maxrss // 1024

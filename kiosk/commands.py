@@ -263,26 +263,23 @@ def run_audit_export(args) -> int:
     try:
         head = log.last()
         upto = head.seq if head else 0
-        written = [Path(p) for p in (args.output, statement) if p]
+        created: list[Path] = []     # half an export, or one without its statement, is no export
         try:
             if args.output:
+                created.append(Path(args.output))
                 with open(args.output, "w", encoding="utf-8", newline="") as fh:
                     count = log.export(fh, args.format, since=since, until=until, upto_seq=upto)
             else:
                 count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
             if statement:
-                _sign_export(args, log, since, until, upto, statement)
-        except FileExistsError:          # another export's statement, made meanwhile: keep it, drop ours
-            if args.output:
-                Path(args.output).unlink(missing_ok=True)
-            raise AuditError(f"{statement} exists; give the export a new file name") from None
-        except OSError as exc:
-            for path in written:           # half an export, or one without its statement, is no export
+                _sign_export(args, log, since, until, upto, Path(statement), created)
+        except (OSError, AuditError) as exc:
+            for path in created:
                 path.unlink(missing_ok=True)
-            raise AuditError(f"cannot write {exc.filename or args.output}: {exc.strerror}") from None
-        except AuditError:
-            for path in written:
-                path.unlink(missing_ok=True)
+            if isinstance(exc, FileExistsError):      # another export's statement, made meanwhile: kept
+                raise AuditError(f"{statement} exists; give the export a new file name") from None
+            if isinstance(exc, OSError):
+                raise AuditError(f"cannot write {exc.filename or args.output}: {exc.strerror}") from None
             raise
     finally:
         log.close()
@@ -294,19 +291,20 @@ def run_audit_export(args) -> int:
     return 0
 
 
-def _sign_export(args, log: AuditLog, since, until, upto: int, statement: Path) -> None:
-    from kiosk.exports import sign_export, statement_bytes
+def _sign_export(args, log: AuditLog, since, until, upto: int, statement: Path, created: list[Path]) -> None:
+    from kiosk.exports import sign_export, statement_bytes, statement_of
     from kiosk.signing import table_key
 
     by = args.by or _console_user()
     key = table_key(args.data_dir, log, by)
     with open(statement, "xb") as fh:        # never over another export's statement
+        created.append(statement)
         try:
-            _, signed = sign_export(log, key, actor=by, fmt=args.format, since=since, until=until, upto_seq=upto)
+            record = sign_export(log, key, actor=by, fmt=args.format, since=since, until=until, upto_seq=upto)
         except sqlite3.Error as exc:
             raise AuditError(f"cannot record the export in the audit log ({exc}); run this as the kiosk's user "
                              "(sudo -u niuniu niuniu audit export ...), or pass --unsigned") from None
-        fh.write(statement_bytes(signed))
+        fh.write(statement_bytes(statement_of(log, record)))
 
 
 def run_audit_evidence(args) -> int:

@@ -26,13 +26,12 @@ import time
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from kiosk.anchors import HELD, check_head
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, canonical_json, utc_iso
 from kiosk.evidence import EvidenceCheck
-from kiosk.signing import ALGORITHM, check_signer, fingerprint, logged_key
+from kiosk.signing import ALGORITHM, UNREADABLE, check_signer, fingerprint, logged_key, verified_signer
 
 STATEMENT_FORMAT = "niuniu-export-statement/1"
 SUFFIX = ".statement.json"
@@ -60,9 +59,10 @@ def records_digest(records) -> tuple[str, int, int | None, int | None]:
 
 
 def sign_export(log: AuditLog, key: Ed25519PrivateKey, *, actor: str, fmt: str, since: str | None,
-                until: str | None, upto_seq: int | None = None) -> tuple[AuditRecord, dict]:
+                until: str | None, upto_seq: int | None = None) -> AuditRecord:
     """Sign the statement of the records of a period up to ``upto_seq`` (default: the head now)
-    and log it (``audit_exported``); return the logged record and the statement.
+    and log it (``audit_exported``); return the logged record (``statement_of`` it is the
+    statement).
 
     The export itself must stop at the same seq (``AuditLog.export_text(..., upto_seq=...)``):
     the kiosk goes on appending while it is written."""
@@ -78,8 +78,7 @@ def sign_export(log: AuditLog, key: Ed25519PrivateKey, *, actor: str, fmt: str, 
     table_id = log.table_id or (head.table_id if head else "")
     body = _body(payload, table_id=table_id, exported_by=actor, exported_at=utc_iso(now))
     payload["signature"] = base64.b64encode(key.sign(canonical_json(body).encode("utf-8"))).decode("ascii")
-    record = log.append(AuditType.EXPORTED, actor, payload, ts=now, table_id=table_id)
-    return record, statement_of(log, record)
+    return log.append(AuditType.EXPORTED, actor, payload, ts=now, table_id=table_id)
 
 
 def _body(fields: dict, *, table_id: str, exported_by: str, exported_at: str) -> dict:
@@ -195,20 +194,14 @@ def _check_records(records: list[AuditRecord], signed: dict, problems: list[str]
 def _check_statement_signature(signed: dict, published: Ed25519PublicKey | None, log: AuditLog | None,
                                problems: list[str], facts: list[str]) -> None:
     try:
-        public = serialization.load_pem_public_key(signed["public_key"].encode("ascii"))
-        raw = base64.b64decode(signed["signature"], validate=True)
-        if not isinstance(public, Ed25519PublicKey):
-            raise TypeError(f"a {type(public).__name__}, not Ed25519")
         body = _body(signed, table_id=signed["table_id"], exported_by=signed["exported_by"],
                      exported_at=signed["exported_at"])
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        problems.append(f"the statement's signature cannot be read ({type(exc).__name__}: {exc})")
-        return
-    key_id = fingerprint(public)
-    try:
-        public.verify(raw, canonical_json(body).encode("utf-8"))
+        key_id = verified_signer(signed, canonical_json(body).encode("utf-8"))
     except InvalidSignature:
         problems.append("the statement's signature does not match it: the statement was changed after it was signed")
+        return
+    except UNREADABLE as exc:
+        problems.append(f"the statement's signature cannot be read ({type(exc).__name__}: {exc})")
         return
     if signed.get("signing_key") != key_id:
         problems.append(f"the statement names signing key {signed.get('signing_key')}, but is signed by key {key_id}")

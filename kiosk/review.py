@@ -350,7 +350,7 @@ def export():
     except SigningError as exc:        # no unsigned export while the table's key is unreadable
         flash(f"Nothing exported: {exc}", "error")
         return redirect(url_for("review.rounds"))
-    record, _ = sign_export(log, key, actor=g.user["username"], fmt=fmt, since=since, until=until)
+    record = sign_export(log, key, actor=g.user["username"], fmt=fmt, since=since, until=until)
     pieces = log.export_text(fmt, since=since, until=until, upto_seq=record.data["head_seq"])
     return Response(_in_blocks(pieces), mimetype="text/csv" if fmt == "csv" else "application/json",
                     headers={"Content-Disposition": f'attachment; filename="{_export_name(record)}"'})

@@ -160,19 +160,12 @@ def check_signature(signature: bytes | None, manifest_bytes: bytes, manifest: di
                             "this kiosk signed packages?); check it against the kiosk's log with --data-dir")
         return
     try:
-        sealed = json.loads(signature)
-        public = serialization.load_pem_public_key(sealed["public_key"].encode("ascii"))
-        raw = base64.b64decode(sealed["signature"], validate=True)
-        if not isinstance(public, Ed25519PublicKey):
-            raise TypeError(f"a {type(public).__name__}, not Ed25519")
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        problems.append(f"{SIGNATURE} cannot be read ({exc})")
-        return
-    key_id = fingerprint(public)
-    try:
-        public.verify(raw, manifest_bytes)
+        key_id = verified_signer(json.loads(signature), manifest_bytes)
     except InvalidSignature:
         problems.append(f"{SIGNATURE} does not match MANIFEST.json: the manifest was changed after it was signed")
+        return
+    except UNREADABLE as exc:
+        problems.append(f"{SIGNATURE} cannot be read ({exc})")
         return
     if not claimed:
         problems.append(f"{SIGNATURE} was added after export: the manifest names no signing key")
@@ -182,6 +175,24 @@ def check_signature(signature: bytes | None, manifest_bytes: bytes, manifest: di
         return
     check_signer(key_id, published, log, problems, facts, signed="MANIFEST.json",
                  proves="every file it lists is as the table exported it")
+
+
+# What reading a signature out of JSON someone handed over can raise, besides InvalidSignature.
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
+
+
+def verified_signer(sealed: dict, data: bytes) -> str:
+    """The fingerprint of the key whose signature in ``sealed`` (its ``public_key`` PEM and
+    base64 ``signature``, as evidence and export statements carry them) holds over ``data``.
+
+    Raises ``InvalidSignature`` when it does not hold, one of ``UNREADABLE`` when it cannot
+    be read: a bad file is a finding for the caller, never a crash."""
+    public = serialization.load_pem_public_key(sealed["public_key"].encode("ascii"))
+    raw = base64.b64decode(sealed["signature"], validate=True)
+    if not isinstance(public, Ed25519PublicKey):
+        raise TypeError(f"a {type(public).__name__}, not Ed25519")
+    public.verify(raw, data)
+    return fingerprint(public)
 
 
 def check_signer(key_id: str, published: Ed25519PublicKey | None, log: AuditLog | None, problems: list[str],
