@@ -88,6 +88,8 @@ class AuditType(StrEnum):
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"
     SIGNING_KEY_CREATED = "signing_key_created"
+    FORWARD_FAILED = "audit_forward_failed"
+    FORWARD_RESTORED = "audit_forward_restored"
 
 
 def _json_default(value: Any) -> Any:
@@ -189,6 +191,23 @@ class AuditRecord:
         return {"seq": self.seq, "ts": self.ts, "table_id": self.table_id, "type": self.type,
                 "actor": self.actor, "round": self.round_no, "payload": self.data,
                 "prev_hash": self.prev_hash, "hash": self.hash}
+
+    @classmethod
+    def from_json(cls, item: dict) -> "AuditRecord":
+        """The record :meth:`to_json` wrote (an export's, a collector's copy), as it was hashed.
+
+        Raises KeyError, ValueError or TypeError where ``item`` is not one: a seq or round that
+        is not a whole number (``1.0``, ``true``) is no record the log could have written."""
+        return cls(seq=_whole(item["seq"]), ts=item["ts"], table_id=item["table_id"], type=item["type"],
+                   actor=item["actor"], round_no=None if item["round"] is None else _whole(item["round"]),
+                   payload=canonical_json(item["payload"]), prev_hash=item["prev_hash"], hash=item["hash"])
+
+
+def _whole(value) -> int:
+    """A seq or round number as the log stores it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not a whole number")
+    return value
 
 
 def _fits(number: int) -> bool:

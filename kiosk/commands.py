@@ -124,6 +124,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     check_export.add_argument("--statement", help="its statement (default: <export>.statement.json beside it)")
     _check_args(check_export, "export")
     check_export.set_defaults(func=run_audit_check_export)
+    forwarded = audit_sub.add_parser("check-forwarded", help="check the casino's log collector's copy (the "
+                                     "table file's audit_forward): intact, signed by the table, and still what "
+                                     "the log holds (--data-dir)")
+    forwarded.add_argument("files", nargs="+", help="the collector's log files (other programs' lines are skipped)")
+    forwarded.add_argument("--table", help="the table id (default: the only table in the files)")
+    _check_args(forwarded, "copy")
+    forwarded.set_defaults(func=run_audit_check_forwarded)
 
     key = audit_sub.add_parser("public-key", help="the public key evidence packages and exports are signed with, "
                                "to publish (made, and logged, on first use)")
@@ -394,6 +401,20 @@ def run_audit_check_export(args) -> int:
         if log is not None:
             log.close()
     return _print_check(result, args, log is not None, published is not None, "export")
+
+
+def run_audit_check_forwarded(args) -> int:
+    from kiosk.forward_check import check_forwarded
+    from kiosk.signing import load_public_key
+
+    published = load_public_key(args.public_key) if args.public_key else None
+    log = _open_audit(args.data_dir) if args.data_dir else None
+    try:
+        result = check_forwarded(args.files, table_id=args.table, log=log, public_key=published)
+    finally:
+        if log is not None:
+            log.close()
+    return _print_check(result, args, log is not None, published is not None, "copy")
 
 
 def _print_check(result, args, against_log: bool, against_key: bool, what: str) -> int:
@@ -737,6 +758,18 @@ def _retention(config, data_dir: Path, service, pipeline):
                               seals=SealWatch(service.audit, root, config.table_id))
 
 
+def _forwarder(config, data_dir: Path, service):
+    """The thread that copies the audit log to the casino's collector, if the table file names
+    one (not started yet); the surveillance pages read its status from the service."""
+    if config.audit_forward is None:
+        return None
+    from kiosk.forward import AuditForwarder
+
+    forwarder = AuditForwarder(service.audit, config.audit_forward, data_dir)
+    service.forwarder = forwarder
+    return forwarder
+
+
 def _first_run_notice(data_dir: Path, url: str) -> None:
     from kiosk import db
     from kiosk.auth import user_count
@@ -772,8 +805,11 @@ def run_kiosk_command(args) -> int:
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view,
                                          app_config={"TABLE_FILE": str(Path(args.config).resolve())})
     retention = _retention(config, data_dir, service, pipeline)
+    forwarder = _forwarder(config, data_dir, service)
     pipeline.start()
     retention.start()
+    if forwarder is not None:
+        forwarder.start()
 
     def ready(url: str) -> None:
         print(f"niuniu kiosk: table {config.table_id} ({config.rules}) on {url} · data {data_dir}")
@@ -783,6 +819,9 @@ def run_kiosk_command(args) -> int:
         retention.stop_event.set()
         pipeline.stop()
         service.stop(why)
+        if forwarder is not None:      # after the service's last record, so the collector gets it
+            forwarder.stop_event.set()
+            forwarder.join(timeout=5)
 
     return serve(app, args.host, args.port, on_ready=ready, on_stop=stopped, pipeline=pipeline)
 

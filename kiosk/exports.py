@@ -111,10 +111,7 @@ def read_export(data: bytes) -> list[AuditRecord]:
         raise AuditError(f"the file is not UTF-8 text ({exc})") from None
     try:
         if text.lstrip().startswith("{"):
-            return [AuditRecord(seq=_whole(item["seq"]), ts=item["ts"], table_id=item["table_id"], type=item["type"],
-                                actor=item["actor"], round_no=None if item["round"] is None else _whole(item["round"]),
-                                payload=canonical_json(item["payload"]), prev_hash=item["prev_hash"], hash=item["hash"])
-                    for item in json.loads(text)["records"]]
+            return [AuditRecord.from_json(item) for item in json.loads(text)["records"]]
         rows = list(csv.DictReader(io.StringIO(text, newline="")))
         return [AuditRecord(seq=int(row["seq"]), ts=row["ts"], table_id=row["table_id"], type=row["type"],
                             actor=row["actor"], round_no=int(row["round"]) if row["round"] else None,
@@ -122,13 +119,6 @@ def read_export(data: bytes) -> list[AuditRecord]:
                 for row in rows]
     except (KeyError, ValueError, TypeError) as exc:
         raise AuditError(f"the file is not a niuniu audit export, CSV or JSON ({type(exc).__name__}: {exc})") from None
-
-
-def _whole(value) -> int:
-    """A seq or round number as the log stores it; anything else makes the file no export."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{value!r} is not a whole number")
-    return value
 
 
 def check_export(export: str | Path, statement: str | Path | None = None, log: AuditLog | None = None,

@@ -55,6 +55,8 @@ def check_device(table_file: str | Path, data_dir: str | Path, *, source: str | 
     if camera:
         findings.append(_camera(source or config.camera.source, config, view))
     findings += _data(Path(data_dir), config)
+    if config.audit_forward is not None:
+        findings.append(_collector(config, Path(data_dir)))
     findings.append(_clock())
     return findings
 
@@ -216,6 +218,30 @@ def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
                                              "restore the table's own key from its backup, or move the file aside "
                                              "to make (and publish) a new one")
     return Finding("evidence key", OK, f"Ed25519 {key_id[:16]}..., made at audit record {made.seq} ({made.ts})")
+
+
+def _collector(config: TableConfig, data_dir: Path) -> Finding:
+    """Does the collector answer, and how far has the log reached it?  A collector that does not
+    answer costs no record (the kiosk sends them when it does), so it warns, never fails."""
+    import json
+
+    from kiosk.forward import STATE_FILE, Collector
+
+    settings = config.audit_forward
+    try:
+        Collector(settings, timeout=5.0).close()
+    except OSError as exc:
+        return Finding("log collector", WARN, f"{settings.to} does not answer ({type(exc).__name__}: {exc}): check "
+                                              "the address in audit_forward and the collector's firewall; the kiosk "
+                                              "keeps every record and sends them when it answers")
+    try:
+        sent = json.loads((data_dir / STATE_FILE).read_text(encoding="utf-8"))
+        sent = sent["seq"] if sent.get("to") == settings.to else None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        sent = None
+    reached = f"records up to seq {sent} sent" if sent is not None else "nothing sent to it yet"
+    answers = "takes connections" if settings.protocol != "udp" else "is set (UDP: no answer to check)"
+    return Finding("log collector", OK, f"{settings.to} {answers}; {reached}")
 
 
 def _clock() -> Finding:

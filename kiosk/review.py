@@ -40,7 +40,8 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
                 AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,
-                AuditType.RECORDING_CHANGED, AuditType.SIGNING_KEY_CREATED)
+                AuditType.RECORDING_CHANGED, AuditType.SIGNING_KEY_CREATED, AuditType.FORWARD_FAILED,
+                AuditType.FORWARD_RESTORED)
 
 
 def _zone() -> tzinfo:
@@ -323,8 +324,10 @@ def chain():
     changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
     backup = backup_status(audit())
     exports = audit().records(types=[AuditType.EXPORTED], newest_first=True, limit=EXPORTS_SHOWN)
+    forwarder = service().forwarder
     return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
-                           history=against_last_backup(audit(), backup), changed=changed, exports=exports)
+                           history=against_last_backup(audit(), backup), changed=changed, exports=exports,
+                           forward=forwarder.status() if forwarder is not None else None)
 
 
 @bp.route("/export")

@@ -193,6 +193,7 @@ class TableService:
         self._stopped = False
         self.audit_error: str | None = None
         self.disk_warning: str | None = None    # set by the recording retention thread
+        self.forwarder = None    # the audit log's copy to the casino's collector (kiosk.forward), if configured
         self._clock_checked: tuple[float, dict] | None = None
         self._sealing: list[threading.Thread] = []
         machine.add_listener(self._on_machine_event)

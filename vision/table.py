@@ -213,6 +213,61 @@ class BetLimits(StrictModel):
         return self
 
 
+COLLECTOR_PROTOCOLS = ("tcp", "tls", "udp")
+
+
+class AuditForwardSettings(StrictModel):
+    """The casino's log collector, which receives every audit record as it is written.
+
+    The backups and the printed shift report show a rewritten history within a day; a copy
+    on a machine the kiosk's users cannot reach shows it to the second, and keeps the
+    records of a disk that dies before its nightly backup.  Syslog is what a casino's
+    surveillance systems already collect (``kiosk.forward``)."""
+
+    to: str = Field(description="the collector as tcp://HOST:PORT, tls://HOST:PORT (RFC 5425) or udp://HOST:PORT "
+                                "(may lose or cut long records)")
+    ca_file: str | None = Field(None, min_length=1,
+                                description="with tls://, the CA certificate (PEM) the collector's certificate "
+                                            "must chain to (default: the system's CAs)")
+
+    @field_validator("to")
+    @classmethod
+    def _collector(cls, value: str) -> str:
+        collector_address(value)
+        return value
+
+    @model_validator(mode="after")
+    def _ca_for_tls(self) -> "AuditForwardSettings":
+        if self.ca_file is not None and self.protocol != "tls":
+            raise ValueError(f"ca_file is for a tls:// collector; {self.to} is not one")
+        return self
+
+    @property
+    def protocol(self) -> str:
+        return collector_address(self.to)[0]
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return collector_address(self.to)[1:]
+
+
+def collector_address(text: str) -> tuple[str, str, int]:
+    """``(protocol, host, port)`` of ``tcp://HOST:PORT`` (or tls://, udp://); ValueError saying
+    what to write when it is not one."""
+    match = re.fullmatch(r"(\w+)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})", text.strip())
+    example = "tcp://syslog.casino.lan:514"
+    if match is None:
+        raise ValueError(f"{text!r} is not a collector address; write it like {example} (tls:// and udp:// work "
+                         "too)")
+    protocol, host, port = match.group(1).lower(), match.group(2).strip("[]"), int(match.group(3))
+    if protocol not in COLLECTOR_PROTOCOLS:
+        raise ValueError(f"{protocol}:// is not a syslog transport; use one of "
+                         f"{', '.join(p + '://' for p in COLLECTOR_PROTOCOLS)} (e.g. {example})")
+    if not 1 <= port <= 65535:
+        raise ValueError(f"port {port} is not a port (1..65535); syslog listens on 514, over TLS on 6514")
+    return protocol, host, port
+
+
 class TableConfig(StrictModel):
     table_id: str = Field(min_length=1, max_length=64, description="short name used in recordings and the audit log")
     rules: str = Field(min_length=1, description="rule preset name (niuniu rules list) or preset file path")
@@ -224,6 +279,8 @@ class TableConfig(StrictModel):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     bet_limits: BetLimits | None = Field(None, description="the posted minimum and maximum stake per seat")
     recordings: RecordingSettings = Field(default_factory=RecordingSettings)
+    audit_forward: AuditForwardSettings | None = Field(None, description="send every audit record to the casino's "
+                                                                         "log collector (syslog) as it is written")
 
     @field_validator("table_id")
     @classmethod

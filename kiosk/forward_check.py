@@ -1,0 +1,243 @@
+"""Does the collector's copy of the audit log agree with the log?  ``niuniu audit check-forwarded``.
+
+The collector (``kiosk.forward``) keeps every record the table sent, as the table sent it.
+Read back, that copy says three things: whether it is itself intact (each record re-hashes
+and follows the one before; each head line is signed by the table), whether it is complete
+(seq ranges that never arrived: an outage replayed too late, or UDP loss), and — against the
+kiosk's log — whether the log still holds every record as it was when it left the table.  A
+record the log now holds differently, or no longer holds, was rewritten or removed after it
+was forwarded, however consistent the log's own chain is.
+
+The collector's files hold other programs' lines and its own prefixes; a line is ours where
+it carries the marker ``{"niuniu":"audit-``.  Records can arrive twice (each connection
+replays the last few); twice *differently* is a rewrite, unless the log restored a backup
+older than that record (``backup_restored``), which replaced that stretch of history on
+purpose.  Only hashes are kept per record, so a month of a busy table checks in a few
+hundred MB; check a year as its monthly files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType
+from kiosk.evidence import EvidenceCheck
+from kiosk.exports import PROBLEMS_NAMED
+from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_body
+from kiosk.signing import UNREADABLE, check_signer, verified_signer
+
+MARKER = '{"niuniu":"audit-'
+
+
+@dataclass
+class Collected:
+    """One table's records as the collector holds them: hashes only, by seq."""
+
+    table_id: str
+    hashes: dict[int, bytes] = field(default_factory=dict)
+    links: dict[int, bytes] = field(default_factory=dict)      # each record's prev_hash
+    heads: list[dict] = field(default_factory=list)
+    restores: list[tuple[int, int]] = field(default_factory=list)   # (seq of the record, head_seq restored)
+    repeated: int = 0
+    conflicts: list[tuple[int, str, str]] = field(default_factory=list)   # (seq, first hash, later hash)
+    unhashed: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Reading:
+    tables: dict[str, Collected] = field(default_factory=dict)
+    lines: int = 0
+    cut: list[str] = field(default_factory=list)    # "file:line" of our lines that do not parse
+
+
+def read_collected(paths: list[str | Path]) -> Reading:
+    """Every line of ours in ``paths``, in order; :class:`AuditError` for a file that cannot be read."""
+    reading = Reading()
+    for path in paths:
+        try:
+            handle = open(path, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise AuditError(f"cannot read the collector's file {path}: {exc.strerror}") from None
+        with handle:
+            for number, line in enumerate(handle, 1):
+                start = line.find(MARKER)
+                if start < 0:
+                    continue
+                reading.lines += 1
+                try:
+                    _take(reading, json.loads(line[start:].rstrip("\r\n")))
+                except (KeyError, ValueError, TypeError, AttributeError):
+                    reading.cut.append(f"{path}:{number}")
+    return reading
+
+
+def _take(reading: Reading, item: dict) -> None:
+    if item["niuniu"] == HEAD_FORMAT:
+        _table(reading, item["table_id"]).heads.append(item)
+        return
+    if item["niuniu"] != RECORD_FORMAT:
+        raise ValueError(f"unknown line format {item['niuniu']!r}")
+    record = AuditRecord.from_json(item)
+    table = _table(reading, record.table_id)
+    digest = bytes.fromhex(record.hash)
+    if record.expected_hash() != record.hash:
+        table.unhashed.append(record.seq)
+    seen = table.hashes.get(record.seq)
+    if seen is not None:
+        if seen == digest:
+            table.repeated += 1
+            return
+        table.conflicts.append((record.seq, seen.hex(), record.hash))
+    table.hashes[record.seq] = digest
+    table.links[record.seq] = bytes.fromhex(record.prev_hash)
+    if record.type == AuditType.BACKUP_RESTORED and isinstance(record.data.get("head_seq"), int):
+        table.restores.append((record.seq, record.data["head_seq"]))
+
+
+def _table(reading: Reading, table_id) -> Collected:
+    if not isinstance(table_id, str):
+        raise TypeError("table_id is not text")
+    return reading.tables.setdefault(table_id, Collected(table_id))
+
+
+def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log: AuditLog | None = None,
+                    public_key: Ed25519PublicKey | None = None) -> EvidenceCheck:
+    """Everything wrong with the collector's copy of one table's log, and what held."""
+    reading = read_collected(paths)
+    if table_id is None and log is not None and log.table_id:
+        table_id = log.table_id
+    if table_id is None:
+        if len(reading.tables) > 1:
+            raise AuditError(f"the collector's files hold the records of tables {', '.join(sorted(reading.tables))}; "
+                             "choose one with --table")
+        table_id = next(iter(reading.tables), None)
+    collected = reading.tables.get(table_id) if table_id is not None else None
+    if collected is None or not collected.hashes:
+        where = f"table {table_id}'s" if table_id else "any table's"
+        return EvidenceCheck([f"no audit records of {where} in {', '.join(map(str, paths))} ({reading.lines} lines "
+                              "of ours): is this the collector's file, and audit_forward set in the table file?"], [])
+    problems: list[str] = []
+    facts: list[str] = []
+    if reading.cut:
+        problems.append(f"{len(reading.cut)} lines cut short or garbled (first: {reading.cut[0]}): raise the "
+                        "collector's maximum message size (rsyslog: $MaxMessageSize 64k), or forward over TCP")
+    _check_copy(collected, problems, facts)
+    _check_heads(collected, public_key, log, problems, facts)
+    if log is not None:
+        _check_against_log(log, collected, problems, facts)
+    return EvidenceCheck(problems, facts)
+
+
+def _superseded(restores: list[tuple[int, int]], seq: int) -> tuple[int, int] | None:
+    """The logged restore that replaced the history holding ``seq``, if any."""
+    return next((r for r in restores if r[1] < seq), None)
+
+
+def _named(problems: list[str], found: list[str]) -> None:
+    problems.extend(found[:PROBLEMS_NAMED])
+    if len(found) > PROBLEMS_NAMED:
+        problems.append(f"and {len(found) - PROBLEMS_NAMED} more")
+
+
+def _check_copy(collected: Collected, problems: list[str], facts: list[str]) -> None:
+    seqs = sorted(collected.hashes)
+    first, last = seqs[0], seqs[-1]
+    found = [f"the collector's record seq {seq} does not hash to its own hash: changed after it left the table"
+             for seq in collected.unhashed]
+    replaced = [c for c in collected.conflicts if _superseded(collected.restores, c[0])]
+    for seq, before, after in collected.conflicts:
+        if (seq, before, after) not in replaced:
+            found.append(f"seq {seq} reached the collector twice, differently ({before[:16]}... then {after[:16]}...): "
+                         "the table's log was rewritten between the two sends")
+    broken = [seq for seq in seqs[1:] if seq - 1 in collected.hashes
+              and collected.links[seq] != collected.hashes[seq - 1]]
+    found += [f"the collector's record seq {seq} does not follow seq {seq - 1} in the chain" for seq in broken
+              if not _superseded(collected.restores, seq)]
+    _named(problems, found)
+    facts.append(f"table {collected.table_id}: {len(seqs)} records, seq {first}..{last}"
+                 + (f" ({collected.repeated} sent again after a reconnect)" if collected.repeated else ""))
+    if replaced:
+        restore = _superseded(collected.restores, replaced[0][0])
+        facts.append(f"{len(replaced)} records were sent again with a new history after the restore logged at seq "
+                     f"{restore[0]} (a backup of seq {restore[1]} put back)")
+    gaps = _gaps(seqs)
+    if gaps:
+        shown = ", ".join(f"{a}..{b}" if a != b else str(a) for a, b in gaps[:5])
+        facts.append(f"{sum(b - a + 1 for a, b in gaps)} records in {len(gaps)} stretches never reached the "
+                     f"collector ({shown}{', ...' if len(gaps) > 5 else ''}): the copy is incomplete there")
+    elif not found:
+        facts.append("every record re-hashes and follows the one before, none missing")
+
+
+def _gaps(seqs: list[int]) -> list[tuple[int, int]]:
+    return [(a + 1, b - 1) for a, b in zip(seqs, seqs[1:]) if b - a > 1]
+
+
+def _check_heads(collected: Collected, published: Ed25519PublicKey | None, log: AuditLog | None,
+                 problems: list[str], facts: list[str]) -> None:
+    signers: dict[str, int] = {}
+    found: list[str] = []
+    newest = None
+    for head in collected.heads:
+        try:
+            seq, digest = head["seq"], head["hash"]
+            key_id = verified_signer(head, head_body(collected.table_id, seq, digest, head["sent_at"]))
+        except InvalidSignature:
+            found.append(f"a head line for seq {head.get('seq')} is not signed by the key it names: not sent by "
+                         "the table (forged on the network?), or changed at the collector")
+            continue
+        except UNREADABLE as exc:
+            found.append(f"a head line for seq {head.get('seq')} cannot be read ({type(exc).__name__}: {exc})")
+            continue
+        if head.get("signing_key") != key_id:
+            found.append(f"the head line for seq {seq} names key {head.get('signing_key')} but is signed by {key_id}")
+            continue
+        held = collected.hashes.get(seq)
+        if held is not None and held.hex() != digest and not _superseded(collected.restores, seq):
+            found.append(f"the table signed seq {seq} as {digest[:16]}..., but the collector's record seq {seq} is "
+                         f"{held.hex()[:16]}...: the record was changed at the collector")
+        signers[key_id] = signers.get(key_id, 0) + 1
+        newest = seq if newest is None else max(newest, seq)
+    _named(problems, found)
+    if not collected.heads:
+        facts.append("no signed head lines (the table had no readable evidence key): the copy says what the table "
+                     "sent only as far as the collector's network is trusted")
+        return
+    if newest is not None:
+        facts.append(f"{sum(signers.values())} signed heads, the newest at seq {newest}")
+    for key_id in signers:
+        check_signer(key_id, published, log, problems, facts, signed="the head lines",
+                     proves=f"table {collected.table_id} sent these records")
+
+
+def _check_against_log(log: AuditLog, collected: Collected, problems: list[str], facts: list[str]) -> None:
+    seqs = sorted(collected.hashes)
+    restores = [(r.seq, r.data.get("head_seq")) for r in log.records(types=[AuditType.BACKUP_RESTORED])
+                if isinstance(r.data.get("head_seq"), int)]
+    changed: list[int] = []
+    held = 0
+    for record in log.iter_records(after_seq=seqs[0] - 1, upto_seq=seqs[-1]):
+        digest = collected.hashes.get(record.seq)
+        if digest is None:
+            continue
+        held += 1
+        if digest.hex() != record.hash and not _superseded(restores, record.seq):
+            changed.append(record.seq)
+    if changed:
+        problems.append(f"{len(changed)} records the log holds are not as they were forwarded (first: seq "
+                        f"{changed[0]}): the log's history was rewritten after the collector received it")
+    head = log.last()
+    beyond = [seq for seq in seqs if head is None or seq > head.seq]
+    if beyond and not _superseded(restores, beyond[0]):
+        problems.append(f"the collector holds records up to seq {seqs[-1]} but the log ends at seq "
+                        f"{head.seq if head else 0}: {len(beyond)} records were removed from the log")
+    if not changed and held:
+        facts.append(f"the log holds every one of the {held} records as it was forwarded")
+    if head is not None and head.seq > seqs[-1]:
+        facts.append(f"the log has {head.seq - seqs[-1]} records after the newest the collector holds "
+                     f"(seq {seqs[-1]}): not forwarded yet, or the collector was not answering")
