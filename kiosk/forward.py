@@ -83,6 +83,17 @@ def syslog_line(message: str, *, table_id: str, kind: str, ts: str | None = None
     return f"<{PRI}>1 {ts or utc_iso()} {host} niuniu {table_id or '-'} {kind} - {message}".encode("ascii")
 
 
+def _tls_context(ca_file: str | None) -> ssl.SSLContext:
+    """The collector's certificate must chain to ``ca_file`` (or the system's CAs); a CA file
+    that cannot be read says which and why, as a connection failure does."""
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise OSError(f"cannot read audit_forward.ca_file {ca_file}: {reason}; give the PEM certificate of the CA "
+                      "that signed the collector's certificate") from None
+
+
 class Collector:
     """One open connection to the collector; every error is an ``OSError`` (``ssl.SSLError`` is one)."""
 
@@ -95,10 +106,10 @@ class Collector:
             self._sock.settimeout(timeout)
             self._sock.connect(address)
             return
+        context = _tls_context(settings.ca_file) if self.protocol == "tls" else None
         sock = socket.create_connection((host, port), timeout=timeout)
-        if self.protocol == "tls":
+        if context is not None:
             try:
-                context = ssl.create_default_context(cafile=settings.ca_file)
                 sock = context.wrap_socket(sock, server_hostname=host)
             except BaseException:
                 sock.close()

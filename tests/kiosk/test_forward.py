@@ -322,6 +322,13 @@ def test_udp_and_tls_collectors(log, data_dir, tmp_path):
         untrusted = AuditForwarder(log, AuditForwardSettings(to=f"tls://localhost:{tls.port}"), data_dir, timeout=2.0)
         with pytest.raises(ssl.SSLError):       # the system's CAs do not vouch for it
             untrusted.step()
+        missing = AuditForwarder(log, AuditForwardSettings(to=f"tls://localhost:{tls.port}",
+                                                           ca_file=str(tmp_path / "nope.pem")), data_dir)
+        with pytest.raises(OSError, match="cannot read audit_forward.ca_file .*nope.pem"):
+            missing.step()
+        with pytest.raises(OSError, match="cannot read audit_forward.ca_file"):
+            not_a_ca = AuditForwardSettings(to=f"tls://localhost:{tls.port}", ca_file=str(tmp_path / "key.pem"))
+            AuditForwarder(log, not_a_ca, data_dir).step()
     finally:
         tls.close()
 
