@@ -8,7 +8,9 @@ child process, on its own and against the log.
 
     python bench/bench_forward.py --rounds 8000
 
-Prints: records a second sent (the catch-up rate, against the ~40 a minute a table writes),
+Prints: records a second sent as the kiosk sends them (catching up, it pauses between
+batches to leave the frame loop its cores) and with no pause (what the sending itself
+costs), against the ~40 a minute a table writes,
 the copy's bytes a record, and the check's seconds and peak memory (it keeps two hashes a
 record: its peak must grow with the copy far slower than the copy itself).
 """
@@ -32,7 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_audit import build  # noqa: E402
 
 from kiosk.audit import AuditLog  # noqa: E402
-from kiosk.forward import AuditForwarder  # noqa: E402
+from kiosk.forward import CATCH_UP_PAUSE_S, STATE_FILE, AuditForwarder  # noqa: E402
 from vision.table import AuditForwardSettings  # noqa: E402
 
 
@@ -64,25 +66,29 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         data_dir, copy = Path(folder) / "data", Path(folder) / "collector.log"
+        raw = Path(folder) / "no-pause.log"
         log = AuditLog.in_dir(data_dir, "bench")
         build(log, args.rounds)
         records = log.last().seq
         print(f"log: {args.rounds} rounds, {records} records")
-        server = collector(copy)
-        forwarder = AuditForwarder(log, AuditForwardSettings(to=f"tcp://127.0.0.1:{server.server_address[1]}"),
-                                   data_dir, period=0.01)
-        start = time.perf_counter()
-        forwarder.start()
-        while forwarder.sent_seq < log.last().seq:       # the key's record, made on first use, too
-            time.sleep(0.01)
-        seconds = time.perf_counter() - start
-        forwarder.stop_event.set()
-        forwarder.join()
-        time.sleep(0.5)                                  # the collector's last writes
-        server.shutdown()
+        for pause, what, into in ((CATCH_UP_PAUSE_S, "as the kiosk does", copy), (0.0, "with no pause", raw)):
+            server = collector(into)
+            (data_dir / STATE_FILE).unlink(missing_ok=True)
+            forwarder = AuditForwarder(log, AuditForwardSettings(to=f"tcp://127.0.0.1:{server.server_address[1]}"),
+                                       data_dir, period=0.01, catch_up_pause=pause)
+            start = time.perf_counter()
+            forwarder.start()
+            while forwarder.sent_seq < log.last().seq:       # the key's record, made on first use, too
+                time.sleep(0.01)
+            seconds = time.perf_counter() - start
+            forwarder.stop_event.set()
+            forwarder.join()
+            time.sleep(0.5)                                  # the collector's last writes
+            server.shutdown()
+            server.server_close()
+            print(f"forwarded {records} records {what}: {seconds:.1f} s, {records / seconds:,.0f} records a second")
         size = copy.stat().st_size
-        print(f"forwarded {records} records in {seconds:.1f} s: {records / seconds:,.0f} records a second; "
-              f"the copy {size / 1e6:.0f} MB, {size / records:.0f} bytes a record")
+        print(f"the copy: {size / 1e6:.0f} MB, {size / records:.0f} bytes a record")
         log.close()
         for flags, what in (((), "on its own"), (("--data-dir", str(data_dir)), "against the log")):
             seconds, peak, status = child_check(copy, *flags)

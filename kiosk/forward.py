@@ -48,6 +48,9 @@ HEAD_FORMAT = "audit-head/1"
 REPLAY = 2000             # records sent again on each connection: more than a socket's buffers hold
 BATCH = 500
 PERIOD_S = 1.0
+# Between full batches while catching up (a first start on a year's log, a long outage): at most
+# BATCH / CATCH_UP_PAUSE_S records a second, so the frame loop keeps its cores meanwhile.
+CATCH_UP_PAUSE_S = 0.05
 MAX_BACKOFF_S = 60.0
 TIMEOUT_S = 10.0
 # RFC 5424 PRI: facility local0 (16), severity informational (6).
@@ -135,12 +138,13 @@ class AuditForwarder(threading.Thread):
 
     def __init__(self, audit: AuditLog, settings: AuditForwardSettings, data_dir: str | Path, *,
                  period: float = PERIOD_S, batch: int = BATCH, max_backoff: float = MAX_BACKOFF_S,
-                 timeout: float = TIMEOUT_S) -> None:
+                 timeout: float = TIMEOUT_S, catch_up_pause: float = CATCH_UP_PAUSE_S) -> None:
         super().__init__(name="audit-forward", daemon=True)
         self.audit = audit
         self.settings = settings
         self.data_dir = Path(data_dir)
         self.period, self.batch, self.max_backoff, self.timeout = period, batch, max_backoff, timeout
+        self.catch_up_pause = catch_up_pause
         self.stop_event = threading.Event()
         self.sent_seq = self._resume()     # the highest seq the collector was sent
         self._cursor = self.sent_seq        # where the next batch starts (behind it while replaying)
@@ -244,17 +248,17 @@ class AuditForwarder(threading.Thread):
         wait = 0.0
         while not self.stop_event.wait(wait):
             try:
-                more = self.step()
-            except OSError as exc:
-                self._failed(exc)
-                wait = min(max(wait * 2, self.period), self.max_backoff)
-                continue
-            except Exception:     # the table must never stop for its copy; the journal says why
+                try:
+                    more = self.step()
+                except OSError as exc:
+                    self._failed(exc)
+                    wait = min(max(wait * 2, self.period), self.max_backoff)
+                    continue
+                self._restored()
+                wait = self.catch_up_pause if more else self.period
+            except Exception:     # the log itself failing: the table must never stop for its copy
                 log.exception("forwarding the audit log failed; retrying")
                 wait = self.max_backoff
-                continue
-            self._restored()
-            wait = 0.0 if more else self.period
         self._last_records()
 
     def _last_records(self) -> None:

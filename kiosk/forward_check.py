@@ -109,8 +109,9 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
                     public_key: Ed25519PublicKey | None = None) -> EvidenceCheck:
     """Everything wrong with the collector's copy of one table's log, and what held."""
     reading = read_collected(paths)
-    if table_id is None and log is not None and log.table_id:
-        table_id = log.table_id
+    if table_id is None and log is not None:     # a console opens the log without a table id: its head's table
+        head = log.last()
+        table_id = log.table_id or (head.table_id if head else None)
     if table_id is None:
         if len(reading.tables) > 1:
             raise AuditError(f"the collector's files hold the records of tables {', '.join(sorted(reading.tables))}; "
@@ -149,9 +150,11 @@ def _check_copy(collected: Collected, problems: list[str], facts: list[str]) -> 
     first, last = seqs[0], seqs[-1]
     found = [f"the collector's record seq {seq} does not hash to its own hash: changed after it left the table"
              for seq in collected.unhashed]
-    replaced = [c for c in collected.conflicts if _superseded(collected.restores, c[0])]
+    replaced = []
     for seq, before, after in collected.conflicts:
-        if (seq, before, after) not in replaced:
+        if _superseded(collected.restores, seq):
+            replaced.append(seq)
+        else:
             found.append(f"seq {seq} reached the collector twice, differently ({before[:16]}... then {after[:16]}...): "
                          "the table's log was rewritten between the two sends")
     broken = [seq for seq in seqs[1:] if seq - 1 in collected.hashes
@@ -162,7 +165,7 @@ def _check_copy(collected: Collected, problems: list[str], facts: list[str]) -> 
     facts.append(f"table {collected.table_id}: {len(seqs)} records, seq {first}..{last}"
                  + (f" ({collected.repeated} sent again after a reconnect)" if collected.repeated else ""))
     if replaced:
-        restore = _superseded(collected.restores, replaced[0][0])
+        restore = _superseded(collected.restores, replaced[0])
         facts.append(f"{len(replaced)} records were sent again with a new history after the restore logged at seq "
                      f"{restore[0]} (a backup of seq {restore[1]} put back)")
     gaps = _gaps(seqs)

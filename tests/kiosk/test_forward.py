@@ -31,7 +31,7 @@ from kiosk_testing import rewrite_history, table_dict
 from vision.table import ConfigError, AuditForwardSettings, dump_table_config, table_config_from_dict
 
 
-class Collector:
+class SyslogServer:
     """A syslog collector: every line received appended to ``path`` (TCP, TLS or UDP)."""
 
     def __init__(self, path: Path, protocol: str = "tcp", port: int = 0, tls: ssl.SSLContext | None = None):
@@ -93,7 +93,7 @@ def settings(port: int, protocol: str = "tcp", **extra) -> AuditForwardSettings:
     return AuditForwardSettings(to=f"{protocol}://127.0.0.1:{port}", **extra)
 
 
-def forwarded_through(log: AuditLog, collector: Collector) -> bool:
+def forwarded_through(log: AuditLog, collector: SyslogServer) -> bool:
     return f'"seq":{log.last().seq},' in collector.path.read_text() if collector.path.exists() else False
 
 
@@ -111,7 +111,7 @@ def log(data_dir):
 
 @pytest.fixture
 def collector(tmp_path):
-    server = Collector(tmp_path / "collector.log")
+    server = SyslogServer(tmp_path / "collector.log")
     yield server
     server.close()
 
@@ -163,7 +163,7 @@ def test_a_collector_down_loses_nothing_and_the_outage_is_logged(log, data_dir, 
     fill(log, 5, start=6)                    # the table plays on meanwhile
     time.sleep(0.5)
     assert log.records(types=[AuditType.FORWARD_FAILED]) == [failed]   # one record per outage, not per retry
-    collector = Collector(tmp_path / "collector.log", port=port)
+    collector = SyslogServer(tmp_path / "collector.log", port=port)
     try:
         wait_for(lambda: log.records(types=[AuditType.FORWARD_RESTORED]), "the collector to answer again")
         wait_for(lambda: forwarded_through(log, collector), "the records kept meanwhile")
@@ -296,7 +296,7 @@ def test_a_restored_log_that_no_longer_holds_the_last_record_sent_sends_everythi
 
 def test_udp_and_tls_collectors(log, data_dir, tmp_path):
     fill(log, 3)
-    udp = Collector(tmp_path / "udp.log", protocol="udp")
+    udp = SyslogServer(tmp_path / "udp.log", protocol="udp")
     try:
         forwarder = run_forwarder(log, data_dir, settings(udp.port, "udp"))
         wait_for(lambda: forwarded_through(log, udp), "the UDP collector")
@@ -310,7 +310,7 @@ def test_udp_and_tls_collectors(log, data_dir, tmp_path):
     (tmp_path / "key.pem").write_bytes(key_pem)
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_tls.load_cert_chain(tmp_path / "ca.pem", tmp_path / "key.pem")
-    tls = Collector(tmp_path / "tls.log", tls=server_tls)
+    tls = SyslogServer(tmp_path / "tls.log", tls=server_tls)
     try:
         state = data_dir / STATE_FILE
         state.unlink()
@@ -396,6 +396,8 @@ def test_the_collectors_copy_is_checked_from_the_console(log, data_dir, collecto
     assert code == 2 and "tables t1, t2; choose one with --table" in err
     code, out, _ = runner(["audit", "check-forwarded", str(other), "--table", "t2"])
     assert code == 0 and "table t2: 1 records" in out
+    code, out, _ = runner(["audit", "check-forwarded", str(other), "--data-dir", str(data_dir)])
+    assert "table t1: " in out              # the log's own table
     junk = tmp_path / "junk.log"
     junk.write_text("hello\n" + '<134>1 x y niuniu t1 audit - {"niuniu":"audit-record/1","seq":1,"ts\n')
     code, out, _ = runner(["audit", "check-forwarded", str(junk)])
@@ -480,3 +482,26 @@ def test_niuniu_kiosk_forwards_from_its_first_record_to_its_stop_record(tmp_path
         assert f"the log holds every one of the {log.last().seq} records" in "\n".join(result.facts)
     finally:
         log.close()
+
+
+def test_a_log_that_cannot_be_written_does_not_end_the_forwarding(log, data_dir, collector, monkeypatch):
+    """The outage record cannot be written (a full disk): the journal says so, and the thread
+    carries on, sending what the log holds once the collector answers."""
+    from kiosk.audit import AuditError
+
+    fill(log, 2)
+    dead = free_port()
+    forwarder = AuditForwarder(log, settings(dead), data_dir, period=0.05, max_backoff=0.1)
+    real_append = log.append
+
+    def full_disk(*args, **kwargs):
+        raise AuditError("database or disk is full")
+    monkeypatch.setattr(log, "append", full_disk)
+    forwarder.start()
+    wait_for(lambda: forwarder.status()["down_since"] is not None, "the outage")
+    time.sleep(0.3)
+    assert forwarder.is_alive()
+    monkeypatch.setattr(log, "append", real_append)
+    forwarder.settings = settings(collector.port)
+    wait_for(lambda: forwarded_through(log, collector), "the records, once it answers")
+    stop(forwarder)
