@@ -148,7 +148,13 @@
     const verdict = el("div", "verdict");
     verdict.appendChild(el("span", "category", seat.result ? seat.result.label : (seat.cards.length ? seat.cards.length + " of 5 cards" : "")));
     if (seat.outcome) verdict.appendChild(el("span", "outcome " + seat.outcome, seat.outcome.toUpperCase()));
-    if (seat.result && seat.result.multiplier > 1) verdict.appendChild(el("span", "mult", "×" + seat.result.multiplier));
+    // What the stake is multiplied by, as the money line below is computed: an equal bet won with
+    // Niu Niu pays once, so the hand's own x3 (a double bet's) beside WIN would mislead.
+    if (seat.line && seat.line.multiplier > 1) {
+      const times = el("span", "mult", "×" + seat.line.multiplier);
+      times.title = "the stake × " + seat.line.multiplier;
+      verdict.appendChild(times);
+    }
     box.appendChild(verdict);
     const line = seat.line;
     if (line) {
