@@ -83,8 +83,8 @@ def _take(reading: Reading, item: dict) -> None:
     if item["niuniu"] != RECORD_FORMAT:
         raise ValueError(f"unknown line format {item['niuniu']!r}")
     record = AuditRecord.from_json(item)
+    digest, link = bytes.fromhex(record.hash), bytes.fromhex(record.prev_hash)   # both read before either is kept
     table = _table(reading, record.table_id)
-    digest = bytes.fromhex(record.hash)
     if record.expected_hash() != record.hash:
         table.unhashed.append(record.seq)
     seen = table.hashes.get(record.seq)
@@ -94,7 +94,7 @@ def _take(reading: Reading, item: dict) -> None:
             return
         table.conflicts.append((record.seq, seen.hex(), record.hash))
     table.hashes[record.seq] = digest
-    table.links[record.seq] = bytes.fromhex(record.prev_hash)
+    table.links[record.seq] = link
     if record.type == AuditType.BACKUP_RESTORED and isinstance(record.data.get("head_seq"), int):
         table.restores.append((record.seq, record.data["head_seq"]))
 
@@ -119,7 +119,7 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
         table_id = next(iter(reading.tables), None)
     collected = reading.tables.get(table_id) if table_id is not None else None
     if collected is None or not collected.hashes:
-        where = f"table {table_id}'s" if table_id else "any table's"
+        where = f"table {table_id}" if table_id else "any table"
         return EvidenceCheck([f"no audit records of {where} in {', '.join(map(str, paths))} ({reading.lines} lines "
                               "of ours): is this the collector's file, and audit_forward set in the table file?"], [])
     problems: list[str] = []
