@@ -196,6 +196,18 @@ def load_script(folder: Path) -> dict[int, list[dict]]:
 # ------------------------------------------------------------------ a kiosk in its own process
 
 
+def production_kiosk(demo_dir: Path, data_dir: Path):
+    """``niuniu kiosk`` in its own process on a written demo's table file and frames, its scripted
+    detector in place of the card model (``kiosk_proc.py kiosk``); stdout and stderr piped, as text."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent / "kiosk_proc.py"
+    return subprocess.Popen([sys.executable, str(script), "kiosk", "--config", str(demo_dir / "table.yaml"),
+                             "--source", str(demo_dir / "frames"), "--data-dir", str(data_dir), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 class KioskProcess:
     """``kiosk_proc.py`` as a subprocess: its URL, its demo accounts, and ways to stop it."""
 

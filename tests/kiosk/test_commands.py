@@ -168,20 +168,14 @@ def test_production_kiosk_first_start_setup_and_clean_stop(tmp_path):
     """``niuniu kiosk`` binds loopback, prints the one-time setup code, serves, stops cleanly."""
     import re
     import signal
-    import subprocess
-    import sys
     import time
-    from pathlib import Path
 
-    from kiosk_testing import HttpSession, write_demo
+    from kiosk_testing import HttpSession, production_kiosk, write_demo
 
     demo = tmp_path / "demo"
     write_demo(demo, [{"banker": "4S 6H QD 9C 9H", "1": "KS QS JS 10S 10H"}])
     data = tmp_path / "data"
-    script = Path(__file__).with_name("kiosk_proc.py")
-    proc = subprocess.Popen([sys.executable, str(script), "kiosk", "--config", str(demo / "table.yaml"),
-                             "--source", str(demo / "frames"), "--data-dir", str(data), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = production_kiosk(demo, data)
     try:
         lines = []
         deadline = time.monotonic() + 30
