@@ -126,7 +126,8 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
     facts: list[str] = []
     if reading.cut:
         problems.append(f"{len(reading.cut)} lines cut short or garbled (first: {reading.cut[0]}): raise the "
-                        "collector's maximum message size (rsyslog: $MaxMessageSize 64k), or forward over TCP")
+                        "collector's maximum message size (rsyslog: global(maxMessageSize=\"64k\"), as "
+                        "deploy/collector/niuniu-rsyslog.conf sets it); over UDP, forward over TCP instead")
     _check_copy(collected, problems, facts)
     _check_heads(collected, public_key, log, problems, facts)
     if log is not None:

@@ -416,7 +416,7 @@ def test_a_cut_line_is_named_with_the_fix(log, tmp_path):
     copy = tmp_path / "cut.log"
     copy.write_text("\n".join([lines[0], lines[1][:len(lines[1]) // 2], *lines[2:]]) + "\n")
     result = check_forwarded([copy])
-    assert any("1 lines cut short or garbled (first: " in p and "MaxMessageSize" in p for p in result.problems)
+    assert any("1 lines cut short or garbled (first: " in p and "maxMessageSize" in p for p in result.problems)
     assert any("1 records in 1 stretches never reached the collector (2)" in f for f in result.facts)
     odd = tmp_path / "odd.log"          # a record whose previous hash is no hash is not half taken
     odd.write_text(lines[0] + "\n" + lines[1].replace('"prev_hash":"', '"prev_hash":"zz', 1) + "\n")
