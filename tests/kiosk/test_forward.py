@@ -456,6 +456,10 @@ def test_surveillance_sees_the_collectors_state_on_the_chain_page(played, servic
     forwarder._failed(ConnectionRefusedError(111, "Connection refused"))
     page = played.get("/review/chain").get_data(as_text=True)
     assert "has not answered since" in page and "Connection refused" in page
+    from kiosk_testing import login
+    login(played, "admin1")                 # the admin, who sets the table file, sees it beside the backup
+    page = played.get("/admin/users").get_data(as_text=True)
+    assert "has not answered since" in page and "Connection refused" in page
 
 
 def test_niuniu_kiosk_forwards_from_its_first_record_to_its_stop_record(tmp_path, collector):
