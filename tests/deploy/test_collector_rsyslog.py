@@ -1,8 +1,8 @@
 """The collector side of ``audit_forward``: Debian's rsyslog with ``deploy/collector/``'s files.
 
-What a casino's IT installs on its log server must keep every line whole — seven seats'
-settlement is beyond rsyslog's default 8 kB — and file it by table and month, or
-``niuniu audit check-forwarded`` finds cut lines where nothing was tampered with.  This runs
+What a casino's IT installs on its log server must keep every line whole — records beyond
+rsyslog's default 8 kB too — and file it by table and month, or ``niuniu audit
+check-forwarded`` finds cut lines where nothing was tampered with.  This runs
 the real daemon on the shipped files (only ports, folders and certificate paths changed), over
 TCP and over TLS, and checks its copy.
 """
@@ -103,7 +103,7 @@ def test_rsyslog_keeps_each_tables_records_whole_by_month(collector, tmp_path, o
     settled = {"seat": "1", "lines": [{"seat": str(s), "note": "牛牛\n\t" + "x" * 2000} for s in range(7)]}
     for n in range(1, 4):
         log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=n)
-        log.append(AuditType.ROUND_SETTLED, "dealer", settled, round_no=n)   # ~15 kB, past rsyslog's 8 kB default
+        log.append(AuditType.ROUND_SETTLED, "dealer", settled, round_no=n)   # ~15 kB: past the 8 kB default
     to = (AuditForwardSettings(to=f"tcp://127.0.0.1:{tcp}") if over == "tcp"
           else AuditForwardSettings(to=f"tls://localhost:{tls}", ca_file=str(ca)))
     forwarder = AuditForwarder(log, to, data, period=0.05)
