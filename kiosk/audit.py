@@ -386,6 +386,33 @@ class AuditLog:
                 raise
         return written
 
+    def extend(self, records: Iterable[AuditRecord]) -> int:
+        """Append records this log wrote once and lost — the collector's copy of the tail a dead
+        disk took with it — exactly as they were hashed, so the chain reads as if never lost.
+
+        Each must follow the head (next seq, its link, its own hash); one that does not stops
+        the whole call, nothing appended (:class:`AuditError`).  Returns how many."""
+        count = 0
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+                seq, prev = head if head else (0, GENESIS_HASH)
+                for record in records:
+                    if record.seq != seq + 1 or record.prev_hash != prev or record.expected_hash() != record.hash:
+                        raise AuditError(f"record seq {record.seq} does not follow the log's head (seq {seq}); "
+                                         "nothing was appended")
+                    conn.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 (record.seq, record.ts, record.table_id, record.type, record.actor,
+                                  record.round_no, record.payload, record.prev_hash, record.hash))
+                    seq, prev, count = record.seq, record.hash, count + 1
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return count
+
     # -- reading ---------------------------------------------------------------------------
 
     def _query(self, sql: str, params: Iterable = ()) -> list[AuditRecord]:
@@ -405,6 +432,13 @@ class AuditLog:
         sql = "SELECT COUNT(*) FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "")
         with self._lock:
             return self._conn.execute(sql, params).fetchone()[0]
+
+    def newest_table_id(self) -> str | None:
+        """The table of the newest record that names one (console commands write theirs without)."""
+        with self._lock:
+            row = self._conn.execute("SELECT table_id FROM audit WHERE table_id != '' ORDER BY seq DESC LIMIT 1"
+                                     ).fetchone()
+        return row[0] if row else None
 
     def last(self) -> AuditRecord | None:
         rows = self._query(f"SELECT {_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1")

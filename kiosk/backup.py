@@ -211,6 +211,7 @@ class Restored:
     replaced: Path | None          # where the data directory's previous files were moved
     held: list[str]
     configs: list[str]             # table files in the backup, for the technician to put back
+    recovered: dict | None = None  # what the collector's copy gave back after the backup (kiosk.recovery)
 
 
 def check_backup(folder: str | Path) -> dict:
@@ -233,14 +234,19 @@ def check_backup(folder: str | Path) -> dict:
 
 
 def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, replace: bool = False,
-                   now: float | None = None) -> Restored:
+                   now: float | None = None, collector: list[str | Path] | None = None) -> Restored:
     """Put a checked backup back into ``data_dir`` (the kiosk stopped).
 
     Never loses a record: a data directory whose log already holds the backup's head and
     more is refused outright (there is nothing to restore), and any other existing log is
-    replaced only with ``replace``, its files moved aside to ``replaced-<time>/``, not deleted."""
+    replaced only with ``replace``, its files moved aside to ``replaced-<time>/``, not deleted.
+    ``collector``: the log collector's files; the records written after the backup that they
+    hold, signed for by the table, are appended as they were (``kiosk.recovery``)."""
     folder, data_dir = Path(folder), Path(data_dir)
     manifest = check_backup(folder)
+    # Read before anything in the data directory moves: a collector file that cannot be read
+    # stops the restore with nothing changed.
+    recovery = _recovery(folder, collector) if collector else None
     data_dir.mkdir(parents=True, exist_ok=True)
     existing = data_dir / AUDIT_FILE
     replaced = None
@@ -278,9 +284,37 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
     configs = sorted(p.name for p in (folder / "config").glob("*")) if (folder / "config").is_dir() else []
     log = AuditLog(data_dir / AUDIT_FILE, create=False)
     try:
+        recovered = None
+        if recovery is not None:
+            log.extend(recovery.records)
+            recovered = {**recovery.to_json(), "files": [str(p) for p in collector]}
         log.append(AuditType.BACKUP_RESTORED, actor, {
             "from": str(folder), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
-            "replaced": str(replaced) if replaced else None, "held_recordings": held})
+            "replaced": str(replaced) if replaced else None, "held_recordings": held,
+            **({"recovered": recovered} if recovered else {})})
     finally:
         log.close()
-    return Restored(manifest["head_seq"], replaced, held, configs)
+    return Restored(manifest["head_seq"], replaced, held, configs, recovered)
+
+
+def _recovery(folder: Path, collector: list[str | Path]):
+    """What the collector's copy holds after the backup's head, as far as a key the backup
+    holds or its log made signed for it."""
+    from kiosk.recovery import recover_after
+    from kiosk.signing import SigningError, fingerprint, read_table_key
+
+    log = AuditLog(folder / AUDIT_FILE, create=False)
+    try:
+        head, table = log.last(), log.newest_table_id()
+        keys = {r.data.get("fingerprint") for r in log.records(types=[AuditType.SIGNING_KEY_CREATED])}
+    finally:
+        log.close()
+    try:
+        key = read_table_key(folder)
+    except SigningError:
+        key = None                 # the keys its log made still vouch
+    if key is not None:
+        keys.add(fingerprint(key.public_key()))
+    if head is None or table is None:
+        return None               # a log of no table's records: nothing the collector could hold for it
+    return recover_after(collector, head, keys, table)

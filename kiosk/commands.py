@@ -182,6 +182,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     restore.add_argument("--replace", action="store_true",
                          help="the data directory holds another history: move it aside (replaced-<time>/) "
                               "and restore the backup in its place")
+    restore.add_argument("--collector", nargs="+", metavar="FILE",
+                         help="the log collector's files (audit_forward): take back the records written after the "
+                              "backup that the table signed for")
     restore.add_argument("--json", action="store_true", help="print what was restored as JSON")
     restore.set_defaults(func=run_restore)
 
@@ -539,17 +542,33 @@ def run_backup(args) -> int:
 def run_restore(args) -> int:
     from kiosk.backup import restore_backup
 
-    done = restore_backup(args.backup, args.data_dir, actor=_console_user(), replace=args.replace)
+    done = restore_backup(args.backup, args.data_dir, actor=_console_user(), replace=args.replace,
+                          collector=args.collector)
     if args.json:
         print(json.dumps({"records": done.records, "replaced": str(done.replaced) if done.replaced else None,
-                          "held_recordings": done.held, "configs": done.configs}))
+                          "held_recordings": done.held, "configs": done.configs, "recovered": done.recovered}))
         return 0
     print(f"restored {done.records} audit records (chain checked) into {args.data_dir}"
           + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
+    if done.recovered is not None:
+        _print_recovered(done.recovered)
     for name in done.configs:
         print(f"table file in the backup: {Path(args.backup) / 'config' / name} "
               "(copy it to /etc/niuniu/ on a new device)")
     return 0
+
+
+def _print_recovered(recovered: dict) -> None:
+    if recovered["records"]:
+        print(f"taken back from the collector: {recovered['records']} records written after the backup, seq "
+              f"{recovered['first_seq']}..{recovered['last_seq']}, each signed for by the table")
+    else:
+        print("the collector's copy holds no record after the backup that the table signed for")
+    if recovered["unvouched"]:
+        print(f"not taken: {recovered['unvouched']} more records in the copy that no head signed by the table covers "
+              "(the batch the failure cut short)")
+    if recovered["stopped"]:
+        print(f"the copy's chain ends early: {recovered['stopped']}")
 
 
 def run_audit_report(args) -> int:

@@ -58,10 +58,14 @@ UDP_MAX = 65_000          # bytes: an IPv4 datagram's payload is at most 65,507
 PRI = 16 * 8 + 6
 
 
-def record_message(record: AuditRecord) -> str:
+def record_message(record: AuditRecord, table_id: str) -> str:
     """A record as the collector stores it: ASCII JSON on one line (collectors mangle other
-    bytes), the marker first so a check finds it whatever the collector put before it."""
-    return json.dumps({"niuniu": RECORD_FORMAT, **record.to_json()}, ensure_ascii=True, separators=(",", ":"))
+    bytes), the marker first so a check finds it whatever the collector put before it.
+
+    ``table_id`` names the log it comes from (``"log"``): the record's own table id is empty
+    where a console command wrote it (a backup, a restore), yet it is this table's record."""
+    return json.dumps({"niuniu": RECORD_FORMAT, "log": table_id, **record.to_json()}, ensure_ascii=True,
+                      separators=(",", ":"))
 
 
 def head_body(table_id: str, seq: int, digest: str, sent_at: str) -> bytes:
@@ -70,11 +74,11 @@ def head_body(table_id: str, seq: int, digest: str, sent_at: str) -> bytes:
                            "sent_at": sent_at}).encode("utf-8")
 
 
-def head_message(record: AuditRecord, key: Ed25519PrivateKey, sent_at: str | None = None) -> str:
-    """The table's signed word that its log held ``record`` as its head when it was sent."""
+def head_message(record: AuditRecord, key: Ed25519PrivateKey, table_id: str, sent_at: str | None = None) -> str:
+    """Table ``table_id``'s signed word that its log held ``record`` as its head when it was sent."""
     sent_at = sent_at or utc_iso()
-    signature = key.sign(head_body(record.table_id, record.seq, record.hash, sent_at))
-    return json.dumps({"niuniu": HEAD_FORMAT, "table_id": record.table_id, "seq": record.seq, "hash": record.hash,
+    signature = key.sign(head_body(table_id, record.seq, record.hash, sent_at))
+    return json.dumps({"niuniu": HEAD_FORMAT, "table_id": table_id, "seq": record.seq, "hash": record.hash,
                        "sent_at": sent_at, "signing_key": fingerprint(key.public_key()),
                        "public_key": public_pem(key.public_key()),
                        "signature": base64.b64encode(signature).decode("ascii")},
@@ -218,11 +222,11 @@ class AuditForwarder(threading.Thread):
         records = self.audit.records(after_seq=self._cursor, limit=self.batch)
         if not records:
             return False
-        table = records[-1].table_id
-        lines = [syslog_line(record_message(r), table_id=r.table_id, kind="audit") for r in records]
+        table = self.audit.table_id or records[-1].table_id
+        lines = [syslog_line(record_message(r, table), table_id=table, kind="audit") for r in records]
         key = self._signing_key()
         if key is not None:
-            lines.append(syslog_line(head_message(records[-1], key), table_id=table, kind="audit-head"))
+            lines.append(syslog_line(head_message(records[-1], key, table), table_id=table, kind="audit-head"))
         self._collector.send(lines)
         self._cursor = records[-1].seq
         if self._cursor > self.sent_seq:

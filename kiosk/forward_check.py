@@ -55,9 +55,9 @@ class Reading:
     cut: list[str] = field(default_factory=list)    # "file:line" of our lines that do not parse
 
 
-def read_collected(paths: list[str | Path]) -> Reading:
-    """Every line of ours in ``paths``, in order; :class:`AuditError` for a file that cannot be read."""
-    reading = Reading()
+def our_lines(paths: list[str | Path]):
+    """``(where, text)`` of each line of ours in ``paths``, in order, its JSON not yet read;
+    :class:`AuditError` for a file that cannot be read."""
     for path in paths:
         try:
             handle = open(path, encoding="utf-8", errors="replace")
@@ -66,13 +66,19 @@ def read_collected(paths: list[str | Path]) -> Reading:
         with handle:
             for number, line in enumerate(handle, 1):
                 start = line.find(MARKER)
-                if start < 0:
-                    continue
-                reading.lines += 1
-                try:
-                    _take(reading, json.loads(line[start:].rstrip("\r\n")))
-                except (KeyError, ValueError, TypeError, AttributeError):
-                    reading.cut.append(f"{path}:{number}")
+                if start >= 0:
+                    yield f"{path}:{number}", line[start:].rstrip("\r\n")
+
+
+def read_collected(paths: list[str | Path]) -> Reading:
+    """Every line of ours in ``paths``, in order, kept as hashes."""
+    reading = Reading()
+    for where, text in our_lines(paths):
+        reading.lines += 1
+        try:
+            _take(reading, json.loads(text))
+        except (KeyError, ValueError, TypeError, AttributeError):
+            reading.cut.append(where)
     return reading
 
 
@@ -84,7 +90,7 @@ def _take(reading: Reading, item: dict) -> None:
         raise ValueError(f"unknown line format {item['niuniu']!r}")
     record = AuditRecord.from_json(item)
     digest, link = bytes.fromhex(record.hash), bytes.fromhex(record.prev_hash)   # both read before either is kept
-    table = _table(reading, record.table_id)
+    table = _table(reading, item.get("log", record.table_id))
     if record.expected_hash() != record.hash:
         table.unhashed.append(record.seq)
     seen = table.hashes.get(record.seq)
@@ -109,9 +115,8 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
                     public_key: Ed25519PublicKey | None = None) -> EvidenceCheck:
     """Everything wrong with the collector's copy of one table's log, and what held."""
     reading = read_collected(paths)
-    if table_id is None and log is not None:     # a console opens the log without a table id: its head's table
-        head = log.last()
-        table_id = log.table_id or (head.table_id if head else None)
+    if table_id is None and log is not None:
+        table_id = table_of(log)
     if table_id is None:
         if len(reading.tables) > 1:
             raise AuditError(f"the collector's files hold the records of tables {', '.join(sorted(reading.tables))}; "
@@ -133,6 +138,14 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
     if log is not None:
         _check_against_log(log, collected, problems, facts)
     return EvidenceCheck(problems, facts)
+
+
+def table_of(log: AuditLog) -> str | None:
+    """The table a log belongs to: a console opens it without a table id, and writes records
+    without one (a backup's, a restore's), so the newest record that names one says."""
+    if log.table_id:
+        return log.table_id
+    return log.newest_table_id()
 
 
 def _superseded(restores: list[tuple[int, int]], seq: int) -> tuple[int, int] | None:

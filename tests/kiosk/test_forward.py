@@ -130,6 +130,9 @@ def stop(forwarder: AuditForwarder) -> None:
 
 def test_every_record_reaches_the_collector_signed_and_checks_against_the_log(log, data_dir, collector):
     fill(log, 30)
+    console = AuditLog.in_dir(data_dir, create=False)       # the nightly backup's record names no table
+    console.append(AuditType.BACKUP_MADE, "console:root", {"to": "/mnt/backup/x", "head_seq": 60})
+    console.close()
     forwarder = run_forwarder(log, data_dir, settings(collector.port), batch=25)
     wait_for(lambda: forwarded_through(log, collector), "the collector to get the log")
     fill(log, 3, start=31)          # written while it runs: sent within the period
@@ -241,7 +244,7 @@ def test_a_record_changed_at_the_collector_or_a_forged_head_is_named(log, data_d
 
     stranger = Ed25519PrivateKey.generate()
     forged = tmp_path / "forged.log"
-    head = syslog_line(head_message(log.last(), stranger), table_id="t1", kind="audit-head").decode()
+    head = syslog_line(head_message(log.last(), stranger, "t1"), table_id="t1", kind="audit-head").decode()
     forged.write_text(text + head + "\n")
     published = table_key(data_dir, log, "test").public_key()
     result = check_forwarded([forged], public_key=published)
@@ -267,11 +270,12 @@ def test_a_restored_backup_sends_its_history_again_without_calling_it_a_rewrite(
     fill(second, 1, start=3)                # seq 5 is the restore, 6 and 7 the rounds after it
     (tmp_path / "keys").mkdir()
     key = table_key(tmp_path / "keys", second, "test")
-    lines = [syslog_line(record_message(r), table_id="t1", kind="audit").decode()
+    lines = [syslog_line(record_message(r, "t1"), table_id="t1", kind="audit").decode()
              for log in (first, second) for r in log.records()]
     copy = tmp_path / "collector.log"
     copy.write_text("\n".join(["Dec  6 other program: hello", *lines,
-                               syslog_line(head_message(second.last(), key), table_id="t1", kind="audit-head").decode(),
+                               syslog_line(head_message(second.last(), key, "t1"), table_id="t1",
+                                           kind="audit-head").decode(),
                                ""]))
     result = check_forwarded([copy], log=second)
     assert result.ok, result.problems
@@ -394,7 +398,7 @@ def test_the_collectors_copy_is_checked_from_the_console(log, data_dir, collecto
     second = AuditLog(tmp_path / "t2.sqlite3", "t2")
     stray = second.append(AuditType.KIOSK_START, "system", {})
     second.close()
-    other.write_text(collector.path.read_text() + syslog_line(record_message(stray), table_id="t2",
+    other.write_text(collector.path.read_text() + syslog_line(record_message(stray, "t2"), table_id="t2",
                                                               kind="audit").decode() + "\n")
     code, _, err = runner(["audit", "check-forwarded", str(other)])
     assert code == 2 and "tables t1, t2; choose one with --table" in err
@@ -412,7 +416,7 @@ def test_the_collectors_copy_is_checked_from_the_console(log, data_dir, collecto
 
 def test_a_cut_line_is_named_with_the_fix(log, tmp_path):
     fill(log, 2)
-    lines = [syslog_line(record_message(r), table_id="t1", kind="audit").decode() for r in log.records()]
+    lines = [syslog_line(record_message(r, "t1"), table_id="t1", kind="audit").decode() for r in log.records()]
     copy = tmp_path / "cut.log"
     copy.write_text("\n".join([lines[0], lines[1][:len(lines[1]) // 2], *lines[2:]]) + "\n")
     result = check_forwarded([copy])

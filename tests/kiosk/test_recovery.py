@@ -1,59 +1,140 @@
-"""kill -9 in the middle of a round loses no accepted card and no settlement (real processes)."""
+"""A disk that dies after its nightly backup: the day's records back from the collector (kiosk.recovery).
+
+The table forwards its log to a collector (a socket server writing each line to a file, as
+rsyslog does) and is backed up mid-day; then its disk dies.  ``niuniu restore`` of the
+backup with ``--collector`` must give back every record written since that the table
+signed for, exactly as hashed, and nothing anyone else could have sent."""
 
 from __future__ import annotations
 
-from kiosk_testing import KioskProcess, write_demo
+import json
+from dataclasses import replace
 
-BANKER = "4S 6H QD 9C 9H"
+import pytest
+
+from kiosk.audit import AuditLog, AuditRecord, AuditType, canonical_json
+from kiosk.backup import make_backup
+from kiosk.forward import AuditForwarder, record_message, syslog_line
+from kiosk.forward_check import check_forwarded
+from test_forward import SyslogServer, fill, settings
 
 
-def test_kill_mid_round_keeps_every_card_and_marks_the_round_interrupted(tmp_path, runner):
-    demo, data = tmp_path / "demo", tmp_path / "data"
-    write_demo(demo, [{"banker": BANKER, "1": "KS QS JS"}], empty=2, dealt=30)   # never complete
-    first = KioskProcess(demo, data, pause=0.2)
-    accepted = first.wait_for(lambda: len(first.records("card_accepted")) >= 8 and first.records("card_accepted"),
-                              30, "eight accepted cards")
-    first.kill9()
-    seen = {(r["payload"]["seat"], r["payload"]["card"]) for r in accepted}
-    assert len(seen) == 8
+@pytest.fixture
+def collector(tmp_path):
+    server = SyslogServer(tmp_path / "collector.log")
+    yield server
+    server.close()
 
-    second = KioskProcess(demo, data, pause=0.2)
-    try:
-        interrupted = second.records("round_interrupted")
-        assert len(interrupted) == 1 and interrupted[0]["round"] == 1
-        hands = interrupted[0]["payload"]["hands"]
-        assert {(s, c) for s, cards in hands.items() for c in cards} == seen
-        start = second.records("kiosk_start")[-1]
-        assert start["payload"]["previous_run"] == "crashed or killed"
-        # The round's recording, never finished, is sealed at the restart and says so.
-        sealed = second.wait_for(lambda: second.records("recording_sealed"), 20, "the left-over recording sealed")
-        assert [(r["round"], r["payload"]["interrupted"], r["payload"]["after_restart"]) for r in sealed] == [
-            (1, True, "crashed or killed")]
-        # the next round continues the numbering instead of reusing round 1
-        second.wait_for(lambda: any(r["round"] == 2 for r in second.records("round_start")), 20, "round 2")
-    finally:
-        second.terminate()
-    code, out, _ = runner(["audit", "verify", "--data-dir", str(data)])
+
+def forward(log, data_dir, collector) -> None:
+    """One batch, as the kiosk's thread sends it, and wait until the collector has written it."""
+    import time
+    forwarder = AuditForwarder(log, settings(collector.port), data_dir)
+    while forwarder.step() or forwarder.sent_seq < log.last().seq:   # the key's record, made on first use
+        pass
+    forwarder._collector.close()
+    deadline = time.monotonic() + 10
+    while f'"seq":{log.last().seq},' not in (collector.path.read_text() if collector.path.exists() else ""):
+        assert time.monotonic() < deadline, "the collector did not write the batch"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def a_day(tmp_path, collector):
+    """Morning rounds, the backup, the afternoon's rounds — every batch forwarded as played."""
+    data_dir = tmp_path / "data"
+    log = AuditLog.in_dir(data_dir, "t1")
+    fill(log, 3)
+    forward(log, data_dir, collector)
+    (tmp_path / "drive").mkdir()
+    backup = make_backup(data_dir, tmp_path / "drive")
+    for n in range(4, 9):                   # each round's batch ends with its signed head
+        fill(log, 1, start=n)
+        forward(log, data_dir, collector)
+    lost = log.last()
+    log.close()
+    return backup, lost
+
+
+def test_the_records_since_the_backup_come_back_from_the_collector(a_day, collector, tmp_path, runner):
+    backup, lost = a_day
+    new = tmp_path / "new-disk"
+    code, out, _ = runner(["restore", str(backup.folder), "--data-dir", str(new), "--collector", str(collector.path)])
     assert code == 0, out
-
-
-def test_kill_right_after_settlement_keeps_the_settlement(tmp_path, runner):
-    demo, data = tmp_path / "demo", tmp_path / "data"
-    write_demo(demo, [{"banker": BANKER, "1": "KS QS JS 10S 10H"}], empty=2, dealt=400)
-    first = KioskProcess(demo, data, pause=0.2)
-    first.wait_for(lambda: first.records("round_settled"), 30, "a settlement")
-    first.kill9()
-
-    second = KioskProcess(demo, data, pause=0.2)
+    taken = lost.seq - backup.head_seq
+    assert f"taken back from the collector: {taken} records written after the backup, seq " \
+           f"{backup.head_seq + 1}..{lost.seq}" in out
+    log = AuditLog.in_dir(new, create=False)
     try:
-        records = [r for r in second.records() if r["round"] == 1]
-        kinds = [r["type"] for r in records]
-        assert "round_settled" in kinds and "round_interrupted" not in kinds
-        lines = [r["payload"] for r in records if r["type"] == "settlement_line"]
-        assert [(line["seat"], line["net"]) for line in lines] == [("1", "95.00")]
-        sealed = second.wait_for(lambda: second.records("recording_sealed"), 20, "the left-over recording sealed")
-        assert [r["round"] for r in sealed] == [1] and sealed[0]["payload"]["after_restart"] == "crashed or killed"
+        assert log.verify().ok
+        assert log.records(after_seq=lost.seq - 1, upto_seq=lost.seq)[0] == lost   # exactly as hashed
+        restore = log.last()
+        assert restore.seq == lost.seq + 1 and restore.type == AuditType.BACKUP_RESTORED
+        assert restore.data["recovered"]["records"] == taken and restore.data["recovered"]["stopped"] is None
+        assert check_forwarded([collector.path], log=log).ok         # the copy and the log agree again
     finally:
-        second.terminate()
-    code, out, _ = runner(["audit", "verify", "--data-dir", str(data)])
-    assert code == 0, out
+        log.close()
+
+
+def test_records_no_signed_head_covers_are_not_taken(a_day, collector, tmp_path, runner):
+    """A record anyone could append to the copy — it chains from the last head, its hash is
+    right — is counted, not taken: the table never signed for it."""
+    backup, lost = a_day
+    forged = AuditRecord(lost.seq + 1, lost.ts, "t1", AuditType.SETTLEMENT_CORRECTED, "nobody", 8,
+                         canonical_json({"seat": "1", "paid": "100000"}), lost.hash, "")
+    forged = replace(forged, hash=forged.expected_hash())
+    with open(collector.path, "a") as fh:
+        fh.write(syslog_line(record_message(forged, "t1"), table_id="t1", kind="audit").decode() + "\n")
+    new = tmp_path / "new-disk"
+    code, out, _ = runner(["restore", str(backup.folder), "--data-dir", str(new), "--collector", str(collector.path),
+                           "--json"])
+    recovered = json.loads(out)["recovered"]
+    assert code == 0 and recovered["last_seq"] == lost.seq and recovered["unvouched"] == 1
+    log = AuditLog.in_dir(new, create=False)
+    try:
+        assert not log.records(types=[AuditType.SETTLEMENT_CORRECTED]) and log.verify().ok
+    finally:
+        log.close()
+
+
+def test_a_gap_in_the_copy_ends_what_comes_back_before_it(a_day, collector, tmp_path, runner):
+    backup, lost = a_day
+    gap = lost.seq - 3
+    kept = [line for line in collector.path.read_text().splitlines() if f'"seq":{gap},"ts"' not in line]
+    holed = tmp_path / "holed.log"
+    holed.write_text("\n".join(kept) + "\n")
+    code, out, _ = runner(["restore", str(backup.folder), "--data-dir", str(tmp_path / "new"), "--collector",
+                           str(holed)])
+    assert code == 0 and f"seq {gap} never reached the collector (the copy holds records up to seq {lost.seq})" in out
+    log = AuditLog.in_dir(tmp_path / "new", create=False)
+    try:
+        recovered = log.last().data["recovered"]
+        assert recovered["last_seq"] is not None and recovered["last_seq"] < gap and log.verify().ok
+    finally:
+        log.close()
+
+
+def test_an_unreadable_collector_file_changes_nothing(a_day, tmp_path, runner):
+    backup, _ = a_day
+    new = tmp_path / "new-disk"
+    code, _, err = runner(["restore", str(backup.folder), "--data-dir", str(new), "--collector",
+                           str(tmp_path / "missing.log")])
+    assert code == 2 and "cannot read the collector's file" in err
+    assert not (new / "audit.sqlite3").exists()
+
+
+def test_extend_takes_only_records_that_follow_the_head(tmp_path):
+    from kiosk.audit import AuditError
+
+    source, target = AuditLog(tmp_path / "a.sqlite3", "t1"), AuditLog(tmp_path / "b.sqlite3", "t1")
+    fill(source, 2)
+    records = source.records()
+    with pytest.raises(AuditError, match="record seq 2 does not follow the log's head"):
+        target.extend(records[1:])
+    assert target.count() == 0
+    edited = replace(records[1], actor="ghost")
+    with pytest.raises(AuditError, match="nothing was appended"):
+        target.extend([records[0], edited])
+    assert target.count() == 0
+    assert target.extend(records) == 4 and target.verify().ok and target.last() == source.last()
+    source.close(), target.close()
