@@ -184,13 +184,15 @@ def _drop_oldest(destination: Path, keep: int) -> list[str]:
 
 
 def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path, error: str = "") -> None:
+    # The console opens the log without a table id; the record is still the table's.
+    table = log.table_id or log.newest_table_id() or ""
     if backup is None:
-        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(destination), "error": error})
+        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(destination), "error": error}, table_id=table)
         return
     log.append(AuditType.BACKUP_MADE, actor, {
         "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
         "bytes": backup.bytes, "seconds": round(backup.seconds, 2), "removed": backup.removed,
-        "held_recordings": backup.held})
+        "held_recordings": backup.held}, table_id=table)
 
 
 def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
@@ -291,7 +293,7 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         log.append(AuditType.BACKUP_RESTORED, actor, {
             "from": str(folder), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
             "replaced": str(replaced) if replaced else None, "held_recordings": held,
-            **({"recovered": recovered} if recovered else {})})
+            **({"recovered": recovered} if recovered else {})}, table_id=log.newest_table_id() or "")
     finally:
         log.close()
     return Restored(manifest["head_seq"], replaced, held, configs, recovered)

@@ -102,6 +102,7 @@ def test_the_console_backs_up_keeps_the_newest_and_logs_each_outcome(data_dir, a
 
     code, out, _ = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--json"])
     assert code == 0 and json.loads(out)["records"] == audit.last().data["head_seq"]
+    assert audit.last().table_id == audit.table_id      # the console's record is the table's too
 
     code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(tmp_path / "gone")])
     assert code != 0 and "mount the backup drive" in err

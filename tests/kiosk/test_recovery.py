@@ -70,6 +70,7 @@ def test_the_records_since_the_backup_come_back_from_the_collector(a_day, collec
         assert log.records(after_seq=lost.seq - 1, upto_seq=lost.seq)[0] == lost   # exactly as hashed
         restore = log.last()
         assert restore.seq == lost.seq + 1 and restore.type == AuditType.BACKUP_RESTORED
+        assert restore.table_id == "t1"                 # written by a console, still the table's record
         assert restore.data["recovered"]["records"] == taken and restore.data["recovered"]["stopped"] is None
         assert check_forwarded([collector.path], log=log).ok         # the copy and the log agree again
     finally:
