@@ -48,10 +48,9 @@ def users():
             return redirect(url_for("admin.users"))
     config = service().config
     storage = storage_status(recordings_dir(runtime().data_dir, config.table_id))
-    forwarder = service().forwarder
     return render_template("admin/users.html", users=auth.list_users(conn), roles=[r.value for r in Role],
                            error=error, status=service().status(), backup=backup_status(audit()),
-                           forward=forwarder.status() if forwarder is not None else None,
+                           forward=service().forward_status(),
                            storage=storage, retention=config.recordings), status
 
 

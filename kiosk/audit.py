@@ -290,6 +290,12 @@ def _row(row: tuple) -> AuditRecord:
     return AuditRecord(*row)
 
 
+def _insert(conn: sqlite3.Connection, record: AuditRecord) -> None:
+    conn.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                 (record.seq, record.ts, record.table_id, record.type, record.actor, record.round_no,
+                  record.payload, record.prev_hash, record.hash))
+
+
 class AuditLog:
     """The log of one data directory; safe to share between threads.
 
@@ -375,9 +381,7 @@ class AuditLog:
                                         self.table_id if entry.table_id is None else entry.table_id,
                                         str(entry.type), entry.actor or "system", entry.round_no, text, prev, "")
                     record = replace(draft, hash=draft.expected_hash())
-                    conn.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                                 (record.seq, record.ts, record.table_id, record.type, record.actor,
-                                  record.round_no, record.payload, record.prev_hash, record.hash))
+                    _insert(conn, record)
                     written.append(record)
                     seq, prev = seq + 1, record.hash
                 conn.execute("COMMIT")
@@ -403,9 +407,7 @@ class AuditLog:
                     if record.seq != seq + 1 or record.prev_hash != prev or record.expected_hash() != record.hash:
                         raise AuditError(f"record seq {record.seq} does not follow the log's head (seq {seq}); "
                                          "nothing was appended")
-                    conn.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-                                 (record.seq, record.ts, record.table_id, record.type, record.actor,
-                                  record.round_no, record.payload, record.prev_hash, record.hash))
+                    _insert(conn, record)
                     seq, prev, count = record.seq, record.hash, count + 1
                 conn.execute("COMMIT")
             except BaseException:
@@ -433,12 +435,15 @@ class AuditLog:
         with self._lock:
             return self._conn.execute(sql, params).fetchone()[0]
 
-    def newest_table_id(self) -> str | None:
-        """The table of the newest record that names one (console commands write theirs without)."""
+    def table(self) -> str:
+        """The table this log belongs to: its own id, or — a console opens it without one — that of
+        the newest record naming one; "" for a log of no table's records yet."""
+        if self.table_id:
+            return self.table_id
         with self._lock:
             row = self._conn.execute("SELECT table_id FROM audit WHERE table_id != '' ORDER BY seq DESC LIMIT 1"
                                      ).fetchone()
-        return row[0] if row else None
+        return row[0] if row else ""
 
     def last(self) -> AuditRecord | None:
         rows = self._query(f"SELECT {_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1")

@@ -185,7 +185,7 @@ def _drop_oldest(destination: Path, keep: int) -> list[str]:
 
 def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path, error: str = "") -> None:
     # The console opens the log without a table id; the record is still the table's.
-    table = log.table_id or log.newest_table_id() or ""
+    table = log.table()
     if backup is None:
         log.append(AuditType.BACKUP_FAILED, actor, {"to": str(destination), "error": error}, table_id=table)
         return
@@ -293,7 +293,7 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         log.append(AuditType.BACKUP_RESTORED, actor, {
             "from": str(folder), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
             "replaced": str(replaced) if replaced else None, "held_recordings": held,
-            **({"recovered": recovered} if recovered else {})}, table_id=log.newest_table_id() or "")
+            **({"recovered": recovered} if recovered else {})}, table_id=log.table())
     finally:
         log.close()
     return Restored(manifest["head_seq"], replaced, held, configs, recovered)
@@ -307,7 +307,7 @@ def _recovery(folder: Path, collector: list[str | Path]):
 
     log = AuditLog(folder / AUDIT_FILE, create=False)
     try:
-        head, table = log.last(), log.newest_table_id()
+        head, table = log.last(), log.table()
         keys = {r.data.get("fingerprint") for r in log.records(types=[AuditType.SIGNING_KEY_CREATED])}
     finally:
         log.close()
@@ -317,6 +317,6 @@ def _recovery(folder: Path, collector: list[str | Path]):
         key = None                 # the keys its log made still vouch
     if key is not None:
         keys.add(fingerprint(key.public_key()))
-    if head is None or table is None:
+    if head is None or not table:
         return None               # a log of no table's records: nothing the collector could hold for it
     return recover_after(collector, head, keys, table)

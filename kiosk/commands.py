@@ -696,8 +696,7 @@ def _last_table_id(data_dir: Path) -> str:
         return ""
     log = AuditLog.in_dir(data_dir, create=False)
     try:
-        last = log.last()
-        return last.table_id if last else ""
+        return log.table()
     finally:
         log.close()
 

@@ -26,6 +26,7 @@ in real time is on the record.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import os
@@ -37,7 +38,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType, canonical_json, utc_iso
-from kiosk.signing import SigningError, fingerprint, public_pem, table_key
+from kiosk.signing import SigningError, fingerprint, public_pem, table_key, verified_signer
 from vision.table import AuditForwardSettings
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,14 @@ def head_body(table_id: str, seq: int, digest: str, sent_at: str) -> bytes:
                            "sent_at": sent_at}).encode("utf-8")
 
 
+def head_signer(head: dict, table_id: str) -> str:
+    """The fingerprint of the key whose signature on a head line of ``table_id``'s log holds.
+
+    Raises ``InvalidSignature`` where it does not, one of ``signing.UNREADABLE`` where the line
+    cannot be read: for the check and the recovery, a finding, never a crash."""
+    return verified_signer(head, head_body(table_id, head["seq"], head["hash"], head["sent_at"]))
+
+
 def head_message(record: AuditRecord, key: Ed25519PrivateKey, table_id: str, sent_at: str | None = None) -> str:
     """Table ``table_id``'s signed word that its log held ``record`` as its head when it was sent."""
     sent_at = sent_at or utc_iso()
@@ -87,8 +96,13 @@ def head_message(record: AuditRecord, key: Ed25519PrivateKey, table_id: str, sen
 
 def syslog_line(message: str, *, table_id: str, kind: str, ts: str | None = None) -> bytes:
     """RFC 5424: ``<PRI>1 TIME HOST niuniu TABLE KIND - MESSAGE``."""
-    host = "".join(c for c in socket.gethostname() if 33 <= ord(c) <= 126)[:255] or "-"
-    return f"<{PRI}>1 {ts or utc_iso()} {host} niuniu {table_id or '-'} {kind} - {message}".encode("ascii")
+    return f"<{PRI}>1 {ts or utc_iso()} {_host()} niuniu {table_id or '-'} {kind} - {message}".encode("ascii")
+
+
+@functools.cache
+def _host() -> str:
+    """This machine's name as RFC 5424 allows it (printable ASCII), asked once, not per record."""
+    return "".join(c for c in socket.gethostname() if 33 <= ord(c) <= 126)[:255] or "-"
 
 
 def _tls_context(ca_file: str | None) -> ssl.SSLContext:
@@ -222,7 +236,7 @@ class AuditForwarder(threading.Thread):
         records = self.audit.records(after_seq=self._cursor, limit=self.batch)
         if not records:
             return False
-        table = self.audit.table_id or records[-1].table_id
+        table = self.audit.table()
         lines = [syslog_line(record_message(r, table), table_id=table, kind="audit") for r in records]
         key = self._signing_key()
         if key is not None:

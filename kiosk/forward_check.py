@@ -28,8 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType
 from kiosk.evidence import EvidenceCheck
 from kiosk.exports import PROBLEMS_NAMED
-from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_body
-from kiosk.signing import UNREADABLE, check_signer, verified_signer
+from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_signer
+from kiosk.signing import UNREADABLE, check_signer
 
 MARKER = '{"niuniu":"audit-'
 
@@ -116,7 +116,7 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
     """Everything wrong with the collector's copy of one table's log, and what held."""
     reading = read_collected(paths)
     if table_id is None and log is not None:
-        table_id = table_of(log)
+        table_id = log.table() or None
     if table_id is None:
         if len(reading.tables) > 1:
             raise AuditError(f"the collector's files hold the records of tables {', '.join(sorted(reading.tables))}; "
@@ -138,14 +138,6 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
     if log is not None:
         _check_against_log(log, collected, problems, facts)
     return EvidenceCheck(problems, facts)
-
-
-def table_of(log: AuditLog) -> str | None:
-    """The table a log belongs to: a console opens it without a table id, and writes records
-    without one (a backup's, a restore's), so the newest record that names one says."""
-    if log.table_id:
-        return log.table_id
-    return log.newest_table_id()
 
 
 def _superseded(restores: list[tuple[int, int]], seq: int) -> tuple[int, int] | None:
@@ -203,7 +195,7 @@ def _check_heads(collected: Collected, published: Ed25519PublicKey | None, log: 
     for head in collected.heads:
         try:
             seq, digest = head["seq"], head["hash"]
-            key_id = verified_signer(head, head_body(collected.table_id, seq, digest, head["sent_at"]))
+            key_id = head_signer(head, collected.table_id)
         except InvalidSignature:
             found.append(f"a head line for seq {head.get('seq')} is not signed by the key it names: not sent by "
                          "the table (forged on the network?), or changed at the collector")

@@ -23,9 +23,9 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 
 from kiosk.audit import AuditRecord
-from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_body
+from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_signer
 from kiosk.forward_check import our_lines
-from kiosk.signing import UNREADABLE, verified_signer
+from kiosk.signing import UNREADABLE
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,14 @@ def recover_after(paths: list[str | Path], head: AuditRecord, keys: set[str], ta
                 if item.get("table_id") == table:
                     heads.append(item)
                 continue
-            if item["niuniu"] != RECORD_FORMAT:
+            # Most of a month's copy lies before the backup: skipped before it is rebuilt and re-hashed.
+            if item["niuniu"] != RECORD_FORMAT or item.get("log", item.get("table_id")) != table \
+                    or not isinstance(item.get("seq"), int) or item["seq"] <= head.seq:
                 continue
             record = AuditRecord.from_json(item)
         except (KeyError, ValueError, TypeError, AttributeError):
             continue                   # check-forwarded names cut lines; here they are simply not taken
-        if item.get("log", record.table_id) != table or record.seq <= head.seq \
-                or record.expected_hash() != record.hash:
+        if record.expected_hash() != record.hash:
             continue
         found = candidates.setdefault(record.seq, [])
         if all(r.hash != record.hash for r in found):
@@ -88,10 +89,9 @@ def _vouched(heads: list[dict], chain: dict[int, str], table: str, keys: set[str
     vouched = start
     for head in heads:
         try:
-            seq, digest = head["seq"], head["hash"]
-            key_id = verified_signer(head, head_body(table, seq, digest, head["sent_at"]))
+            key_id = head_signer(head, table)
         except (InvalidSignature, *UNREADABLE):
             continue
-        if key_id in keys and chain.get(seq) == digest:
-            vouched = max(vouched, seq)
+        if key_id in keys and chain.get(head["seq"]) == head["hash"]:
+            vouched = max(vouched, head["seq"])
     return vouched

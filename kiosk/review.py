@@ -324,10 +324,9 @@ def chain():
     changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
     backup = backup_status(audit())
     exports = audit().records(types=[AuditType.EXPORTED], newest_first=True, limit=EXPORTS_SHOWN)
-    forwarder = service().forwarder
     return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
                            history=against_last_backup(audit(), backup), changed=changed, exports=exports,
-                           forward=forwarder.status() if forwarder is not None else None)
+                           forward=service().forward_status())
 
 
 @bp.route("/export")

@@ -225,6 +225,10 @@ class TableService:
             self._reload_history()
             self._publish()
 
+    def forward_status(self) -> dict | None:
+        """Where the audit log's copy on the casino's collector stands, None where none is set."""
+        return self.forwarder.status() if self.forwarder is not None else None
+
     def stop(self, reason: str = "normal shutdown") -> None:
         self.wait_sealed()          # a recording finished at shutdown is sealed before the stop record
         with self._lock:

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import json
 import re
+import socketserver
 import sqlite3
+import ssl
+import threading
+import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 import yaml
 
+from kiosk.audit import AuditLog, AuditType
 from scoring.cards import parse_cards
 from vision.corners import Detection
-from vision.table import table_config_from_dict
+from vision.table import AuditForwardSettings, table_config_from_dict
 from vision.tracker import SeatHand
 
 FAST_HASH = "pbkdf2:sha256:1000"  # account hashing cost is not what these tests measure
@@ -373,3 +378,68 @@ def rewrite_history(path: Path, seq: int, actor: str) -> None:
         conn.execute(sql)
     conn.commit()
     conn.close()
+
+
+# ------------------------------------------------- the audit log's collector (kiosk.forward)
+
+
+class SyslogServer:
+    """A syslog collector: every line received appended to ``path`` (TCP, TLS or UDP)."""
+
+    def __init__(self, path: Path, protocol: str = "tcp", port: int = 0, tls: ssl.SSLContext | None = None):
+        self.path = path
+        self.lock = threading.Lock()
+        collector = self
+
+        class Lines(socketserver.StreamRequestHandler):
+            def handle(self):
+                for line in self.rfile:
+                    collector.write(line)
+
+        class Datagrams(socketserver.BaseRequestHandler):
+            def handle(self):
+                collector.write(self.request[0] + b"\n")
+
+        if protocol == "udp":
+            self.server = socketserver.ThreadingUDPServer(("127.0.0.1", port), Datagrams)
+        else:
+            class Server(socketserver.ThreadingTCPServer):
+                allow_reuse_address = True
+                daemon_threads = True
+
+                def get_request(self):
+                    sock, address = super().get_request()
+                    return (tls.wrap_socket(sock, server_side=True) if tls else sock), address
+            self.server = Server(("127.0.0.1", port), Lines)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def write(self, line: bytes) -> None:
+        with self.lock, open(self.path, "ab") as fh:
+            fh.write(b"Dec  6 19:15:03 collector got: " + line)
+
+    def lines(self) -> list[str]:
+        return self.path.read_text().splitlines() if self.path.exists() else []
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def wait_for(predicate, what: str, timeout: float = 20.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def fill(log: AuditLog, rounds: int, start: int = 1) -> None:
+    for n in range(start, start + rounds):
+        log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=n)
+        log.append(AuditType.CARD_ACCEPTED, "vision", {"seat": "1", "card": "QH", "note": "Niu Niu 牛牛"}, round_no=n)
+
+
+def settings(port: int, protocol: str = "tcp", **extra) -> AuditForwardSettings:
+    return AuditForwardSettings(to=f"{protocol}://127.0.0.1:{port}", **extra)

@@ -8,10 +8,8 @@ from __future__ import annotations
 import datetime
 import json
 import socket
-import socketserver
 import sqlite3
 import ssl
-import threading
 import time
 from pathlib import Path
 
@@ -27,70 +25,8 @@ from kiosk.forward import STATE_FILE, AuditForwarder, head_message, record_messa
 from kiosk.forward_check import check_forwarded
 from kiosk.preflight import WARN, check_device
 from kiosk.signing import public_pem, table_key
-from kiosk_testing import rewrite_history, table_dict
+from kiosk_testing import SyslogServer, fill, rewrite_history, settings, table_dict, wait_for
 from vision.table import ConfigError, AuditForwardSettings, dump_table_config, table_config_from_dict
-
-
-class SyslogServer:
-    """A syslog collector: every line received appended to ``path`` (TCP, TLS or UDP)."""
-
-    def __init__(self, path: Path, protocol: str = "tcp", port: int = 0, tls: ssl.SSLContext | None = None):
-        self.path = path
-        self.lock = threading.Lock()
-        collector = self
-
-        class Lines(socketserver.StreamRequestHandler):
-            def handle(self):
-                for line in self.rfile:
-                    collector.write(line)
-
-        class Datagrams(socketserver.BaseRequestHandler):
-            def handle(self):
-                collector.write(self.request[0] + b"\n")
-
-        if protocol == "udp":
-            self.server = socketserver.ThreadingUDPServer(("127.0.0.1", port), Datagrams)
-        else:
-            class Server(socketserver.ThreadingTCPServer):
-                allow_reuse_address = True
-                daemon_threads = True
-
-                def get_request(self):
-                    sock, address = super().get_request()
-                    return (tls.wrap_socket(sock, server_side=True) if tls else sock), address
-            self.server = Server(("127.0.0.1", port), Lines)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def write(self, line: bytes) -> None:
-        with self.lock, open(self.path, "ab") as fh:
-            fh.write(b"Dec  6 19:15:03 collector got: " + line)
-
-    def lines(self) -> list[str]:
-        return self.path.read_text().splitlines() if self.path.exists() else []
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def wait_for(predicate, what: str, timeout: float = 20.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def fill(log: AuditLog, rounds: int, start: int = 1) -> None:
-    for n in range(start, start + rounds):
-        log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=n)
-        log.append(AuditType.CARD_ACCEPTED, "vision", {"seat": "1", "card": "QH", "note": "Niu Niu 牛牛"}, round_no=n)
-
-
-def settings(port: int, protocol: str = "tcp", **extra) -> AuditForwardSettings:
-    return AuditForwardSettings(to=f"{protocol}://127.0.0.1:{port}", **extra)
 
 
 def forwarded_through(log: AuditLog, collector: SyslogServer) -> bool:

@@ -16,7 +16,7 @@ from kiosk.audit import AuditLog, AuditRecord, AuditType, canonical_json
 from kiosk.backup import make_backup
 from kiosk.forward import AuditForwarder, record_message, syslog_line
 from kiosk.forward_check import check_forwarded
-from test_forward import SyslogServer, fill, settings
+from kiosk_testing import SyslogServer, fill, settings
 
 
 @pytest.fixture
