@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Iterable
+from collections.abc import Iterable
 
 from scoring.errors import NiuniuError
 
@@ -56,10 +56,15 @@ class Card:
     suit: Suit
 
     def __post_init__(self) -> None:
-        if not 1 <= self.rank <= 13:
-            raise CardError(f"rank {self.rank!r} is outside 1 (ace) .. 13 (king)")
+        # A float or bool rank would compare and hash like an int and fail only later, far
+        # from the caller's mistake (a 5.5 even scores as "five of one rank").
+        if type(self.rank) is not int or not 1 <= self.rank <= 13:
+            raise CardError(f"rank {self.rank!r} is not a whole number from 1 (ace) to 13 (king)")
         if not isinstance(self.suit, Suit):
-            object.__setattr__(self, "suit", Suit(self.suit))
+            suit = _SUIT_FROM_TEXT.get(self.suit) if isinstance(self.suit, str) else None
+            if suit is None:
+                raise CardError(f"suit {self.suit!r} is not one of S H D C (or ♠ ♥ ♦ ♣)")
+            object.__setattr__(self, "suit", suit)
 
     @property
     def value(self) -> int:
@@ -108,6 +113,9 @@ class Card:
 
     @classmethod
     def from_index(cls, index: int) -> "Card":
+        """The card with the model's class id ``index`` (0..51)."""
+        if type(index) is not int or not 0 <= index < 52:
+            raise CardError(f"card class id {index!r} is outside 0..51 (models/cards.yaml)")
         return _CARDS_BY_INDEX[index]
 
 
@@ -130,6 +138,8 @@ def parse_cards(tokens: str | Iterable[str | Card], count: int | None = 5, *, un
     """
     if isinstance(tokens, str):
         tokens = tokens.replace(",", " ").split()
+    elif isinstance(tokens, (bytes, dict)) or not isinstance(tokens, Iterable):
+        raise CardError(f"a hand {tokens!r} must be text like 'AS 10H QD 4C 7S' or a list of cards")
     cards = tuple(t if isinstance(t, Card) else Card.parse(t) for t in tokens)
     if count is not None and len(cards) != count:
         shown = " ".join(c.code for c in cards) or "(nothing)"

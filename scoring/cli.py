@@ -165,7 +165,7 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
           f"{'' if preset.suits_break_ties else ' (not used)'}; full tie: {preset.full_tie.value}")
     if any(c.value == "five_small" for c in preset.order):
         print(f"  five small: total at most {preset.five_small_limit}")
-    print(f"  commission: {preset.commission_rate * 100:g}% of winnings"
+    print(f"  commission: {(preset.commission_rate * 100).normalize():f}% of winnings"
           f"{' (banker too, on its net win)' if preset.commission_on_banker else ''},"
           f" rounded {preset.commission_rounding} to {preset.commission_quantum}")
     if preset.escape_penalty:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from scoring.cards import Card, CardError, parse_cards
+from scoring.cards import Card, parse_cards
 from scoring.categories import Category
 from scoring.lookup import compile_table
 from scoring.rules import Preset, load_preset
@@ -68,12 +68,13 @@ def evaluate(cards: Iterable[Card | str] | str, preset: Preset | str) -> HandRes
     """Score five cards (``Card`` objects or tokens like ``"10H"``) under ``preset``.
 
     Raises :class:`~scoring.cards.CardError` for anything that is not five readable
-    cards (or, in a single-deck preset, for the same card twice).
+    cards (or, in a single-deck preset, for the same card twice).  Five of one rank (a
+    shoe of several decks) is a hand like any other: its four are a bomb.
     """
     if not isinstance(preset, Preset):
         preset = load_preset(preset)
     table = compile_table(preset)
-    hand = cards if isinstance(cards, tuple) else tuple(cards) if not isinstance(cards, str) else cards
+    hand = cards if isinstance(cards, (tuple, str)) else parse_cards(cards, 5, unique=preset.decks == 1)
     if (
         isinstance(hand, tuple) and len(hand) == 5
         and all(type(c) is Card for c in hand)
@@ -83,8 +84,6 @@ def evaluate(cards: Iterable[Card | str] | str, preset: Preset | str) -> HandRes
     else:
         ordered = sorted(parse_cards(hand, 5, unique=preset.decks == 1), key=table.card_order.__getitem__, reverse=True)
     entry = table.entries.get((ordered[0].rank, ordered[1].rank, ordered[2].rank, ordered[3].rank, ordered[4].rank))
-    if entry is None:  # five of a rank: only possible with several decks
-        raise CardError(f"five cards of one rank ({' '.join(c.code for c in ordered)}) cannot be a Niu Niu hand")
     shape = entry.shape
     bull = shape.bull
     if bull:

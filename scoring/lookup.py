@@ -69,7 +69,7 @@ def _shape(ranks: tuple[int, ...]) -> Shape:
         points=points,
         face_count=sum(r >= 11 for r in ranks),
         ten_count=ranks.count(10),
-        quad_rank=next((r for r in range(1, 14) if counts[r - 1] == 4), 0),
+        quad_rank=next((r for r in range(1, 14) if counts[r - 1] >= 4), 0),
         weight=prod(comb(4, c) for c in counts),
     )
 
@@ -80,6 +80,10 @@ SHAPES: tuple[Shape, ...] = tuple(
     if max(ranks.count(r) for r in set(ranks)) <= 4
 )
 """All 6,175 rank multisets of a five-card hand from one deck, strongest ranks first."""
+
+FIVE_OF_A_RANK: tuple[Shape, ...] = tuple(_shape((rank,) * 5) for rank in RANKS_HIGH_FIRST)
+"""The 13 hands only a shoe of several decks deals; weight 0 (one deck never deals them),
+so they are scored but never counted in single-deck statistics and odds."""
 
 
 # Which special hands a shape qualifies for: a registry, so a preset enables a special
@@ -141,7 +145,7 @@ def compile_table(preset: Preset) -> Table:
 
         main = preset.bet(preset.main_bet)
         entries = {}
-        for shape in SHAPES:
+        for shape in SHAPES + FIVE_OF_A_RANK:
             category = category_of(shape, preset)
             strength = (preset.category_rank[category], primary_of(category, shape), shape.ranks[0])
             entries[shape.ranks] = Entry(shape, category, strength, main.multipliers[category])

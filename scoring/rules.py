@@ -50,7 +50,8 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal
+from decimal import (ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal, Inexact,
+                     localcontext)
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
@@ -334,7 +335,17 @@ class Preset:
         return self.bet(kind).multipliers[category]
 
     def round_commission(self, amount: Decimal) -> Decimal:
-        return amount.quantize(self.commission_quantum, rounding=ROUNDING_MODES[self.commission_rounding])
+        """``amount`` rounded to a whole number of the table's money unit.
+
+        Not ``quantize``: it rounds to the unit's decimal place only, so a unit of 10 (or
+        5, or 0.05) would leave commissions of 4 or 13 — nets the table's own rule on
+        stakes calls unpayable."""
+        with localcontext() as ctx:
+            ctx.traps[Inexact] = False    # a unit like 3 divides with a remainder; rounding is the point
+            units = (amount / self.commission_quantum).to_integral_value(
+                rounding=ROUNDING_MODES[self.commission_rounding])
+            # written to the unit's places (0.00, not 0), as screens and exports show money
+            return (units * self.commission_quantum).quantize(self.commission_quantum)
 
     def to_json(self) -> dict[str, Any]:
         """The preset as plain data, strongest category first (``niuniu rules show --json``)."""

@@ -25,9 +25,10 @@ banker's (the house's, at a house-banked table) after any commission it pays.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from contextlib import contextmanager
+from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from enum import StrEnum
-from typing import Any, Collection, Iterable, Mapping
+from typing import Any, Collection, Iterable, Iterator, Mapping
 
 from scoring.cards import Card, CardError
 from scoring.compare import compare
@@ -36,9 +37,10 @@ from scoring.errors import NiuniuError
 from scoring.rules import Banking, FullTie, Preset, load_preset
 
 ZERO = Decimal(0)
-# Decimal computes exactly to 28 significant digits; a stake times the largest multiplier,
-# and its commission to four decimals, must stay inside them, or a settlement would round
-# (or fail outright: 1e400 % 0.01 cannot be done at all).  No table stakes near this.
+# Decimal computes exactly to 28 significant digits.  Stakes stay under this limit (1e400 %
+# 0.01 cannot be done at all), and every product and sum of a settlement is computed with
+# inexact results trapped (``_exactly``): a preset's multipliers can reach 10^9, and a
+# settlement that would round is refused rather than paid a cent off.  No table stakes near this.
 MONEY_LIMIT = Decimal(10) ** 18
 
 
@@ -84,6 +86,8 @@ class Bet:
         if amount <= 0:
             raise SettlementError(f"seat {self.seat} stake {amount} must be more than zero")
         object.__setattr__(self, "amount", amount)
+        if not isinstance(self.kind, str):
+            raise SettlementError(f"seat {self.seat} bet kind {self.kind!r}: name it, like 'equal' or 'double'")
         if isinstance(self.multiple, bool) or not isinstance(self.multiple, int) or self.multiple < 1:
             raise SettlementError(f"seat {self.seat} bet multiple {self.multiple!r} must be a whole number >= 1")
 
@@ -215,16 +219,22 @@ def settle_round(
             outcome, multiplier = Outcome.LOSE, kind.multiplier(banker.category) * banker_bid * bet.multiple
         else:
             outcome, multiplier = Outcome.PUSH, 0
-        gross = bet.amount * multiplier * result
-        commission = preset.round_commission(gross * preset.commission_rate if gross > 0 else ZERO)
+        with _exactly(f"seat {seat}'s stake {money_text(bet.amount)} x {multiplier}"):
+            gross = bet.amount * multiplier * result
+            taxable = gross * preset.commission_rate if gross > 0 else ZERO
+        commission = preset.round_commission(taxable)
+        with _exactly(f"seat {seat}'s payout"):
+            net = gross - commission
         lines.append(SettlementLine(
             seat=seat, outcome=outcome, player=player, banker=banker, multiplier=multiplier,
-            gross=gross, commission=commission, net=gross - commission, bet=bet, escaped=left,
+            gross=gross, commission=commission, net=net, bet=bet, escaped=left,
         ))
 
-    banker_gross = -sum((line.gross for line in lines), ZERO)
-    banker_pays = preset.commission_on_banker and banker_gross > 0
-    banker_commission = preset.round_commission(banker_gross * preset.commission_rate if banker_pays else ZERO)
+    with _exactly("the banker's total"):
+        banker_gross = -sum((line.gross for line in lines), ZERO)
+        banker_pays = preset.commission_on_banker and banker_gross > 0
+        taxable = banker_gross * preset.commission_rate if banker_pays else ZERO
+    banker_commission = preset.round_commission(taxable)
     return Settlement(
         preset=preset.name,
         lines=tuple(lines),
@@ -238,17 +248,35 @@ def settle_round(
     )
 
 
+@contextmanager
+def _exactly(what: str) -> Iterator[None]:
+    """Decimal arithmetic that refuses to round: money is paid exactly or not settled."""
+    with localcontext() as ctx:
+        ctx.traps[Inexact] = True
+        try:
+            yield
+        except Inexact:
+            raise SettlementError(
+                f"{what} is too large to settle exactly (over 28 digits); settle smaller stakes "
+                "or use a preset with smaller multipliers") from None
+
+
 def _verify_round(preset: Preset, seats: Mapping[str, tuple[HandInput, Bet]], banker_bid: int,
                   escaped: Collection[str]) -> None:
     if isinstance(banker_bid, bool) or not isinstance(banker_bid, int) or banker_bid not in preset.banker.bids:
         allowed = ", ".join(map(str, preset.banker.bids))
         raise SettlementError(f"banker bid {banker_bid!r} is not allowed by preset {preset.name}; allowed: {allowed}")
-    if not seats:
-        raise SettlementError("no seats to settle; give at least one player's hand and bet")
+    if not isinstance(seats, Mapping) or not seats:
+        raise SettlementError("no seats to settle; give each player's seat with its hand and bet, "
+                              "like {'1': ('AS 2H 3D 4C 5S', Bet(...))}")
+    if isinstance(escaped, str) or not isinstance(escaped, Collection):
+        raise SettlementError(f"escaped seats {escaped!r}: give a list of seat names, like ['3']")
     for seat, entry in seats.items():
         if not isinstance(entry, (tuple, list)) or len(entry) != 2 or not isinstance(entry[1], Bet):
             raise SettlementError(f"seat {seat}: expected (cards, Bet)")
         bet = entry[1]
+        if not isinstance(seat, str):
+            raise SettlementError(f"seat {seat!r}: name seats as text, like '1'")
         if bet.seat != seat:
             raise SettlementError(f"seat {seat}: its bet is recorded for seat {bet.seat}")
         preset.bet(bet.kind)

@@ -3,6 +3,7 @@
 import pytest
 
 from scoring.cards import CARD_CODES, DECK, Card, CardError, Suit, parse_cards
+from scoring.evaluate import evaluate
 
 
 @pytest.mark.parametrize(
@@ -39,3 +40,18 @@ def test_same_card_twice_is_refused():
     with pytest.raises(CardError, match="card AS appears twice"):
         parse_cards("AS 2S as 4S 5S")
     assert len(parse_cards("AS 2S AS 4S 5S", unique=False)) == 5
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Card(5.5, "S"), "rank 5.5 is not a whole number"),     # once scored as "five of one rank"
+    (lambda: Card(True, "S"), "rank True is not a whole number"),
+    (lambda: Card(5, "X"), "suit 'X' is not one of S H D C"),
+    (lambda: Card.from_index(-1), "class id -1 is outside 0..51"),  # once silently the king of clubs
+    (lambda: Card.from_index(52), "class id 52 is outside 0..51"),
+    (lambda: evaluate(None, "cambodia"), "a hand None must be text"),
+])
+def test_a_program_passing_a_bad_card_gets_a_card_error_naming_it(make, message):
+    """The detector and the kiosk build cards from numbers; a wrong number must be refused
+    where it is made, as a CardError the caller already handles, not fail later elsewhere."""
+    with pytest.raises(CardError, match=message):
+        make()

@@ -65,6 +65,40 @@ def test_custom_rounding_down_to_whole_units(tmp_path):
         one_seat(str(path), "5S 9H 2D 4C QS", NIUNIU, "10.50", "double")
 
 
+@pytest.mark.parametrize("unit, stake, commission, net", [
+    ("10", 70, "0", "70"),          # 3.5 is under half of 10: nothing, not 4
+    ("10", 250, "10", "240"),       # 12.5 to 10, not 13
+    ("5", 70, "5", "65"),           # 3.5 half up to 5
+    ("0.05", "0.70", "0.05", "0.65"),
+])
+def test_commission_is_a_whole_number_of_a_money_unit_that_is_not_a_power_of_ten(tmp_path, unit, stake, commission,
+                                                                                   net):
+    """A table paying in chips of 5 or 10 can only pay multiples of them: the commission
+    and the net are, like the stakes the same unit is enforced on."""
+    path = tmp_path / "unit.toml"
+    path.write_text((PRESET_DIR / "cambodia.toml").read_text().replace('name = "cambodia"', 'name = "unit"')
+                    .replace('quantum = "0.01"', f'quantum = "{unit}"'))
+    line = one_seat(str(path), "5S 9H 2D 4C QS", NIUNIU, stake, "equal").lines[0]
+    assert (line.commission, line.net) == (Decimal(commission), Decimal(net))
+    assert line.net % Decimal(unit) == 0
+
+
+def test_a_settlement_too_large_to_compute_exactly_is_refused(tmp_path):
+    """Multipliers up to 1000 each can carry a stake past Decimal's 28 digits, where it
+    would silently lose cents; refusing is the only honest answer."""
+    text = (PRESET_DIR / "haodan.toml").read_text().replace('name = "haodan"', 'name = "huge"')
+    text = text.replace("five_face = 25 }", "five_face = 999 }").replace("bids = [1, 2, 3, 4]", "bids = [999]")
+    text = text.replace("bet_multiples = [1, 2, 3, 4, 5]", "bet_multiples = [999]")
+    path = tmp_path / "huge.toml"
+    path.write_text(text)
+    seats = {"1": ("JS QS KS JH QH", Bet("1", Decimal("999999999999999999.99"), "points", 999))}
+    with pytest.raises(SettlementError, match="seat 1's stake 999999999999999999.99 x .* too large to settle exactly"):
+        settle_round(str(path), "5S 8H 2D 4C 9S", seats, banker_bid=999)
+    seats = {"1": ("JS QS KS JH QH", Bet("1", Decimal("100.01"), "points", 999))}
+    line = settle_round(str(path), "5S 8H 2D 4C 9S", seats, banker_bid=999).lines[0]
+    assert line.gross == Decimal("100.01") * 999 ** 3
+
+
 def test_ultimate_single_bet():
     s = one_seat("ultimate", NIUNIU, "JS JH QS QH KS", 100, "standard")
     assert (s.lines[0].multiplier, s.lines[0].net) == (5, Decimal("475.00"))
@@ -203,3 +237,13 @@ def test_a_two_deck_shoe_allows_a_card_twice_but_not_three_times(tmp_path):
     with pytest.raises(CardError, match=r"card \w+ is dealt 3 times .* 2 decks"):
         settle_round(str(path), NIUNIU, seats)
     assert settle_round(str(path), NIUNIU, {"1": seats["1"]}).lines[0].outcome is Outcome.PUSH
+
+
+def test_a_shoe_of_several_decks_can_deal_five_of_a_rank_and_it_is_settled(tmp_path):
+    """Five kings from two decks is a real deal: it must be scored (its four are a bomb),
+    not refused as impossible, or the round could never be settled."""
+    path = tmp_path / "two.toml"
+    path.write_text((PRESET_DIR / "classic.toml").read_text().replace("decks = 1", "decks = 2")
+                    .replace('name = "classic"', 'name = "two-decks"'))
+    s = settle_round(str(path), "KS KS KH KD KC", {"1": ("2S 3H 4D 5C 9S", Bet("1", 100, "standard"))})
+    assert s.banker.label == "Bomb" and s.lines[0].outcome is Outcome.LOSE and s.lines[0].net == -600
