@@ -119,7 +119,16 @@ def canonical_json(value: Any) -> str:
 def utc_iso(ts: float | None = None) -> str:
     """UTC time with microseconds and a Z: sorts as text, reads as a time."""
     moment = datetime.now(timezone.utc) if ts is None else datetime.fromtimestamp(ts, timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _log_text(moment)
+
+
+def _log_text(moment: datetime) -> str:
+    # The year padded to four digits by hand: strftime's %Y writes year 999 as "999",
+    # which neither sorts as text nor reads back as ISO.
+    return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S.%fZ")
+
+
+EARLIEST_YEAR = 2000    # no table's log starts earlier: an older year is a typo (0202 for 2026)
 
 
 def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timezone.utc) -> str:
@@ -133,11 +142,20 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
     except ValueError:
         raise AuditError(f"{where} {text!r} is not a date or time; write it like 2024-05-01 or "
                          f"2024-05-01T18:30 ({getattr(zone, 'key', 'UTC')}) or 2024-05-01T18:30+08:00") from None
+    if moment.year < EARLIEST_YEAR:
+        raise AuditError(f"{where} {text!r}: the year {moment.year} is before any audit log began; "
+                         f"check the year (like {datetime.now().year})")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     if end and "T" not in text.strip() and " " not in text.strip():
-        moment += timedelta(days=1, microseconds=-1)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        try:
+            moment += timedelta(days=1, microseconds=-1)
+        except OverflowError:      # 9999-12-31: the end of time is as late as it gets
+            pass
+    try:
+        return _log_text(moment.astimezone(timezone.utc))
+    except OverflowError:          # 9999-12-31T23:00-08:00 lies past year 9999 in UTC
+        raise AuditError(f"{where} {text!r} is past the last time the log can write; check the year") from None
 
 
 def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezone.utc,
@@ -152,7 +170,13 @@ def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezon
 
 
 def log_moment(ts: str) -> datetime:
-    """A log time (``utc_iso``'s text) as an aware datetime."""
+    """A log time (``utc_iso``'s text) as an aware datetime.
+
+    Records written before the year was padded may say ``1-01-01T...`` (an export asked
+    for from year 1); they are in the log for good, so they are read padded."""
+    date, sep, rest = ts.partition("-")
+    if sep and date.isdigit() and len(date) < 4:
+        ts = date.zfill(4) + sep + rest
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
 
 
