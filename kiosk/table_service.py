@@ -22,12 +22,13 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -40,7 +41,7 @@ from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
 from vision.record import recording_digests, round_in_name
-from vision.round import CAMERA_KINDS, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
+from vision.round import CAMERA_KINDS, HAND_SIZE, AlertCode, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
 
 log = logging.getLogger(__name__)
@@ -477,7 +478,15 @@ class TableService:
         if kind == EventKind.round_void:
             payload = {**base, **data, "approved_by": self._round_extra.get("approver"),
                        **self._bets_record(self._round_bets, self._round_bid)}
-            return [Entry(AuditType.ROUND_VOID, actor, payload, rn, ev.ts)]
+            entries = [Entry(AuditType.ROUND_VOID, actor, payload, rn, ev.ts)]
+            if self._round_bets and not self._pending:
+                # A void is a misdeal: the chips stay on the layout and stand for the deal
+                # again, so they are the next round's bets until the dealer changes them.
+                self._pending, self._pending_bid = dict(self._round_bets), self._round_bid
+                entries.append(Entry(AuditType.BETS_PLACED, "system", {
+                    "change": {"stand_from_void": rn}, **self._bets_record(self._pending, self._round_bid),
+                    "for_round": rn + 1}, rn, ev.ts))
+            return entries
         if kind == EventKind.round_cleared:
             return [Entry(AuditType.ROUND_CLEARED, actor, {**base, **data}, rn, ev.ts)]
         if kind == EventKind.alert:
@@ -491,6 +500,23 @@ class TableService:
         if self.grab:
             record["banker_bid"] = bid
         return record
+
+    @staticmethod
+    def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]]) -> list[dict]:
+        """The round's alerts the dealer still has to act on.
+
+        A sixth card taken off, or a duplicate corrected, is fixed: left on the screen it
+        reads as a fault still there, and a dealer working fast stops trusting the alerts.
+        The audit log and the round's history keep every alert raised."""
+        def fixed(alert: RoundEvent) -> bool:
+            code = alert.data.get("code")
+            if code == AlertCode.too_many_cards:
+                return len(hands.get(alert.seat or "", ())) <= HAND_SIZE
+            if code == AlertCode.duplicate_card:
+                return sum(cards.count(alert.card) for cards in hands.values()) <= 1
+            return False
+        return [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
+                for a in alerts if not fixed(a)]
 
     def _line_view(self, line: Any, bet: Bet | None, bid: int, preset: Preset | None = None) -> dict:
         grab = self.grab if preset is None else is_grab(preset)
@@ -572,6 +598,10 @@ class TableService:
         value = parse_amount(amount, seat)
         if value is None:
             return None
+        unit = self.preset.commission_quantum
+        if value % unit:    # refused now, not when the round is settled with the cards down
+            raise TableError(f"bet on seat {seat}: {money(value)} is not a whole number of the table's money unit "
+                             f"{unit} ({self.preset.name})")
         limits = self.config.bet_limits
         if limits and not limits.minimum <= value <= limits.maximum:
             edge = "below the table minimum" if value < limits.minimum else "above the table maximum"
@@ -891,8 +921,11 @@ class TableService:
         codes = {seat: list(override.get(seat) or [c.code for c in hand.cards]) for seat, hand in hands.items()}
         results = {seat: self._evaluate(c) for seat, c in codes.items()}
         banker = results.get("banker")
-        preview = {} if settled or between else self._preview(codes)
-        bets = {} if between else self._round_bets
+        # A voided round moves no money and its bets are open again: no "if settled now"
+        # figures for it, and the chips show the next round's stakes, not the void's.
+        void = state == RoundState.void
+        preview = {} if settled or between or void else self._preview(codes)
+        bets = {} if between or void else self._round_bets
         seats = []
         for name in self.config.seat_names:
             hand = hands.get(name)
@@ -943,8 +976,7 @@ class TableService:
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
-                      "alerts": [] if between else [{"code": a.data.get("code"), "message": a.data.get("message"),
-                                                     "seat": a.seat, "card": a.card} for a in m.alerts],
+                      "alerts": [] if between else self._open_alerts(m.alerts, codes),
                       "corrected": bool(self._round_extra.get("lines")),
                       "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards},
@@ -1032,14 +1064,26 @@ def history_item(summary: dict) -> dict:
             "banker_bid": (summary.get("settlement") or {}).get("banker_bid")}
 
 
+# Digits with at most one point; a comma only between groups of three (1,000.50).  Not what
+# Decimal() reads: it takes "1e5" (100,000) and "1_000", and stripping every comma made a
+# decimal comma ("10,50", as many keypads type it) a stake a hundred times too large.
+_AMOUNT = re.compile(r"(?:\d+|\d{1,3}(?:,\d{3})+)(?:\.\d*)?|\.\d+")
+
+
 def parse_amount(amount: str | Decimal | None, seat: str) -> Decimal | None:
     """A bet amount typed on the screen; never a float (money is exact)."""
     if amount is None or (isinstance(amount, str) and not amount.strip()):
         return None
-    try:
-        value = amount if isinstance(amount, Decimal) else Decimal(str(amount).strip().replace(",", ""))
-    except InvalidOperation:
-        raise TableError(f"bet on seat {seat}: {amount!r} is not an amount; type digits like 100 or 25.50") from None
+    if isinstance(amount, Decimal):
+        value = amount
+    else:
+        text = str(amount).strip()
+        if text.startswith("-") and _AMOUNT.fullmatch(text[1:]):
+            raise TableError(f"bet on seat {seat}: {amount!r} must be a positive amount")
+        if not _AMOUNT.fullmatch(text):
+            raise TableError(f"bet on seat {seat}: {amount!r} is not an amount; type digits like 100 or 25.50 "
+                             "(a point for cents; a comma only between thousands, like 1,000)")
+        value = Decimal(text.replace(",", ""))
     if not value.is_finite() or value < 0:
         raise TableError(f"bet on seat {seat}: {amount!r} must be a positive amount")
     if value == 0:

@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from kiosk.audit import AuditType
-from kiosk_testing import hand
+from kiosk.table_service import TableError
+from kiosk_testing import hand, make_table
 
 BANKER_BULL_8 = "4S 6H QD 9C 9H"       # bull Q-6-4, points 9+9 -> 8
 NIU_NIU = "KS QS JS 10S 10H"
@@ -45,10 +46,40 @@ def test_bets_are_recorded_and_shown_before_the_deal(dealer, audit):
 
 
 @pytest.mark.parametrize("amount,needle", [("abc", "not an amount"), ("-5", "positive"), ("1.005", "2 decimals"),
-                                           ("1e12", "larger than")])
+                                           ("1000000000000", "larger than"),
+                                           # a decimal comma once became 1,050.00; an exponent 100,000.00
+                                           ("10,50", "not an amount"), ("1,0,0", "not an amount"),
+                                           ("1e5", "not an amount"), ("1_000", "not an amount")])
 def test_bad_bet_amounts_are_refused_with_the_reason(dealer, amount, needle):
     body = bet(dealer, "1", amount, status=409)
     assert needle in body["error"]
+
+
+@pytest.mark.parametrize("amount, placed", [("1,000.50", "1000.50"), ("25.5", "25.50"), (".5", "0.50"),
+                                            ("100", "100.00")])
+def test_amounts_are_read_as_typed(dealer, amount, placed):
+    bet(dealer, "1", amount)
+    assert seat(dealer.state(), "1")["bet"]["amount"] == placed
+
+
+def test_a_stake_finer_than_the_tables_money_unit_is_refused_when_typed(app_config, tmp_path):
+    """At a table paying in chips of 5, a stake of 12 could never be settled: say so at
+    the bet, not once the cards are down and the round cannot be paid."""
+    from kiosk.app import create_app
+    from scoring.rules import PRESET_DIR
+
+    rules = tmp_path / "fives.toml"
+    rules.write_text((PRESET_DIR / "cambodia.toml").read_text().replace('name = "cambodia"', 'name = "fives"')
+                     .replace('quantum = "0.01"', 'quantum = "5"'))
+    app = create_app({**app_config, "TABLE": make_table(rules=str(rules))})
+    service = app.extensions["niuniu"].service
+    try:
+        with pytest.raises(TableError, match="12.00 is not a whole number of the table's money unit 5"):
+            service.set_bet("1", "12", "equal", "dealer1")
+        assert service.set_bet("1", "15", "equal", "dealer1")["1"].amount == 15
+    finally:
+        service.stop()
+        service.audit.close()
 
 
 def test_unknown_seat_and_kind_are_refused(dealer):
@@ -257,6 +288,29 @@ def test_void_needs_a_supervisor_pin_and_reason(dealer, service, audit):
     assert dealer.state()["history"][0]["status"] == "void"
 
 
+def test_after_a_void_the_bets_stand_for_the_deal_again_and_show_as_the_next_rounds(dealer, service, audit):
+    """A void is a misdeal: the chips stay on the layout.  The screen once kept showing the
+    void's stakes beside "if settled now" money while bets typed for the next round went
+    unseen until Next round."""
+    bet(dealer, "1", "100")
+    bet(dealer, "2", "40", "equal")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "7S 8C 5H KD 10C"), hand("2", "AS 2C 3C 4D JS")], 1)
+    state = dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": "4321"})["state"]
+    assert state["round"]["state"] == "void" and state["totals"] is None
+    assert all(s["line"] is None for s in state["seats"])          # nothing to pay on a void
+    assert seat(state, "1")["bet"] == {"amount": "100.00", "kind": "double"} and seat(state, "1")["bet_pending"]
+    stood = audit.last()
+    assert stood.type == AuditType.BETS_PLACED and stood.data["for_round"] == 2
+    assert stood.data["change"] == {"stand_from_void": 1}
+    bet(dealer, "1", "50")
+    bet(dealer, "2", "")
+    state = dealer.state()
+    assert seat(state, "1")["bet"] == {"amount": "50.00", "kind": "double"} and seat(state, "2")["bet"] is None
+    service.observe([], 2)
+    service.observe([hand("banker", "4S")], 3)
+    assert service.snapshot()["round"]["no"] == 2 and seat(dealer.state(), "1")["bet"]["amount"] == "50.00"
+
+
 def test_pin_guessing_is_throttled(dealer, service):
     bet(dealer, "1", "100")
     service.observe([hand("banker", "4S")], 1)
@@ -299,6 +353,18 @@ def test_duplicate_card_raises_an_alert_on_screen_and_in_the_log(dealer, service
     alerts = dealer.state()["round"]["alerts"]
     assert alerts and alerts[0]["code"] == "duplicate_card"
     assert any(r.type == AuditType.ALERT and r.data["code"] == "duplicate_card" for r in audit.records())
+    # The dealer takes the misread 4S off seat 1: the fault is gone from the screen, kept in the log.
+    service.correct("1", "4S", None, "dealer1", "misread")
+    assert dealer.state()["round"]["alerts"] == []
+    assert sum(r.type == AuditType.ALERT for r in audit.records()) == 1
+
+
+def test_a_sixth_card_alert_leaves_the_screen_once_the_hand_is_five_again(dealer, service):
+    bet(dealer, "1", "10")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "7S 8C 5H KD 10C 2D")], 1)
+    assert [a["code"] for a in dealer.state()["round"]["alerts"]] == ["too_many_cards"]
+    service.correct("1", "2D", None, "dealer1", "not this seat's")
+    assert dealer.state()["round"]["alerts"] == []
 
 
 # ------------------------------------------------------------------ live feed
