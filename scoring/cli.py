@@ -194,10 +194,9 @@ def _seat_spec(spec: str, preset: Preset) -> tuple[str, str, Bet]:
     amount = to_money(amount_text, f"--seat {spec!r}: stake")
     multiple = 1
     if len(parts) == 5:
-        try:
-            multiple = int(parts[4])
-        except ValueError:
-            raise SettlementError(f"--seat {spec!r}: bet multiple {parts[4]!r} is not a whole number") from None
+        if not parts[4].strip().isascii() or not parts[4].strip().isdigit():   # int() reads "٣" and "1_0" too
+            raise SettlementError(f"--seat {spec!r}: bet multiple {parts[4]!r} is not a whole number like 3")
+        multiple = int(parts[4])
     return seat, cards, Bet(seat, amount, kind, multiple)
 
 

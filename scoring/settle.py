@@ -19,12 +19,13 @@ banker's (the house's, at a house-banked table) after any commission it pays.
 >>> s = settle_round("cambodia", "5S 8H 2D 4C 9S",
 ...                  {"1": ("7S 8C 5H KD 10C", Bet("1", Decimal(100), "double"))})
 >>> s.lines[0].outcome.value, s.lines[0].gross, s.lines[0].commission, s.lines[0].net
-('win', Decimal('300'), Decimal('15.00'), Decimal('285.00'))
+('win', Decimal('300.00'), Decimal('15.00'), Decimal('285.00'))
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from contextlib import contextmanager
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from enum import StrEnum
@@ -54,10 +55,19 @@ class Outcome(StrEnum):
     PUSH = "push"
 
 
+# Money as people write it: ASCII digits and one point.  Decimal() also reads "10_0" (100),
+# "1e3" and other scripts' digits, so a typo would become a different stake silently.
+_MONEY_TEXT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
 def to_money(value: Decimal | int | str, what: str = "amount") -> Decimal:
     """Read money exactly: Decimal, int or text; never a binary float."""
     if isinstance(value, bool) or isinstance(value, float):
         raise SettlementError(f"{what} {value!r}: give money as text or Decimal (e.g. '12.50'), never a float")
+    if isinstance(value, str) and not _MONEY_TEXT.fullmatch(value.strip()):
+        if value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
+            raise SettlementError(f"{what} {value!r} is not a finite amount")
+        raise SettlementError(f"{what} {value!r} is not a number; write it like 100 or 12.50")
     try:
         amount = value if isinstance(value, Decimal) else Decimal(str(value).strip())
     except InvalidOperation:
@@ -220,7 +230,8 @@ def settle_round(
         else:
             outcome, multiplier = Outcome.PUSH, 0
         with _exactly(f"seat {seat}'s stake {money_text(bet.amount)} x {multiplier}"):
-            gross = bet.amount * multiplier * result
+            # written to the money unit's places, as commission and net are: "300.00", not "300"
+            gross = (bet.amount * multiplier * result).quantize(preset.commission_quantum)
             taxable = gross * preset.commission_rate if gross > 0 else ZERO
         commission = preset.round_commission(taxable)
         with _exactly(f"seat {seat}'s payout"):
@@ -277,6 +288,8 @@ def _verify_round(preset: Preset, seats: Mapping[str, tuple[HandInput, Bet]], ba
         bet = entry[1]
         if not isinstance(seat, str):
             raise SettlementError(f"seat {seat!r}: name seats as text, like '1'")
+        if seat.strip().lower() == "banker":   # a second "banker" row beside the banker's net misleads
+            raise SettlementError(f"seat {seat!r} is the banker's name; name a player's seat like '1'")
         if bet.seat != seat:
             raise SettlementError(f"seat {seat}: its bet is recorded for seat {bet.seat}")
         preset.bet(bet.kind)

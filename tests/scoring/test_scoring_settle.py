@@ -190,7 +190,7 @@ def test_multi_deck_full_tie_follows_the_preset(tmp_path):
 def test_settlement_json_has_decimals_as_strings():
     data = one_seat("cambodia", "5S 9H 2D 4C QS", NIUNIU, 100, "double").to_json()
     line = data["lines"][0]
-    assert (line["gross"], line["commission"], line["net"]) == ("300", "15.00", "285.00")
+    assert (line["gross"], line["commission"], line["net"]) == ("300.00", "15.00", "285.00")
     assert data["banker_net"] == "-300.00" and data["total_commission"] == "15.00"
     assert data["preset"] == "cambodia" and data["banker"]["category"] == "no_bull"
 
