@@ -6,7 +6,7 @@ could be deleted and reissued would make the log say the wrong person did someth
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, g, redirect, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, session, url_for
 from werkzeug.security import check_password_hash
 
 from kiosk import auth, db
@@ -71,6 +71,10 @@ def set_active(user_id: int):
         flash(str(exc), "error")
         return redirect(url_for("admin.users"))
     conn.execute("UPDATE users SET active = ? WHERE id = ?", (1 if active else 0, user_id))
+    if not active:
+        # A disabled account's sessions are refused while it is disabled; ending them too
+        # means enabling it later does not bring back a session nobody used meanwhile.
+        auth.end_sessions(conn, user_id)
     audit().append(AuditType.USER_CHANGED, g.user["username"],
                    {"username": row["username"], "change": "enabled" if active else "disabled"})
     flash(f"Account {row['username']} {'enabled' if active else 'disabled'}.")
@@ -80,15 +84,18 @@ def set_active(user_id: int):
 @bp.route("/users/<int:user_id>/secret", methods=("POST",))
 @require(Role.ADMIN)
 def reset_secret(user_id: int):
-    """Set a new password (and, for a supervisor, optionally a new PIN)."""
+    """Set a new password (and, for a supervisor, optionally a new PIN), and end every
+    session of the account: a reset is how an admin answers a leaked password or PIN, and
+    it achieves nothing while whoever used it stays logged in."""
     conn = db.get_db()
     form = request.form
     try:
         row = _user(conn, user_id)
         password = form.get("password", "")
         pin = form.get("pin", "").strip() or None
-        if len(password) < auth.MIN_PASSWORD:
-            raise AuthError(f"the new password is too short: use at least {auth.MIN_PASSWORD} characters")
+        auth.check_password(password, "the new password")
+        if password != form.get("password2", ""):
+            raise AuthError(f"the two new passwords for {row['username']} differ; type the same password twice")
         if pin is not None:
             auth.validate_account(row["username"], row["role"], password, pin)
             for other in conn.execute("SELECT id, pin_hash FROM users WHERE pin_hash IS NOT NULL AND id != ?",
@@ -98,10 +105,18 @@ def reset_secret(user_id: int):
     except AuthError as exc:
         flash(str(exc), "error")
         return redirect(url_for("admin.users"))
-    conn.execute("UPDATE users SET password_hash = ? WHERE id = ?", (auth.hash_secret(password), user_id))
-    if pin is not None:
-        conn.execute("UPDATE users SET pin_hash = ? WHERE id = ?", (auth.hash_secret(pin), user_id))
+    # One statement: there is no moment when the new secret is set and the old sessions
+    # (or a login made with the old password just before) still hold.
+    conn.execute("UPDATE users SET password_hash = ?, pin_hash = COALESCE(?, pin_hash), "
+                 "session_gen = session_gen + 1 WHERE id = ?",
+                 (auth.hash_secret(password), auth.hash_secret(pin) if pin is not None else None, user_id))
+    generation = conn.execute("SELECT session_gen FROM users WHERE id = ?", (user_id,)).fetchone()[0]
+    if user_id == g.user["id"]:
+        # An admin resetting their own password is the one who knows the new one: keep
+        # this session, end the others.
+        session["gen"] = generation
     audit().append(AuditType.USER_CHANGED, g.user["username"],
                    {"username": row["username"], "change": "password and PIN reset" if pin else "password reset"})
-    flash(f"New password{' and PIN' if pin else ''} set for {row['username']}.")
+    flash(f"New password{' and PIN' if pin else ''} set for {row['username']}; "
+          f"{'your other' if user_id == g.user['id'] else 'their'} open sessions have ended.")
     return redirect(url_for("admin.users"))

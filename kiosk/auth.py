@@ -34,6 +34,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _USERNAME = re.compile(r"^[A-Za-z0-9._-]{3,32}$")
 _PIN = re.compile(r"^[0-9]{4,8}$")
 MIN_PASSWORD = 10
+# Wrong PINs a screen may send in the throttle window however many right ones come
+# between them: a right PIN ends the current run of failures (a supervisor who mistyped is
+# not still counted against), so without this ceiling a dealer could try a few guesses
+# between every real approval.
+PIN_FAILURES_CEILING = 4
 
 
 class Role(StrEnum):
@@ -59,6 +64,15 @@ def hash_secret(secret: str) -> str:
     return generate_password_hash(secret, method=method)
 
 
+def check_password(password: str, whose: str) -> None:
+    """Refuse a password that is too short or only blanks, at creation (the Accounts page,
+    first-run setup, ``niuniu users add``) and at an admin's reset alike."""
+    if (password or "") and not password.strip():
+        raise AuthError(f"{whose} is only spaces; use letters, digits or other characters")
+    if len(password or "") < MIN_PASSWORD:
+        raise AuthError(f"{whose} is too short: use at least {MIN_PASSWORD} characters")
+
+
 def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
     if not _USERNAME.match(username or ""):
         raise AuthError(f"username {username!r}: use 3 to 32 letters, digits, dots, dashes or underscores")
@@ -66,8 +80,7 @@ def validate_account(username: str, role: str, password: str, pin: str | None) -
         parsed = Role(role)
     except ValueError:
         raise AuthError(f"role {role!r} is not one of {', '.join(r.value for r in Role)}") from None
-    if len(password or "") < MIN_PASSWORD:
-        raise AuthError(f"password for {username!r} is too short: use at least {MIN_PASSWORD} characters")
+    check_password(password, f"the password for {username!r}")
     if parsed is Role.SUPERVISOR:
         if not _PIN.match(pin or ""):
             raise AuthError(f"supervisor {username!r} needs a PIN of 4 to 8 digits (typed on the "
@@ -95,6 +108,20 @@ def create_user(conn: sqlite3.Connection, username: str, role: str, password: st
     return {"username": username, "role": parsed.value}
 
 
+def end_sessions(conn: sqlite3.Connection, user_id: int) -> int:
+    """End every open session of this account; returns the account's new session generation.
+
+    Sessions are signed cookies, so the server cannot delete them: each carries the
+    account's generation (``users.session_gen``) from login, and :func:`load_user` ends
+    one whose generation is no longer the account's.  An admin's password or PIN reset
+    (the fix for a leaked one, useless if whoever used it stays logged in) bumps it in
+    the same statement that sets the new secret; Disable bumps it here, so that enabling
+    the account later does not bring the old sessions back.
+    """
+    conn.execute("UPDATE users SET session_gen = session_gen + 1 WHERE id = ?", (user_id,))
+    return conn.execute("SELECT session_gen FROM users WHERE id = ?", (user_id,)).fetchone()[0]
+
+
 def user_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
 
@@ -107,22 +134,37 @@ def list_users(conn: sqlite3.Connection) -> list[sqlite3.Row]:
 # -- throttling -----------------------------------------------------------------------------
 
 
+def _wait_after(times: list[float], allowed: int, now: float) -> float:
+    """Seconds still to wait after these failures (oldest first): once ``allowed`` is
+    reached the wait doubles from the base with each further one, up to the window."""
+    if len(times) < allowed:
+        return 0.0
+    cfg = current_app.config
+    wait = min(cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_BASE_S"] * 2 ** (len(times) - allowed))
+    return times[-1] + wait - now
+
+
 def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> float:
     """Seconds until another attempt is allowed: after N failures in the window the wait
     doubles from the base, so a guesser gets a few tries an hour, a fumbling dealer
-    gets back in after half a minute."""
+    gets back in after half a minute.
+
+    For PINs, N counts the failures since the last right PIN (``pin``), and a ceiling of
+    ``PIN_FAILURES_CEILING`` times N counts every failure in the window, right PINs
+    between them or not (``pin`` and ``pin_cleared``)."""
     cfg = current_app.config
-    window, limit, base = cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_MAX_FAILURES"], cfg["THROTTLE_BASE_S"]
+    window, limit = cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_MAX_FAILURES"]
     worst = 0.0
     for key in keys:
+        rows = conn.execute("SELECT kind, ts FROM failures WHERE kind IN (?, ?) AND key = ? AND ts > ? "
+                            "ORDER BY ts", (kind, f"{kind}_cleared", key, now - window)).fetchall()
+        current = [r["ts"] for r in rows if r["kind"] == kind]
         # One screen serves the whole pit, so the address gets more tries than one account:
         # a dealer's fumbling must not lock the supervisor out of the same screen.
         allowed = limit * 4 if kind == "login" and key.startswith("ip:") else limit
-        rows = conn.execute("SELECT ts FROM failures WHERE kind = ? AND key = ? AND ts > ? ORDER BY ts",
-                            (kind, key, now - window)).fetchall()
-        if len(rows) >= allowed:
-            wait = min(window, base * 2 ** (len(rows) - allowed))
-            worst = max(worst, rows[-1]["ts"] + wait - now)
+        worst = max(worst, _wait_after(current, allowed, now))
+        if kind == "pin":
+            worst = max(worst, _wait_after([r["ts"] for r in rows], limit * PIN_FAILURES_CEILING, now))
     return worst
 
 
@@ -144,8 +186,11 @@ def load_user() -> None:
     uid = session.get("uid")
     if uid is None:
         return
-    row = db.get_db().execute("SELECT id, username, role, active FROM users WHERE id = ?", (uid,)).fetchone()
-    if row is None or not row["active"]:
+    row = db.get_db().execute("SELECT id, username, role, active, session_gen FROM users WHERE id = ?",
+                              (uid,)).fetchone()
+    # A cookie from before session generations existed carries none: read it as 0, the
+    # generation every account starts at (and is migrated to), so an upgrade logs no one out.
+    if row is None or not row["active"] or session.get("gen", 0) != row["session_gen"]:
         session.clear()
         return
     now = time.time()
@@ -218,7 +263,13 @@ def check_csrf():
 
 
 def authorize_supervisor(pin: str, purpose: str) -> str:
-    """Return the supervisor whose PIN this is, or raise; failures are throttled and logged."""
+    """Return the supervisor whose PIN this is, or raise; failures are throttled and logged.
+
+    A right PIN ends the run of failures before it, as a login does, so a supervisor who
+    mistyped earlier is not locked out of the next approval; those failures still count
+    toward the ceiling (see :func:`_lock_remaining`).  An empty PIN is no guess (the
+    dealer pressed the button before the supervisor came): it is answered, not counted
+    or logged."""
     conn = db.get_db()
     now = time.time()
     keys = [f"ip:{_client()}"]
@@ -226,10 +277,14 @@ def authorize_supervisor(pin: str, purpose: str) -> str:
     wait = _lock_remaining(conn, "pin", keys, now)
     if wait > 0:
         raise AuthError(f"too many wrong PINs; wait {int(wait) + 1} s before trying again")
-    if pin and _PIN.match(pin):
+    if not (pin or "").strip():
+        raise AuthError("type the supervisor's PIN: a supervisor must approve this with their own PIN")
+    if _PIN.match(pin):
         for row in conn.execute("SELECT username, pin_hash FROM users WHERE role = ? AND active = 1 "
                                 "AND pin_hash IS NOT NULL", (Role.SUPERVISOR.value,)):
             if check_password_hash(row["pin_hash"], pin):
+                conn.executemany("UPDATE failures SET kind = 'pin_cleared' WHERE kind = 'pin' AND key = ?",
+                                 [(k,) for k in keys])
                 return row["username"]
     _record_failure(conn, "pin", keys, now)
     audit().append(AuditType.PIN_FAILED, requester, {"purpose": purpose, "ip": _client()})
@@ -291,8 +346,8 @@ def login():
         now = time.time()
         keys = [f"user:{username.lower()}", f"ip:{_client()}"]
         wait = _lock_remaining(conn, "login", keys, now)
-        row = conn.execute("SELECT id, username, role, password_hash, active FROM users WHERE username = ?",
-                           (username,)).fetchone()
+        row = conn.execute("SELECT id, username, role, password_hash, active, session_gen FROM users "
+                           "WHERE username = ?", (username,)).fetchone()
         if wait > 0:
             error, status = f"too many failed logins; wait {int(wait) + 1} s and try again", 429
             audit().append(AuditType.LOGIN_FAILED, username[:64] or "-",
@@ -308,6 +363,7 @@ def login():
             session.clear()
             session.permanent = True
             session["uid"] = row["id"]
+            session["gen"] = row["session_gen"]
             session["last_seen"] = now
             csrf_token()
             audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})

@@ -29,10 +29,11 @@ CREATE TABLE IF NOT EXISTS users (
     pin_hash      TEXT,
     active        INTEGER NOT NULL DEFAULT 1,
     created_at    TEXT NOT NULL,
-    created_by    TEXT NOT NULL
+    created_by    TEXT NOT NULL,
+    session_gen   INTEGER NOT NULL DEFAULT 0  -- see _migrate and auth.end_sessions
 );
 CREATE TABLE IF NOT EXISTS failures (
-    kind  TEXT NOT NULL,          -- 'login' or 'pin'
+    kind  TEXT NOT NULL,          -- 'login', 'pin', or 'pin_cleared' (a 'pin' followed by a right PIN)
     key   TEXT NOT NULL,          -- 'user:<name>' or 'ip:<addr>'
     ts    REAL NOT NULL
 );
@@ -58,7 +59,27 @@ def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
     conn.executescript(_SCHEMA)
+    _migrate(conn)
     return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a database made by an older kiosk up to ``_SCHEMA`` (``CREATE TABLE IF NOT
+    EXISTS`` leaves an existing table as it was).
+
+    ``users.session_gen`` arrived with "a password reset ends the account's sessions":
+    old accounts start at 0, the generation that cookies from before the change are read
+    as carrying, so an upgrade logs nobody out and the first reset still ends them all.
+    """
+    columns = {row["name"] for row in conn.execute("PRAGMA table_info(users)")}
+    if "session_gen" not in columns:
+        try:
+            conn.execute("ALTER TABLE users ADD COLUMN session_gen INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:
+            # The kiosk and a console command (niuniu users ...) may open an old database at
+            # the same moment; whichever comes second finds the column already added.
+            if "duplicate column" not in str(exc):
+                raise
 
 
 def get_db() -> sqlite3.Connection:

@@ -8,7 +8,7 @@ import pytest
 
 from kiosk import db
 from kiosk.audit import AuditType
-from kiosk_testing import ACCOUNTS, csrf_from, login
+from kiosk_testing import ACCOUNTS, csrf_from, hand, login
 
 
 def types(audit) -> list[str]:
@@ -197,3 +197,183 @@ def test_one_accounts_failures_do_not_lock_others_on_the_same_screen(client):
     for _ in range(6):
         client.post("/auth/login", data={"username": "dealer1", "password": "wrong-guess-1", "csrf_token": token})
     login(client, "super1")
+
+
+# ------------------------------------------------------------------ resets end sessions
+
+
+def user_ids(app) -> dict[str, int]:
+    conn = db.connect(app.config["DATA_DIR"])
+    try:
+        return {r["username"]: r["id"] for r in conn.execute("SELECT id, username FROM users")}
+    finally:
+        conn.close()
+
+
+def reset(admin_client, token, user_id, password, pin=None):
+    form = {"csrf_token": token, "password": password, "password2": password}
+    if pin:
+        form["pin"] = pin
+    return admin_client.post(f"/admin/users/{user_id}/secret", data=form, follow_redirects=True)
+
+
+@pytest.mark.parametrize("user, pin", [("dealer1", None), ("super1", None), ("super1", "8642")])
+def test_an_admins_reset_ends_every_open_session_of_the_account(app, user, pin, audit):
+    """A reset is the fix for a leaked password or PIN: whoever used it must not stay logged in."""
+    leaked, other = app.test_client(), app.test_client()
+    token = login(leaked, user)
+    login(other, user)
+    assert leaked.get("/auth/whoami").json["user"] == user
+    admin = app.test_client()
+    admin_token = login(admin, "admin1")
+    page = reset(admin, admin_token, user_ids(app)[user], "a-fresh-password", pin)
+    # The ended session's cookie loses its CSRF token with it, so a stale page's action is
+    # refused as such (400, "reload the page"), which leads to the login page, as after Disable.
+    r = leaked.post("/dealer/api/bet", json={"seat": "1", "amount": "10"}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 400 and AuditType.BETS_PLACED not in types(audit)
+    for client in (leaked, other):
+        assert client.get("/auth/whoami").status_code == 401
+        assert client.get("/dealer/api/state").status_code == 401
+        assert client.get("/dealer/").location.startswith("/auth/login")
+    assert b"their open sessions have ended" in page.data
+    login(leaked, user, "a-fresh-password")
+    assert leaked.get("/auth/whoami").json["user"] == user
+    assert audit.last().type == AuditType.LOGIN
+
+
+def test_an_admin_resetting_their_own_password_stays_logged_in_elsewhere_not(app):
+    here, elsewhere = app.test_client(), app.test_client()
+    token = login(here, "admin1")
+    login(elsewhere, "admin1")
+    page = reset(here, token, user_ids(app)["admin1"], "a-fresh-password")
+    assert elsewhere.get("/admin/users").status_code == 302
+    assert here.get("/admin/users").status_code == 200
+    assert b"your other open sessions have ended" in page.data
+
+
+def test_disable_then_enable_does_not_bring_an_unused_session_back(app):
+    idle = app.test_client()
+    login(idle, "dealer1")
+    admin = app.test_client()
+    token = login(admin, "admin1")
+    uid = user_ids(app)["dealer1"]
+    admin.post(f"/admin/users/{uid}/active", data={"csrf_token": token, "active": "0"})
+    admin.post(f"/admin/users/{uid}/active", data={"csrf_token": token, "active": "1"})
+    assert idle.get("/auth/whoami").status_code == 401
+    login(idle, "dealer1")
+
+
+OLD_USERS = """CREATE TABLE users (
+    id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE COLLATE NOCASE, role TEXT NOT NULL,
+    password_hash TEXT NOT NULL, pin_hash TEXT, active INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL, created_by TEXT NOT NULL)"""
+
+
+def test_an_account_store_from_before_session_generations_still_works(app_config):
+    """A data directory made before resets ended sessions: its accounts load, nobody is
+    logged out by the upgrade (a cookie without a generation is read as 0), and the
+    first reset ends the sessions as on a new store."""
+    import sqlite3
+    from pathlib import Path
+
+    from werkzeug.security import generate_password_hash
+
+    from kiosk.app import create_app
+    from kiosk_testing import FAST_HASH
+
+    data = Path(app_config["DATA_DIR"])
+    data.mkdir(parents=True)
+    old = sqlite3.connect(data / db.KIOSK_DB)
+    old.execute(OLD_USERS)
+    for name, (role, password, pin) in ACCOUNTS.items():
+        old.execute("INSERT INTO users(username, role, password_hash, pin_hash, active, created_at, created_by) "
+                    "VALUES (?, ?, ?, ?, 1, '2026-01-02T03:04:05.000000Z', 'old kiosk')",
+                    (name, role, generate_password_hash(password, method=FAST_HASH),
+                     generate_password_hash(pin, method=FAST_HASH) if pin else None))
+    old.commit()
+    old.close()
+    app = create_app(app_config)
+    try:
+        dealer = app.test_client()
+        login(dealer, "dealer1")
+        with dealer.session_transaction() as cookie:
+            cookie.pop("gen", None)  # as a session made by the old kiosk
+        assert dealer.get("/auth/whoami").json["user"] == "dealer1"
+        admin = app.test_client()
+        token = login(admin, "admin1")
+        assert b"2026-01-02" in admin.get("/admin/users").data
+        reset(admin, token, user_ids(app)["dealer1"], "a-fresh-password")
+        assert dealer.get("/auth/whoami").status_code == 401
+        login(dealer, "dealer1", "a-fresh-password")
+        db.connect(app_config["DATA_DIR"]).close()  # opening a migrated store again is harmless
+    finally:
+        service = app.extensions["niuniu"].service
+        service.stop()
+        service.audit.close()
+
+
+# ------------------------------------------------------------------ supervisor PIN
+
+SETTLED_BANKER = "4S 6H QD 9C 9H"
+
+
+@pytest.fixture
+def settled(dealer, service):
+    """A settled round, so every correction needs a supervisor's PIN; ``fix(pin)`` swaps
+    seat 1's 4D and 9D back and forth, answering (status, error)."""
+    dealer.post("/dealer/api/bet", {"seat": "1", "amount": "10", "kind": "equal"})
+    service.observe([hand("banker", SETTLED_BANKER), hand("1", "AS 2S 3D 4D 5C")], 1)
+    dealer.post("/dealer/api/settle")
+    cards = ["4D", "9D"]
+
+    def fix(pin, status=200):
+        body = dealer.post("/dealer/api/correct", {"seat": "1", "old": cards[0], "new": cards[1],
+                                                   "reason": "misread", "pin": pin}, status=status)
+        if status == 200:
+            cards.reverse()
+        return body.get("error")
+    return fix
+
+
+def test_a_right_pin_clears_the_wrong_ones_before_it(settled):
+    for _ in range(4):
+        assert "not recognised" in settled("9999", 403)
+    settled("4321")
+    assert "not recognised" in settled("9998", 403)
+    settled("4321")   # was: "too many wrong PINs" (5 failures in the window, the right PIN between ignored)
+    for _ in range(4):
+        settled("1111", 403)
+    settled("4321")
+
+
+def test_an_empty_pin_is_asked_for_not_counted_as_a_guess(settled, dealer, service, audit):
+    before = len(audit.records())
+    for pin in ["", "   ", None] * 3:
+        assert "type the supervisor's PIN" in settled(pin, 403)
+    assert len(audit.records()) == before   # no pin_failed
+    service.observe([], 2)
+    service.observe([hand("banker", SETTLED_BANKER), hand("1", "KS QS JS 10S 10H")], 3)
+    r = dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": ""}, status=403)
+    assert "type the supervisor's PIN" in r["error"]
+    assert AuditType.PIN_FAILED not in types(audit)
+    for _ in range(4):
+        settled("9999", 403)
+    dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": "4321"})   # 4 real failures: not locked
+
+
+def test_right_pins_between_guesses_do_not_lift_the_ceiling(settled, audit):
+    """A dealer who tries four guesses between each real approval still meets a lock."""
+    for _ in range(4):
+        for _ in range(4):
+            settled("9999", 403)
+        settled("4321")
+    for _ in range(4):
+        settled("9999", 403)
+    assert "too many wrong PINs" in settled("4321", 403)
+    assert types(audit).count(AuditType.PIN_FAILED) == 20
+
+
+def test_the_pin_lock_still_stops_a_run_of_guesses(settled):
+    for _ in range(5):
+        settled("9999", 403)
+    assert "too many wrong PINs" in settled("4321", 403)

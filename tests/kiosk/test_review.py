@@ -262,7 +262,8 @@ def test_admin_disables_and_resets_but_keeps_an_admin(admin, app):
     assert b"cannot disable your own account" in r.data
     client.post(f"/admin/users/{ids['dealer1']}/active", data={"csrf_token": token, "active": "0"})
     client.post(f"/admin/users/{ids['super1']}/secret",
-                data={"csrf_token": token, "password": "brand-new-password", "pin": "8765"})
+                data={"csrf_token": token, "password": "brand-new-password", "password2": "brand-new-password",
+                      "pin": "8765"})
     client.post("/auth/logout", data={"csrf_token": token})
     other = app.test_client()
     page = other.get("/auth/login")

@@ -1,0 +1,109 @@
+"""The admin's Accounts page: PIN fields, password resets, blank passwords, times shown."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timedelta
+from html.parser import HTMLParser
+
+import pytest
+
+from kiosk import db
+from kiosk.audit import AuditType
+from kiosk_testing import ACCOUNTS, csrf_from, login, table_dict
+from vision.table import table_config_from_dict
+
+
+class Inputs(HTMLParser):
+    """Every <input> on a page, as a dict of its attributes."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.found: list[dict[str, str | None]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "input":
+            self.found.append(dict(attrs))
+
+
+@pytest.fixture
+def admin(client):
+    return client, login(client, "admin1")
+
+
+def account(app, username: str):
+    conn = db.connect(app.config["DATA_DIR"])
+    try:
+        return conn.execute("SELECT id, password_hash, created_at FROM users WHERE username = ?",
+                            (username,)).fetchone()
+    finally:
+        conn.close()
+
+
+def can_log_in(app, username: str, password: str) -> bool:
+    other = app.test_client()
+    token = csrf_from(other.get("/auth/login").get_data(as_text=True))
+    r = other.post("/auth/login", data={"username": username, "password": password, "csrf_token": token})
+    return r.status_code == 302
+
+
+def test_pin_fields_do_not_show_the_pin(admin):
+    """The PIN approves money corrections; typed in clear it shows on a shared screen."""
+    client, _ = admin
+    pins = [i for i in Inputs(client.get("/admin/users").get_data(as_text=True)).found if i.get("name") == "pin"]
+    assert len(pins) == 2   # "Add an account" and super1's row
+    for field in pins:
+        assert (field.get("type"), field.get("inputmode"), field.get("autocomplete")) == \
+               ("password", "numeric", "off")
+
+
+def test_a_password_reset_asks_twice_and_refuses_a_mismatch(admin, app, audit):
+    client, token = admin
+    page = client.get("/admin/users").get_data(as_text=True)
+    assert [i.get("type") for i in Inputs(page).found if i.get("name") == "password2"] == ["password"] * 5
+    uid = account(app, "dealer1")["id"]
+    r = client.post(f"/admin/users/{uid}/secret", follow_redirects=True,
+                    data={"csrf_token": token, "password": "a-fresh-password", "password2": "a-fresh-passwort"})
+    assert b"the two new passwords for dealer1 differ; type the same password twice" in r.data
+    missing = client.post(f"/admin/users/{uid}/secret", follow_redirects=True,
+                          data={"csrf_token": token, "password": "a-fresh-password"})
+    assert b"differ" in missing.data
+    assert AuditType.USER_CHANGED not in [rec.type for rec in audit.records()]
+    assert can_log_in(app, "dealer1", ACCOUNTS["dealer1"][1]) and not can_log_in(app, "dealer1", "a-fresh-password")
+
+
+@pytest.mark.parametrize("blank", [" " * 10, "\t" * 12, " \u00a0" * 6])
+def test_an_all_blank_password_is_refused_at_creation_and_reset(admin, app, blank):
+    client, token = admin
+    created = client.post("/admin/users", data={"csrf_token": token, "username": "blank1", "role": "dealer",
+                                                "password": blank, "password2": blank})
+    assert created.status_code == 400 and b"is only spaces" in created.data
+    assert account(app, "blank1") is None
+    before = account(app, "dealer1")
+    r = client.post(f"/admin/users/{before['id']}/secret", follow_redirects=True,
+                    data={"csrf_token": token, "password": blank, "password2": blank})
+    assert b"the new password is only spaces" in r.data
+    assert account(app, "dealer1")["password_hash"] == before["password_hash"]
+    # spaces inside (or around) a real passphrase are fine
+    ok = client.post("/admin/users", data={"csrf_token": token, "username": "spaced1", "role": "dealer",
+                                           "password": " correct horse ", "password2": " correct horse "})
+    assert ok.status_code == 302 and can_log_in(app, "spaced1", " correct horse ")
+
+
+def test_the_console_refuses_an_all_blank_password_too(tmp_path, runner, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(" " * 12 + "\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username", "kim", "--role", "dealer",
+                           "--password-stdin"])
+    assert code == 2 and "is only spaces" in err
+
+
+@pytest.mark.parametrize("table", [table_config_from_dict({**table_dict(), "timezone": "Asia/Phnom_Penh"})])
+def test_created_is_shown_in_the_tables_time_zone_to_the_second(admin, app):
+    client, _ = admin
+    raw = account(app, "dealer1")["created_at"]          # 2026-12-06T21:30:55.399582Z
+    local = (datetime.fromisoformat(raw.replace("Z", "+00:00")) + timedelta(hours=7)).strftime("%Y-%m-%d %H:%M:%S")
+    page = client.get("/admin/users").get_data(as_text=True)
+    assert "Created (Asia/Phnom_Penh)" in page
+    assert f'title="{raw}">{local}</td>' in page      # the exact log text stays in the tooltip
+    assert f">{raw}" not in page
