@@ -3,8 +3,9 @@
 One :class:`TablePipeline` owns one camera.  ``start()`` runs it on a background thread:
 a live camera is read through :class:`~vision.sources.LatestFrameReader` so the
 detector always gets the newest frame; a video or a frame folder is read in order with
-no drops.  ``step(frame)`` is the same work for one frame, for tests, benchmarks and
-replays.
+no drops — unless played ``realtime`` (the demo, a file standing in for a camera) on a
+machine slower than the file, which drops frames as a camera's reader would.
+``step(frame)`` is the same work for one frame, for tests, benchmarks and replays.
 
 Each seat zone's pixel box (padded) is passed to the detector as a crop region, so the
 small corner indices of a far seat are read at the model's full input size instead of
@@ -43,6 +44,7 @@ from vision.table import TableConfig
 from vision.tracker import SeatTracker
 
 log = logging.getLogger(__name__)
+MAX_LAG_S = 0.5     # how far a file played in real time may fall behind before frames are skipped
 
 
 class Detector(Protocol):
@@ -250,6 +252,11 @@ class TablePipeline:
                     delay = (frame.ts - ts0) - (time.monotonic() - wall0)
                     if delay > 0 and self._stop.wait(delay):
                         return
+                    if delay < -MAX_LAG_S:
+                        # Slower than the file plays: skip frames, as a live camera's reader
+                        # does, so the file's clock (which stamps the audit records) stays
+                        # with the wall clock that stamps the staff's actions beside them.
+                        continue
                 self._safe_step(frame)
         finally:
             self.source.close()

@@ -101,6 +101,32 @@ def test_a_frame_folder_is_played_in_order_without_drops(tmp_path):
     assert status["model"] == "scripted-v1" and status["frame_no"] == len(script) - 1
 
 
+class SlowDetector(ScriptedDetector):
+    def detect(self, image, regions=None):
+        time.sleep(0.1)
+        return super().detect(image, regions)
+
+
+def test_a_file_played_in_real_time_on_a_slow_machine_drops_frames_to_keep_its_clock_with_the_wall(tmp_path):
+    """The demo plays a recording as its camera.  Played at 20 fps by a machine managing 10,
+    its frames' times (which stamp the camera's audit records) once fell ever further
+    behind the wall clock stamping the staff's actions, so the log read out of order."""
+    for i in range(60):
+        cv2.imwrite(str(tmp_path / f"{i:04d}.png"), coded_image(i))
+    detector = SlowDetector([])
+    start = time.time()
+    lags = []
+    pipeline = TablePipeline(CONFIG, ImageFilesSource.from_folder(tmp_path, start_ts=start, fps=20.0), detector,
+                             realtime=True)
+    step = pipeline.step
+    pipeline.step = lambda frame: (lags.append(time.time() - frame.ts), step(frame))
+    pipeline.start()
+    assert pipeline.wait(20)
+    pipeline.stop()
+    assert len(detector.seen) < 60 and detector.seen == sorted(detector.seen)       # frames skipped, in order
+    assert max(lags) < 0.5 + 0.25                                                    # the limit, plus one slow read
+
+
 def test_the_detector_gets_each_seat_zone_padded_as_a_crop():
     detector = ScriptedDetector(dealing())
     pipeline = TablePipeline(CONFIG, None, detector)
