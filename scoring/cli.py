@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from typing import Any
 
 from scoring.cards import parse_cards
@@ -215,12 +216,23 @@ def _print_settlement(s: Settlement, preset: Preset) -> None:
                      money_text(line.commission), money_text(line.net)))
     # Each column as wide as its widest cell (at least the usual width): a large stake must
     # not run into the next column and be misread.
-    widths = [max(least, *(len(row[i]) + 2 for row in rows)) for i, least in enumerate((6, 12, 18, 12, 4, 12, 12, 12))]
+    least = (6, 12, 18, 12, 4, 12, 12, 12)
+    widths = [max(at_least, *(_width(row[i]) + 2 for row in rows)) for i, at_least in enumerate(least)]
     for row in rows:
-        print("  " + "".join(cell.ljust(w) if i < 4 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        print("  " + "".join(_pad(cell, w, left=i < 4) for i, (cell, w) in enumerate(zip(row, widths))))
     print(f"  banker net {money_text(s.banker_net)}"
           + (f" (after {money_text(s.banker_commission)} commission)" if s.banker_commission else "")
           + f"   house commission {money_text(s.total_commission)}   house net {money_text(s.house_net)}")
+
+
+def _width(text: str) -> int:
+    """Columns the text takes on a terminal: a seat named 座位一 takes two a character."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int, *, left: bool) -> str:
+    fill = " " * max(0, width - _width(text))
+    return text + fill if left else fill + text
 
 
 def _hand_cards(hand: HandResult) -> str:

@@ -157,3 +157,14 @@ def test_an_unknown_option_is_refused_with_the_commands_own_usage(capsys, argv, 
     assert exit_.value.code == 2 and out == ""
     assert err.startswith(usage) and f"unrecognized arguments: {' '.join(a for a in argv if a.startswith('--'))}" in err
     assert (f"did you mean {hint}?" in err) if hint else "did you mean" not in err
+
+
+def test_settle_columns_stay_in_line_with_a_seat_named_in_chinese(capsys):
+    """Double-width characters once pushed every later column out of line, so the net
+    a supervisor read under "net" was not the seat's."""
+    code, out, _ = run(capsys, "settle", "--banker", "5S 8H 2D 4C 9S", "--seat", "座位一:7S 8C 5H KD 10C:100",
+                       "--seat", "2:JS 3C 7D 6S 4H:100")
+    rows = [line for line in out.splitlines() if "Niu Niu" in line]
+    assert code == 0 and len(rows) == 2
+    from scoring.cli import _width
+    assert _width(rows[0]) == _width(rows[1]) and rows[0].endswith("285.00") and rows[1].endswith("285.00")
