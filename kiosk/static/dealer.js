@@ -125,7 +125,11 @@
   }
 
   function seatNode(seat) {
-    const box = el("div", "seat" + (seat.name === "banker" ? " banker" : "") + (seat.outcome ? " " + seat.outcome : ""));
+    // A voided round has no winner and moves no money: no WIN/LOSE, no multiple, no PAY/COLLECT for
+    // anyone to act on (should a payout line still arrive), and each dealt seat says so plainly.
+    const voided = state.round.state === "void";
+    const outcome = voided ? null : seat.outcome;
+    const box = el("div", "seat" + (seat.name === "banker" ? " banker" : "") + (outcome ? " " + outcome : ""));
     box.dataset.seat = seat.name;
     const head = el("div", "seat-head");
     head.appendChild(el("span", "seat-name", seatTitle(seat.name)));
@@ -147,17 +151,21 @@
     box.appendChild(handNode(seat));
     const verdict = el("div", "verdict");
     verdict.appendChild(el("span", "category", seat.result ? seat.result.label : (seat.cards.length ? seat.cards.length + " of 5 cards" : "")));
-    if (seat.outcome) verdict.appendChild(el("span", "outcome " + seat.outcome, seat.outcome.toUpperCase()));
+    if (outcome) verdict.appendChild(el("span", "outcome " + outcome, outcome.toUpperCase()));
     // What the stake is multiplied by, as the money line below is computed: an equal bet won with
     // Niu Niu pays once, so the hand's own x3 (a double bet's) beside WIN would mislead.
-    if (seat.line && seat.line.multiplier > 1) {
+    if (!voided && seat.line && seat.line.multiplier > 1) {
       const times = el("span", "mult", "×" + seat.line.multiplier);
       times.title = "the stake × " + seat.line.multiplier;
       verdict.appendChild(times);
     }
     box.appendChild(verdict);
     const line = seat.line;
-    if (line) {
+    if (voided && seat.name !== "banker" && (line || seat.cards.length)) {
+      const m = el("div", "money void");
+      m.appendChild(el("span", "amount", "VOID · no money moves"));
+      box.appendChild(m);
+    } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
       m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
@@ -188,7 +196,13 @@
     badge.className = "state-badge " + r.state;
     const totals = $("totals");
     totals.replaceChildren();
-    if (state.totals) {
+    totals.classList.toggle("void", r.state === "void");
+    if (r.state === "void") {
+      // Never "If settled now" after a void: that preview is what no one may pay or collect.
+      totals.appendChild(el("div", "t-title", "Round " + r.no + " voided"));
+      totals.appendChild(el("div", "t-line void", "No money moves"));
+      totals.appendChild(el("div", "t-line small", "Pay nothing, collect nothing. Bets are open for round " + (r.no + 1) + "."));
+    } else if (state.totals) {
       const t = state.totals;
       totals.appendChild(el("div", "t-title", t.final ? "Round " + r.no + " settled" + (t.corrected ? " (corrected)" : "") : "If settled now"));
       // The house keeps the commission; where it banks, the banker's side is its own too.
@@ -202,11 +216,16 @@
       totals.appendChild(el("div", "t-title", r.bets_open ? "Bets open for round " + (r.no + 1) : "Round " + r.no));
     }
     $("settle-btn").disabled = !r.can_settle;
-    $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round." : "");
+    $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round."
+      : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     $("void-btn").disabled = !r.can_void;
     $("clear-btn").disabled = !r.can_clear;
+    // Same bets is offered only while bets are open, when nothing can be settled: it takes the
+    // settle button's place, so the column above the seats is as tall as ever and a short screen
+    // (1280x720) still shows both rows of seats without scrolling.
     $("repeat-btn").hidden = !r.repeat_from;
     $("repeat-btn").textContent = "Same bets as #" + r.repeat_from;
+    $("settle-btn").hidden = Boolean(r.repeat_from) && !r.can_settle;
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
   }
@@ -221,8 +240,14 @@
       const what = h.status === "void" ? "VOID" : h.status === "interrupted" ? "INTERRUPTED"
         : h.status === "settled" ? "players " + (Number(h.players_net) > 0 ? "+" : "") + grouped(h.players_net) : h.status;
       tile.appendChild(el("span", null, what));
-      if (h.corrected) tile.appendChild(el("i", "mark", "✎"));
-      if (h.alerts.length) tile.appendChild(el("i", "mark", "⚠"));
+      // Both marks in one box, laid out (and sized) with the tile's text: kiosk.css keeps a tile
+      // from being squeezed narrower than that text, marks included.
+      if (h.corrected || h.alerts.length) {
+        const marks = el("span", "marks");
+        if (h.corrected) marks.appendChild(el("i", "mark", "✎"));
+        if (h.alerts.length) marks.appendChild(el("i", "mark", "⚠"));
+        tile.appendChild(marks);
+      }
       return tile;
     });
     strip.replaceChildren(el("span", "strip-title", "Last rounds"), ...tiles);
@@ -307,15 +332,50 @@
 
   document.querySelectorAll("dialog [data-close]").forEach((b) => b.addEventListener("click", () => b.closest("dialog").close()));
 
-  function usedCodes(exceptSeat, exceptCode) {
+  // Enter in a dialog's field does what its main button (data-default) does.  Left to the browser,
+  // Enter submits the form, and a method="dialog" form only closes: a bet typed and Entered was
+  // dropped without a word.  Where another field is still empty (the PIN after the reason), Enter
+  // moves there rather than send half a form; where there is nothing to press yet (no card picked),
+  // the dialog stays open and says what is missing.
+  function enterPressed(form, field) {
+    const shown = (node) => node.getClientRects().length > 0;
+    const empty = [...form.querySelectorAll("input")].find((i) => i !== field && i.type !== "hidden"
+      && !i.disabled && shown(i) && !i.value);
+    if (empty) { empty.focus(); return; }
+    const main = form.querySelector("[data-default]");
+    if (main && !main.disabled && shown(main)) { main.click(); return; }
+    const error = form.querySelector(".error-text");
+    if (error && form.dataset.enterHint) error.textContent = form.dataset.enterHint;
+  }
+  document.querySelectorAll("dialog form").forEach((form) => {
+    form.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" || e.isComposing || e.target.tagName !== "INPUT") return;
+      e.preventDefault();   // no implicit submission: it would close the dialog
+      enterPressed(form, e.target);
+    });
+    // An on-screen keyboard's Go can submit without a keydown Enter: that must not close it either.
+    form.addEventListener("submit", (e) => { e.preventDefault(); enterPressed(form, document.activeElement); });
+  });
+
+  // The cards on the table now, as {seat: [codes]} (the shape of a history round's hands).
+  function tableHands() {
+    const hands = {};
+    state.seats.forEach((s) => { hands[s.name] = s.cards.map((c) => c.code); });
+    return hands;
+  }
+
+  function usedCodes(hands, exceptSeat, exceptCode) {
     const used = new Set();
-    state.seats.forEach((s) => s.cards.forEach((c) => {
-      if (!(s.name === exceptSeat && c.code === exceptCode)) used.add(c.code);
+    Object.keys(hands).forEach((seat) => hands[seat].forEach((code) => {
+      if (!(seat === exceptSeat && code === exceptCode)) used.add(code);
     }));
     return used;
   }
 
-  function openCorrection(seat, code, round, settled) {
+  // hands: that round's cards, the table's or a history round's.  A card already in one of them is
+  // greyed out for a settled round too: the kiosk refuses a card dealt twice, but only after the
+  // reason and the supervisor's PIN have been typed.
+  function openCorrection(seat, code, round, settled, hands) {
     correcting = { seat: seat, code: code, round: round, settled: settled };
     chosen = null;
     $("correct-title").textContent = "Correct " + code + " · " + seatTitle(seat) + " · round " + round;
@@ -330,7 +390,7 @@
     $("correct-submit").disabled = true;
     $("correct-confirm").hidden = settled;
     $("correct-remove").hidden = settled;
-    const used = settled ? new Set() : usedCodes(seat, code);
+    const used = usedCodes(hands, seat, code);
     $("grid52").querySelectorAll(".gcard").forEach((g) => {
       g.disabled = used.has(g.dataset.code) || g.dataset.code === code;
       g.classList.toggle("current", g.dataset.code === code);
@@ -370,7 +430,7 @@
     addingSeat = seat;
     $("add-title").textContent = "Add a missing card · " + seatTitle(seat);
     $("add-error").textContent = "";
-    const used = usedCodes(null, null);
+    const used = usedCodes(tableHands(), null, null);
     $("grid52-add").querySelectorAll(".gcard").forEach((g) => { g.disabled = used.has(g.dataset.code); });
     $("add-dialog").showModal();
   }
@@ -499,7 +559,7 @@
     }
     const settled = state.round.state === "settled";
     if (!state.round.can_correct) { toast("Cards can be corrected while a round is dealt or after it is settled", "bad"); return; }
-    openCorrection(card.dataset.seat, card.dataset.code, state.round.no, settled);
+    openCorrection(card.dataset.seat, card.dataset.code, state.round.no, settled, tableHands());
   });
 
   // ------------------------------------------------------------------ history
@@ -541,7 +601,7 @@
     box.appendChild(table);
     table.addEventListener("click", (e) => {
       const b = e.target.closest(".mini");
-      if (b && !b.disabled) openCorrection(b.dataset.seat, b.dataset.code, h.round, true);
+      if (b && !b.disabled) openCorrection(b.dataset.seat, b.dataset.code, h.round, true, h.hands);
     });
     return box;
   }

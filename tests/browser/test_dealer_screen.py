@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -303,3 +304,277 @@ def test_chips_add_to_a_typed_stake_in_whole_cents(browser, live_kiosk):
     driver.find_element(By.CSS_SELECTOR, '#bet-kinds [data-kind="equal"]').click()
     driver.find_element(By.ID, "bet-submit").click()
     wait_text(driver, '[data-bet-seat="1"]', "105.56 USD · equal")
+
+
+def dialog_open(driver, dialog_id) -> bool:
+    return driver.execute_script("return document.getElementById(arguments[0]).open", dialog_id)
+
+
+def test_enter_in_a_dialog_does_its_main_action(browser, live_kiosk):
+    """Enter in a dialog's field does what its main button does, or keeps the dialog open and says
+    what is missing; it never closes the dialog with nothing done (a bet Entered was dropped)."""
+    driver, service = browser, live_kiosk.service
+    log_in(driver, live_kiosk.url, "dealer1")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "settle-btn")))
+
+    # the bet dialog: Enter is Set bet
+    click(driver, '[data-bet-seat="3"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bet-amount")))
+    driver.find_element(By.CSS_SELECTOR, '#bet-kinds [data-kind="equal"]').click()
+    driver.find_element(By.ID, "bet-amount").send_keys("500", Keys.ENTER)
+    wait_text(driver, '[data-bet-seat="3"]', "500.00 USD · equal")
+    WebDriverWait(driver, 5).until(lambda d: not dialog_open(d, "bet-dialog"))
+    assert service.snapshot()["seats"][3]["bet"] == {"amount": "500.00", "kind": "equal"}
+
+    # a round being dealt, seat 2 a card short
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", "AS 2S 3D 4D")], 1)
+    wait_text(driver, '.seat[data-seat="2"] .category', "4 of 5 cards")
+    drawn(driver, service)
+
+    # "Add a missing card": nothing to press until a card is picked, so Enter says so and stays
+    click(driver, '.seat[data-seat="2"] .card.slot')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "add-reason")))
+    driver.find_element(By.ID, "add-reason").send_keys("covered by chips", Keys.ENTER)
+    wait_text(driver, "#add-error", "Tap the missing card")
+    assert dialog_open(driver, "add-dialog")
+    driver.find_element(By.CSS_SELECTOR, '#grid52-add .gcard[data-code="5C"]').click()
+    wait_text(driver, '.seat[data-seat="2"] .category', "Bull 5")
+    assert not dialog_open(driver, "add-dialog")
+
+    # correcting a card: Enter before a card is picked stays; after, it is "Replace with"
+    click(driver, '.seat[data-seat="2"] .card[data-code="4D"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "correct-reason")))
+    driver.find_element(By.ID, "correct-reason").send_keys("9 read as 4", Keys.ENTER)
+    wait_text(driver, "#correct-error", "Tap the card")
+    assert dialog_open(driver, "correct-dialog")
+    driver.find_element(By.CSS_SELECTOR, '#grid52 .gcard[data-code="9D"]').click()
+    driver.find_element(By.ID, "correct-reason").send_keys(Keys.ENTER)
+    WebDriverWait(driver, 5).until(
+        EC.presence_of_element_located((By.CSS_SELECTOR, '.seat[data-seat="2"] .card[data-code="9D"]')))
+    assert not dialog_open(driver, "correct-dialog")
+
+    # voiding: Enter after the reason goes on to the PIN, not off with half a form; then it voids
+    click(driver, "#void-btn")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "void-reason")))
+    driver.find_element(By.ID, "void-reason").send_keys("misdeal", Keys.ENTER)
+    assert driver.switch_to.active_element.get_attribute("id") == "void-pin"
+    assert dialog_open(driver, "void-dialog") and service.machine.state != "void"
+    driver.find_element(By.ID, "void-pin").send_keys("4321", Keys.ENTER)
+    wait_text(driver, "#round-state", "VOID")
+    assert service.machine.state == "void"
+    assert not dialog_open(driver, "void-dialog")
+
+
+def void_round_two(service, bet_seats):
+    """Round 1 settled with a bet on every seat, round 2 dealt with bets on ``bet_seats`` only."""
+    for seat in SEVEN_HANDS:
+        service.set_bet(seat, "10", "equal", "dealer1")
+    service.observe([hand("banker", BANKER)] + [hand(s, t) for s, t in SEVEN_HANDS.items()], 1)
+    service.settle("dealer1")
+    service.clear("dealer1")
+    service.observe([], 2)
+    for seat in bet_seats:
+        service.set_bet(seat, "10", "double", "dealer1")
+    service.observe([hand("banker", BANKER)] + [hand(s, t) for s, t in SEVEN_HANDS.items()], 3)
+
+
+@pytest.mark.parametrize("live_kiosk", [SEVEN], indirect=True)
+def test_a_voided_round_says_no_money_moves(browser, live_kiosk, shots):
+    """After a void: no "if settled now", no WIN/LOSE and no PAY/COLLECT; the void said plainly."""
+    from kiosk.table_service import Approval
+
+    driver, service = browser, live_kiosk.service
+    driver.viewport(1280, 720)
+    log_in(driver, live_kiosk.url, "dealer1")
+    void_round_two(service, ("1", "2", "3"))
+    wait_text(driver, "#totals", "If settled now")
+    drawn(driver, service)
+    service.void("misdeal", Approval("dealer1", "super1"))
+    wait_text(driver, "#round-state", "VOID")
+    drawn(driver, service)
+    totals = driver.find_element(By.ID, "totals").text
+    assert "Round 2 voided" in totals and "No money moves" in totals, totals
+    table = driver.execute_script(
+        "return document.getElementById('banker').innerText + document.getElementById('seats').innerText")
+    for word in ("If settled now", "House", "PAY", "COLLECT", "to settle", "WIN", "LOSE"):
+        assert word not in table + totals, (word, table)
+    assert driver.find_elements(By.CSS_SELECTOR, ".seat .outcome, .seat .mult, .seat.win, .seat.lose") == []
+    for seat in SEVEN_HANDS:
+        money = seat_box(driver, seat).find_element(By.CSS_SELECTOR, ".money")
+        assert money.text == "VOID · no money moves", (seat, money.text)
+    assert seat_box(driver, "banker").find_elements(By.CSS_SELECTOR, ".money") == []
+    shots(driver, "dealer-1280x720-void")
+
+
+@pytest.mark.parametrize("live_kiosk", [SEVEN], indirect=True)
+@pytest.mark.parametrize("size", SCREENS)
+def test_same_bets_after_a_void_moves_no_seat(browser, live_kiosk, shots, size):
+    """After a void, "Same bets" (offered for the seats without a stake) takes the settle button's
+    place: the seats stay where they were while the round was dealt, all of them on screen."""
+    from kiosk.table_service import Approval
+
+    driver, service = browser, live_kiosk.service
+    driver.viewport(*size)
+    log_in(driver, live_kiosk.url, "dealer1")
+    void_round_two(service, ("1", "2", "3"))
+    wait_text(driver, "#totals", "If settled now")
+    drawn(driver, service)
+    dealt = driver.find_element(By.ID, "seats").rect
+    service.void("misdeal", Approval("dealer1", "super1"))
+    wait_text(driver, "#round-state", "VOID")
+    drawn(driver, service)
+
+    repeat = driver.find_element(By.ID, "repeat-btn")
+    assert repeat.is_displayed() and repeat.text == "Same bets as #1"
+    assert driver.find_element(By.ID, "seats").rect == dealt
+    metrics = driver.execute_script("const s = document.getElementById('seats');"
+                                    " return [document.documentElement.scrollHeight, window.innerHeight,"
+                                    " document.documentElement.scrollWidth, window.innerWidth,"
+                                    " s.scrollHeight, s.clientHeight]")
+    assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3] and metrics[4] <= metrics[5], metrics
+    strip = driver.find_element(By.ID, "history").rect
+    for seat in SEVEN_HANDS:
+        rect = seat_box(driver, seat).rect
+        assert rect["y"] + rect["height"] <= strip["y"], (seat, rect, strip)
+    assert not driver.find_element(By.ID, "settle-btn").is_displayed()   # nothing to settle now
+    shots(driver, f"dealer-{size[0]}x{size[1]}-void-same-bets")
+
+    # the settle button is back once the bets are placed
+    click(driver, "#repeat-btn")
+    WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "repeat-btn")))
+    assert driver.find_element(By.ID, "settle-btn").is_displayed()
+    wait_text(driver, '[data-bet-seat="7"]', "10.00 USD · equal")
+
+
+def grid_state(driver, grid):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#' + arguments[0] + ' .gcard')].map("
+        "g => [g.dataset.code, g.disabled, g.classList.contains('current')])", grid)
+
+
+def test_settled_correction_greys_out_the_rounds_cards(browser, live_kiosk):
+    """After settlement, as before it, the 52-card grid offers only cards not already in the round
+    (the kiosk refuses the others, but only after the reason and the PIN)."""
+    driver, service = browser, live_kiosk.service
+    service.set_bet("1", "100", "double", "dealer1")
+    service.set_bet("2", "50", "equal", "dealer1")
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
+    service.settle("dealer1")
+    in_round = set((BANKER + " " + SEAT_1 + " " + SEAT_2).split())
+    log_in(driver, live_kiosk.url, "super1")
+    wait_text(driver, "#round-state", "SETTLED")
+    drawn(driver, service)
+
+    def check():
+        grid = {code: (disabled, current) for code, disabled, current in grid_state(driver, "grid52")}
+        assert len(grid) == 52
+        assert grid["4D"] == (True, True)   # the card being replaced: marked as the current one
+        for code, (disabled, current) in grid.items():
+            assert disabled == (code in in_round), code
+            assert current == (code == "4D"), code
+
+    # the settled round on the table
+    click(driver, '.seat[data-seat="2"] .card[data-code="4D"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "correct-pin")))
+    check()
+    driver.find_element(By.CSS_SELECTOR, "#correct-dialog [data-close]").click()
+
+    # the same round from the history strip, once the table is cleared
+    service.observe([], 2)
+    click(driver, '.tile[data-round="1"]')
+    wait_text(driver, "#history-detail", "Round 1 · SETTLED")
+    click(driver, '#history-detail .mini[data-seat="2"][data-code="4D"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "correct-pin")))
+    check()
+    # a free card is still offered, and replaces
+    driver.find_element(By.CSS_SELECTOR, '#grid52 .gcard[data-code="9D"]').click()
+    driver.find_element(By.ID, "correct-reason").send_keys("9 read as 4")
+    driver.find_element(By.ID, "correct-pin").send_keys("4321")
+    driver.find_element(By.ID, "correct-submit").click()
+    WebDriverWait(driver, 5).until(lambda d: not dialog_open(d, "correct-dialog"))
+    assert [r.data["new"] for r in service.audit.records() if r.type == AuditType.CARD_CORRECTED] == ["9D"]
+
+
+@pytest.mark.parametrize("live_kiosk", [SEVEN], indirect=True)
+@pytest.mark.parametrize("size", SCREENS)
+def test_history_marks_stay_inside_their_tiles(browser, live_kiosk, shots, size):
+    """Ten rounds in the strip, some corrected (✎) and some with an alert (⚠): every mark inside its
+    tile, every tile on screen, and seven dealt seats still above the strip."""
+    from kiosk.table_service import Approval
+
+    driver, service = browser, live_kiosk.service
+    driver.viewport(*size)
+    frame = 1
+    for round_no in range(1, 12):
+        for seat in SEVEN_HANDS:
+            service.set_bet(seat, "1000", "equal", "dealer1")
+        hands = {s: t for s, t in SEVEN_HANDS.items()}
+        if round_no % 3 == 0:
+            hands["1"] += " 2H"    # a sixth card: an alert, the card then taken off
+        service.observe([hand("banker", BANKER)] + [hand(s, t) for s, t in hands.items()], frame)
+        if round_no % 3 == 0:
+            service.correct("1", "2H", None, "dealer1", "sixth card")
+        service.settle("dealer1")
+        if round_no % 2 == 0:
+            service.correct("2", "5C", "7S", "dealer1", "misread", approval=Approval("dealer1", "super1"),
+                            round_no=round_no)
+        service.clear("dealer1")
+        service.observe([], frame + 1)
+        frame += 2
+    for seat in SEVEN_HANDS:
+        service.set_bet(seat, "1000", "double", "dealer1")
+    service.observe([hand("banker", BANKER)] + [hand(s, t) for s, t in SEVEN_HANDS.items()], frame)
+    log_in(driver, live_kiosk.url, "dealer1")
+    wait_text(driver, '.seat[data-seat="7"] .category', "Bull")
+    drawn(driver, service)
+
+    tiles = driver.execute_script(
+        "const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };"
+        "return [...document.querySelectorAll('#history .tile')].map(t => ["
+        " t.dataset.round, box(t), [...t.querySelectorAll('.mark')].map(box)])")
+    assert len(tiles) == 10
+    # ✎ on 10, 8, 6, 4, 2 and on 9, 3 (the sixth card taken off is a correction too); ⚠ on 9, 6, 3
+    assert {r: len(marks) for r, _, marks in tiles if marks} == {"10": 1, "9": 2, "8": 1, "6": 2, "4": 1, "3": 2,
+                                                                 "2": 1}
+    for round_no, (left, top, right, bottom), marks in tiles:
+        assert 0 <= left and right <= size[0] and bottom <= size[1], (round_no, left, right, bottom)
+        for m_left, m_top, m_right, m_bottom in marks:
+            # inside the border (1 px), not on it
+            assert left + 1 <= m_left and m_right <= right - 1 and top + 1 <= m_top and m_bottom <= bottom - 1, \
+                (round_no, (left, top, right, bottom), (m_left, m_top, m_right, m_bottom))
+    strip = driver.find_element(By.ID, "history")
+    assert driver.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth", strip)
+    metrics = driver.execute_script("return [document.documentElement.scrollHeight, window.innerHeight,"
+                                    " document.documentElement.scrollWidth, window.innerWidth]")
+    assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3], metrics
+    for seat in SEVEN_HANDS:
+        rect = seat_box(driver, seat).rect
+        assert rect["y"] + rect["height"] <= strip.rect["y"], (seat, rect, strip.rect)
+    shots(driver, f"dealer-{size[0]}x{size[1]}-history-marks")
+
+
+def test_top_bar_fits_an_800x480_panel(browser, live_kiosk, shots):
+    """The original 7" Pi display: the top bar wraps, so Shift report and Log out stay on screen
+    with no sideways scrolling (the seats may scroll up and down there)."""
+    driver = browser
+    driver.viewport(800, 480)
+    log_in(driver, live_kiosk.url, "super1")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "settle-btn")))
+    # the longest status line: NCNN model names, clock alarm
+    driver.execute_script("document.getElementById('model-pill').textContent ="
+                          " 'MODEL index-detector_ncnn_model+card-classifier_ncnn_model';"
+                          " document.getElementById('clock-pill').hidden = false;")
+    metrics = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth,"
+                                    " document.documentElement.scrollHeight, window.innerHeight]")
+    assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3], metrics
+    controls = driver.find_elements(By.CSS_SELECTOR, ".statusbar a, .statusbar button, .statusbar .pill,"
+                                                     " .statusbar .who, .actions button:not([hidden]), #history")
+    names = [c.text for c in controls]
+    assert "Shift report" in names and "Log out" in names, names
+    for control in controls:
+        rect = control.rect
+        assert 0 <= rect["x"] and rect["x"] + rect["width"] <= 800, (control.text, rect)
+        assert 0 <= rect["y"] and rect["y"] + rect["height"] <= 480, (control.text, rect)
+    shots(driver, "dealer-800x480-supervisor")
+    driver.find_element(By.CSS_SELECTOR, ".statusbar form button").click()
+    WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.ID, "login")))
