@@ -961,6 +961,7 @@ class TableService:
                  "currency": self.config.currency, "bet_kinds": list(self.preset.bet_kinds),
                  "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
                  "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking),
+                 "decks": self.preset.decks,
                  "bet_limits": {"minimum": money(lim.minimum), "maximum": money(lim.maximum)}
                  if (lim := self.config.bet_limits) else None}
         grab: dict[str, Any] = {}

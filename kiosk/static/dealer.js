@@ -8,6 +8,12 @@
 (function () {
   "use strict";
 
+  // "6 of 5 cards" read like a count still short; a sixth card is one too many.
+  function handCount(n) {
+    if (!n) return "";
+    return n > 5 ? n + " cards: " + (n - 5) + " too many" : n + " of 5 cards";
+  }
+
   const area = document.getElementById("table-area");
   const urls = area.dataset;
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
@@ -150,7 +156,7 @@
     box.appendChild(head);
     box.appendChild(handNode(seat));
     const verdict = el("div", "verdict");
-    verdict.appendChild(el("span", "category", seat.result ? seat.result.label : (seat.cards.length ? seat.cards.length + " of 5 cards" : "")));
+    verdict.appendChild(el("span", "category", seat.result ? seat.result.label : handCount(seat.cards.length)));
     if (outcome) verdict.appendChild(el("span", "outcome " + outcome, outcome.toUpperCase()));
     // What the stake is multiplied by, as the money line below is computed: an equal bet won with
     // Niu Niu pays once, so the hand's own x3 (a double bet's) beside WIN would mislead.
@@ -366,6 +372,8 @@
 
   function usedCodes(hands, exceptSeat, exceptCode) {
     const used = new Set();
+    // A shoe of several decks holds each card more than once: nothing is greyed out there.
+    if (state.table.decks > 1) return used;
     Object.keys(hands).forEach((seat) => hands[seat].forEach((code) => {
       if (!(seat === exceptSeat && code === exceptCode)) used.add(code);
     }));

@@ -488,3 +488,9 @@ def test_between_rounds_the_table_shows_no_cards_and_no_money(dealer, service):
     assert state["round"]["state"] == "cleared" and state["totals"] is None
     assert all(not s["cards"] and s["line"] is None and s["outcome"] is None for s in state["seats"])
     assert state["history"][0]["lines"]["2"]["net"] == "47.50"
+
+
+def test_the_screen_is_told_how_many_decks_the_table_deals_from(dealer):
+    """The correction grid greys out cards already dealt, which a shoe of several decks
+    may deal again: the screen needs the number to know."""
+    assert dealer.state()["table"]["decks"] == 1
