@@ -107,8 +107,11 @@ def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made:
                       f"({restore.ts}, by {restore.actor}, from {restore.data.get('from')}), which replaced "
                       "that history")
     if not held:
+        # Said seq-first: the head's own text ("999:5702...") in ``source`` already holds a number.
+        last = log.last()
         return Anchor(name, seq, MISSING,
-                      f"the log has {log.count()} records but {source} holds {seq}: records were removed; {WHAT_NOW}")
+                      f"the log holds no record seq {seq} (it has {log.count()} records, up to seq "
+                      f"{last.seq if last else 0}), but {source} names it: records were removed; {WHAT_NOW}")
     return Anchor(name, seq, REWRITTEN,
                   f"the log's record seq {seq} is not the one in {source}: its hash was {digest[:16]}..., now "
                   f"{held[0].hash[:16]}... — the history up to it was changed and the chain recomputed; {WHAT_NOW}")

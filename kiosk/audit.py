@@ -112,8 +112,13 @@ def canonical_json(value: Any) -> str:
     produce the same text for the same record; NaN and infinity are refused because
     JSON has no single spelling for them.
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False, default=_json_default)
+    return _CANONICAL.encode(value)
+
+
+# json.dumps with these options builds an encoder per call; every record hashed (a chain walk,
+# the shift report's check) pays for that, so one is built once.  Same options, same text.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                              default=_json_default)
 
 
 def utc_iso(ts: float | None = None) -> str:
@@ -328,32 +333,70 @@ class AuditLog:
     produce one unbroken chain.
     """
 
-    def __init__(self, path: str | Path, table_id: str = "", *, create: bool = True):
+    def __init__(self, path: str | Path, table_id: str = "", *, create: bool = True, read_only: bool = False):
+        """``read_only``: for the commands that only read (verify, report, an unsigned export, the
+        checks) — surveillance runs them on a seized disk or a write-protected copy, where a
+        read-write open fails, and a forensic copy must not gain files.  Implies ``create=False``."""
         self.path = Path(path)
         self.table_id = table_id
         self._lock = threading.Lock()
+        create = create and not read_only
         if not create and not self.path.exists():
             raise AuditError(f"no audit log at {self.path}; check --data-dir (the kiosk creates "
                              f"{AUDIT_FILE} there on first start)")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = self._connect()
+            if read_only:
+                self._conn = self._connect_read_only()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = self._connect()
             if create:
                 self._ensure_schema()
             elif not self._has_table():
                 raise AuditError(f"{self.path} holds no audit table; it is not a niuniu audit log")
         except sqlite3.DatabaseError as exc:
+            if read_only:
+                raise AuditError(f"cannot open the audit log {self.path} to read: {exc}; is it a niuniu "
+                                 "audit database?") from None
             raise AuditError(f"cannot open the audit log {self.path}: {exc}; is it a niuniu "
                              "audit database and is the disk writable?") from None
 
     @classmethod
-    def in_dir(cls, data_dir: str | Path, table_id: str = "", *, create: bool = True) -> "AuditLog":
-        return cls(Path(data_dir) / AUDIT_FILE, table_id, create=create)
+    def in_dir(cls, data_dir: str | Path, table_id: str = "", *, create: bool = True,
+               read_only: bool = False) -> "AuditLog":
+        return cls(Path(data_dir) / AUDIT_FILE, table_id, create=create, read_only=read_only)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write, and creates no file where it need not.
+
+        A WAL database opened ``mode=ro`` needs its ``-wal`` and ``-shm`` beside it: on
+        read-only media without them the open fails, and on a writable disk SQLite creates
+        them and, read-only, cannot remove them again.  While a ``-wal`` exists a kiosk has
+        the log open (or was killed with records still in it): read through it, with
+        SQLite's locks, or those records go unseen.  Without one the database file holds
+        every record and no writer has it open, so it is read as ``immutable`` — no locks,
+        no files made.  (A kiosk starting during the read writes to a new ``-wal``, which
+        this read does not see: as if it had finished a moment earlier.)"""
+        wal = self.path.with_name(self.path.name + "-wal")
+        shm = self.path.with_name(self.path.name + "-shm")
+        query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{query}", uri=True, timeout=30,
+                                   isolation_level=None, check_same_thread=False)
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()     # the open happens here
+        except sqlite3.OperationalError:
+            if wal.exists() and not shm.exists():
+                raise AuditError(f"{wal.name} beside {self.path} holds records not yet in the database file, and "
+                                 f"without {shm.name} beside it they cannot be read from read-only media: copy the "
+                                 "data directory (all of its audit.sqlite3* files) to a writable disk and run this "
+                                 "on the copy") from None
+            raise
         return conn
 
     def _has_table(self) -> bool:
@@ -468,6 +511,25 @@ class AuditLog:
             row = self._conn.execute("SELECT table_id FROM audit WHERE table_id != '' ORDER BY seq DESC LIMIT 1"
                                      ).fetchone()
         return row[0] if row else ""
+
+    def tables(self) -> list[str]:
+        """Every table id the log holds records of (sorted), to name them when a typed one is not there."""
+        with self._lock:
+            return [row[0] for row in self._conn.execute(
+                "SELECT DISTINCT table_id FROM audit WHERE table_id != '' ORDER BY table_id")]
+
+    def links(self, seqs: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """``{seq: (prev_hash, hash)}`` of the given records that exist: what a reader of a few
+        records (the shift report) needs to check they are still linked to their neighbours,
+        without walking the chain."""
+        wanted = sorted({s for s in seqs if _fits(s)})
+        found: dict[int, tuple[str, str]] = {}
+        with self._lock:
+            for at in range(0, len(wanted), 500):      # under SQLite's bound-parameter limit
+                chunk = wanted[at:at + 500]
+                sql = f"SELECT seq, prev_hash, hash FROM audit WHERE seq IN ({','.join('?' * len(chunk))})"
+                found.update((seq, (prev, digest)) for seq, prev, digest in self._conn.execute(sql, chunk))
+        return found
 
     def last(self) -> AuditRecord | None:
         rows = self._query(f"SELECT {_COLUMNS} FROM audit ORDER BY seq DESC LIMIT 1")

@@ -25,13 +25,14 @@ import shutil
 import sqlite3
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from kiosk.signing import KEY_FILE as EVIDENCE_KEY
 from vision.aim import view_path
-from vision.record import HOLD, RECORDINGS, folder_time, sha256_file
+from vision.record import FOLDER_TIME, HOLD, RECORDINGS, folder_time, sha256_file
 
 PREFIX = "niuniu-backup-"
 # The session secret, and the key evidence packages are signed with: a table restored without
@@ -73,18 +74,28 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     folder under ``destination``; check the copy's chain; drop the oldest beyond ``keep``.
 
     Raises :class:`BackupError` (one line: what, where, how to fix) and leaves no partial
-    folder behind."""
-    data_dir, destination = Path(data_dir), Path(destination)
+    folder behind.
+
+    Both paths are resolved first: the ``backup_made`` record, the manifest and the admin page
+    name where the backup is, wherever the command was run from (a path relative to the
+    console's working directory says nothing a day later)."""
+    data_dir, destination = Path(data_dir).resolve(), Path(destination).resolve()
     started = time.monotonic()
     if not (data_dir / AUDIT_FILE).is_file():
         raise BackupError(f"no audit log at {data_dir / AUDIT_FILE}; check --data-dir")
     if not destination.is_dir():
         raise BackupError(f"backup destination {destination} is not a directory: mount the backup drive there "
                           "(and give the niuniu user write access), or pass another --to")
+    if destination.is_relative_to(data_dir):
+        # A copy on the disk it copies dies with it, and one under recordings/ sits among the
+        # round folders that retention sweeps.
+        where = "is the data directory" if destination == data_dir else f"is inside the data directory {data_dir}"
+        raise BackupError(f"backup destination {destination} {where}, so it would die with the same disk; pass --to "
+                          "a directory on another disk (a USB drive, a NAS mount)")
     for config in configs:
         if not Path(config).is_file():
             raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")
-    _still_the_backed_up_history(data_dir, destination)
+    anchors, restores = _still_the_backed_up_history(data_dir, destination)
     stamp = folder_time(time.time() if now is None else now)
     folder = destination / f"{PREFIX}{stamp}"
     partial = destination / f".{PREFIX}{stamp}.partial"
@@ -128,26 +139,34 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         raise BackupError(f"backup to {destination} failed: {exc}; check the drive is mounted, writable "
                           "and has room") from None
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    removed = _drop_oldest(destination, keep) if keep else []
+    removed = _drop_oldest(destination, keep, folder, anchors, restores) if keep else []
     return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held)
 
 
-def _still_the_backed_up_history(data_dir: Path, destination: Path) -> None:
+def _still_the_backed_up_history(data_dir: Path, destination: Path) -> tuple[list, list]:
     """Before copying: does the live log still hold the head each earlier backup copied
     (``kiosk.anchors``)?  A history rewritten and re-hashed is not backed up over its proof:
-    the backup fails (and says why on the admin page) and no older backup is rotated away."""
+    the backup fails (and says why on the admin page) and no older backup is rotated away.
+    Returns the backups found (``Anchor``) and the log's ``backup_restored`` records: what the
+    rotation orders them by."""
     from kiosk.anchors import check_against_backups
 
     try:
         log = AuditLog(data_dir / AUDIT_FILE, create=False)
         try:
-            failed = [a for a in check_against_backups(log, destination) if a.failed]
+            anchors = check_against_backups(log, destination)
+            restores = log.records(types=[AuditType.BACKUP_RESTORED])
         finally:
             log.close()
-    except (OSError, sqlite3.Error, AuditError) as exc:
-        raise BackupError(f"cannot read the audit log {data_dir / AUDIT_FILE}: {exc}") from None
+    except AuditError as exc:
+        raise BackupError(str(exc)) from None     # it names the log already ("cannot open the audit log X: ...")
+    except (OSError, sqlite3.Error) as exc:
+        raise BackupError(f"cannot read the audit log {data_dir / AUDIT_FILE}: {exc}; run niuniu audit verify "
+                          "on it") from None
+    failed = [a for a in anchors if a.failed]
     if failed:
         raise BackupError(f"not backed up, and no older backup removed: {failed[0].message}")
+    return anchors, restores
 
 
 def _verified(path: Path, what: str, fix: str) -> VerifyResult:
@@ -173,21 +192,55 @@ def _copy_held_recordings(source: Path, target: Path) -> list[str]:
     return copied
 
 
-def _drop_oldest(destination: Path, keep: int) -> list[str]:
-    """Delete all but the newest ``keep`` backups (by their names, which sort by time)."""
-    backups = sorted(p for p in destination.iterdir() if p.is_dir() and p.name.startswith(PREFIX))
+def _drop_oldest(destination: Path, keep: int, made: Path, anchors: list, restores: list) -> list[str]:
+    """Delete all but the newest ``keep`` backups, counting the one just ``made``, which is
+    never deleted.
+
+    Only a folder that is a backup by its manifest (``anchors``: read by ``kiosk.anchors``
+    before the copy) is deleted; one named like a backup without a readable manifest (a copy
+    cut short, an operator's own ``niuniu-backup-old``) is not ours to remove.  They are
+    ordered by the chain, not by their names or ``made_at``: a Pi has no battery clock, so a
+    backup made while its clock ran ahead carries a time from the future, and ordering by
+    time would keep it and delete tonight's.  Within one history each backup's head is later
+    than the one before; a logged restore (``restores``) starts a new one, later than every
+    backup made before it, those of the history it replaced (superseded) included."""
+    from kiosk.anchors import HELD, SUPERSEDED
+
+    def made_after(anchor) -> tuple[int, int, str]:
+        if anchor.verdict == HELD:       # the restores its log had logged when it was made
+            epoch = sum(r.seq < anchor.head_seq for r in restores)
+        else:                             # made before the restore that replaced its history
+            made_at = _made_at(destination / anchor.name)
+            epoch = sum(made_at is not None and log_moment(r.ts) <= made_at for r in restores)
+        return epoch, anchor.head_seq, anchor.name
+
+    ours = [a for a in anchors if a.verdict in (HELD, SUPERSEDED) and a.name != made.name
+            and (destination / a.name).is_dir() and not (destination / a.name).is_symlink()]
+    ours.sort(key=made_after)
     removed = []
-    for old in backups[:-keep]:
-        shutil.rmtree(old)
+    for old in ours[:max(len(ours) - (keep - 1), 0)]:
+        try:
+            shutil.rmtree(destination / old.name)
+        except OSError:
+            continue             # the backup is made; an old one that will not go is tried again next night
         removed.append(old.name)
     return removed
+
+
+def _made_at(folder: Path) -> datetime | None:
+    try:
+        made = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["made_at"]
+        return datetime.strptime(made, FOLDER_TIME).replace(tzinfo=timezone.utc)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path, error: str = "") -> None:
     # The console opens the log without a table id; the record is still the table's.
     table = log.table()
-    if backup is None:
-        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(destination), "error": error}, table_id=table)
+    if backup is None:     # resolved, as make_backup resolves the folder of one made
+        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(Path(destination).resolve()), "error": error},
+                   table_id=table)
         return
     log.append(AuditType.BACKUP_MADE, actor, {
         "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
@@ -217,8 +270,13 @@ class Restored:
 
 
 def check_backup(folder: str | Path) -> dict:
-    """The backup's manifest, once every file it lists is there as it was written and its
-    audit log walks whole; :class:`BackupError` naming what is wrong otherwise."""
+    """The backup's manifest, once every file it lists is there as it was written, its audit
+    log walks whole, and the head it names is that log's last record; :class:`BackupError`
+    naming what is wrong otherwise.
+
+    The head is checked as the files are: it is what ``verify --against`` compares the live
+    log with later, what the ``backup_restored`` record copies, and what tells a data
+    directory that already holds this backup."""
     folder = Path(folder)
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -231,58 +289,94 @@ def check_backup(folder: str | Path) -> dict:
             raise BackupError(f"{path} is missing from the backup; use another backup")
         if sha256_file(path) != digest:
             raise BackupError(f"{path} differs from the file backed up (SHA-256 mismatch); use another backup")
-    _verified(folder / AUDIT_FILE, "the backup's audit log", "use another backup")
+    result = _verified(folder / AUDIT_FILE, "the backup's audit log", "use another backup")
+    seq, digest = manifest.get("head_seq"), manifest.get("head_hash")
+    if type(seq) is not int or seq != result.count or digest != result.head_hash:
+        raise BackupError(f"{folder / MANIFEST} names the head {_shown(seq)}:{_shown(digest)}, but the backup's "
+                          f"audit log ends at seq {result.count}, hash {result.head_hash[:16]}...: the manifest "
+                          "was edited or is another backup's; use another backup")
     return manifest
+
+
+def _shown(value) -> str:
+    """A manifest's value in an error line, cut short: whatever an edited file holds."""
+    if isinstance(value, str) and len(value) > 16:
+        return value[:16] + "..."          # a hash, as the console prints heads
+    text = repr(value)
+    return text if len(text) <= 24 else text[:24] + "..."
+
+
+def writable_dir(path: str | Path) -> None:
+    """Refuse, before anything is written, a data directory that cannot be one: a file, a
+    path under a file, or a directory (or the nearest one to be created under) this user
+    cannot write to.  ``restore``, ``users add`` and ``kiosk`` ask this first, so a mistyped
+    --data-dir or a read-only disk is one line naming the fix, not a traceback halfway
+    through (a restore that has moved the old files aside, an account without its record)."""
+    path = Path(path)
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = f"{path} is a file" if existing == path else f"{existing} is a file, so {path} cannot be a directory"
+        raise BackupError(f"{where}; pass --data-dir the kiosk's data directory (e.g. /var/lib/niuniu)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        why = ("is on a read-only file system: remount it read-write, or work on a copy on a writable disk"
+               if read_only else "is not writable by this user: run the command as the kiosk's user "
+               "(sudo -u niuniu ...)")
+        what = f"write in the data directory {path}: it" if existing == path else \
+            f"create the data directory {path}: {existing}"
+        raise BackupError(f"cannot {what} {why}")
+
+
+# What a restore writes into the data directory, each database with SQLite's companions: a
+# -wal left beside a database it did not come from would be applied to it at the next open.
+_RESTORED = (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal", f"{KIOSK_DB}-shm",
+             *PRIVATE_FILES)
 
 
 def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, replace: bool = False,
                    now: float | None = None, collector: list[str | Path] | None = None) -> Restored:
     """Put a checked backup back into ``data_dir`` (the kiosk stopped).
 
-    Never loses a record: a data directory whose log already holds the backup's head and
-    more is refused outright (there is nothing to restore), and any other existing log is
-    replaced only with ``replace``, its files moved aside to ``replaced-<time>/``, not deleted.
+    Never loses a record, an account or a key: a data directory whose log already holds the
+    backup's head and more is refused outright (there is nothing to restore), and whatever
+    else the restore would overwrite — a log, readable or not, the accounts, the keys, with
+    their -wal files — is replaced only with ``replace``, moved aside to ``replaced-<time>/``,
+    not deleted.  Every check runs before anything in the data directory changes.
     ``collector``: the log collector's files; the records written after the backup that they
     hold, signed for by the table, are appended as they were (``kiosk.recovery``)."""
     folder, data_dir = Path(folder), Path(data_dir)
     manifest = check_backup(folder)
+    writable_dir(data_dir)
     # Read before anything in the data directory moves: a collector file that cannot be read
     # stops the restore with nothing changed.
     recovery = _recovery(folder, collector) if collector else None
-    data_dir.mkdir(parents=True, exist_ok=True)
-    existing = data_dir / AUDIT_FILE
+    present = [name for name in _RESTORED if os.path.lexists(data_dir / name)]
+    if present:
+        _may_replace(folder, data_dir, manifest, present, replace)
     replaced = None
-    if existing.exists():
-        log = AuditLog(existing, create=False)
-        try:
-            count, same = log.count(), log.records(after_seq=manifest["head_seq"] - 1,
-                                                   upto_seq=manifest["head_seq"])
-        finally:
-            log.close()
-        if same and same[0].hash == manifest["head_hash"]:
-            more = count - manifest["head_seq"]
-            raise BackupError(f"{existing} already holds this backup's {manifest['head_seq']} records"
-                              f"{f' and {more} more' if more else ''}; there is nothing to restore")
-        if count and not replace:
-            raise BackupError(f"{existing} holds {count} records of another history; pass --replace to move it "
-                              f"aside (into {data_dir}/replaced-<time>/) and restore the backup in its place")
-        stamp = folder_time(time.time() if now is None else now)
-        replaced = data_dir / f"replaced-{stamp}"
-        replaced.mkdir()
-        for name in (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal",
-                     f"{KIOSK_DB}-shm", *PRIVATE_FILES):
-            if (data_dir / name).exists():
-                (data_dir / name).rename(replaced / name)
-    for name in (AUDIT_FILE, KIOSK_DB, *PRIVATE_FILES):
-        if (folder / name).is_file():
-            shutil.copy2(folder / name, data_dir / name)
-            os.chmod(data_dir / name, 0o600)
-    held = []
-    for name in manifest.get("held_recordings", []):
-        target = data_dir / RECORDINGS / name
-        if not target.exists():
-            shutil.copytree(folder / RECORDINGS / name, target)
-            held.append(name)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        if present:
+            replaced = _move_aside(data_dir, present, now)
+        for name in (AUDIT_FILE, KIOSK_DB, *PRIVATE_FILES):
+            if (folder / name).is_file():
+                shutil.copy2(folder / name, data_dir / name)
+                os.chmod(data_dir / name, 0o600)
+        held = []
+        for name in manifest.get("held_recordings", []):
+            target = data_dir / RECORDINGS / name
+            if not target.exists():
+                shutil.copytree(folder / RECORDINGS / name, target)
+                held.append(name)
+    except OSError as exc:
+        aside = f"; the previous files are in {replaced}" if replaced else ""
+        raise BackupError(f"restore into {data_dir} failed: {exc}{aside}; free space or fix the disk, and restore "
+                          "again with --replace") from None
     configs = sorted(p.name for p in (folder / "config").glob("*")) if (folder / "config").is_dir() else []
     log = AuditLog(data_dir / AUDIT_FILE, create=False)
     try:
@@ -291,12 +385,77 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
             log.extend(recovery.records)
             recovered = {**recovery.to_json(), "files": [str(p) for p in collector]}
         log.append(AuditType.BACKUP_RESTORED, actor, {
-            "from": str(folder), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
-            "replaced": str(replaced) if replaced else None, "held_recordings": held,
+            "from": str(folder.resolve()), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
+            "replaced": str(replaced.resolve()) if replaced else None, "held_recordings": held,
             **({"recovered": recovered} if recovered else {})}, table_id=log.table())
     finally:
         log.close()
     return Restored(manifest["head_seq"], replaced, held, configs, recovered)
+
+
+def _may_replace(folder: Path, data_dir: Path, manifest: dict, present: list[str], replace: bool) -> None:
+    """Raise unless the data directory's ``present`` files may be moved aside: never when its
+    log already holds the backup's head, otherwise only with ``replace``.  The refusal says
+    what the files are, so that whoever restores knows what --replace would move aside."""
+    head_seq, head_hash = manifest["head_seq"], manifest["head_hash"]
+    aside = f"(into {data_dir}/replaced-<time>/) and restore the backup in its place"
+    existing = data_dir / AUDIT_FILE
+    if os.path.lexists(existing):
+        try:
+            count, last, at_head = _log_head(existing, head_seq)
+        except (sqlite3.Error, OSError) as exc:
+            # A log the dead disk damaged (truncated, garbage) is the case restore exists for.
+            if replace:
+                return
+            raise BackupError(f"{existing} cannot be read as an audit log ({exc}); if it is the damaged one, "
+                              f"pass --replace to move it aside {aside}") from None
+        if at_head == head_hash:
+            more = count - head_seq
+            raise BackupError(f"{existing} already holds this backup's {head_seq} records"
+                              f"{f' and {more} more' if more else ''}; there is nothing to restore")
+        if replace:
+            return
+        if count:
+            _, _, backups = _log_head(folder / AUDIT_FILE, last[0])
+            if backups == last[1]:       # the hash covers the link before it: the whole history up to it
+                raise BackupError(f"{existing} holds the first {count} of this backup's {head_seq} records (an older "
+                                  f"copy of the same history); pass --replace to move it aside {aside}")
+            raise BackupError(f"{existing} holds {count} records of another history; pass --replace to move it "
+                              f"aside {aside}")
+    if replace:
+        return
+    raise BackupError(f"{data_dir} already holds {', '.join(present)}, which the restore would overwrite (accounts, "
+                      f"keys or a log); pass --replace to move them aside {aside}")
+
+
+def _log_head(path: Path, seq: int) -> tuple[int, tuple[int, str] | None, str | None]:
+    """A log's record count, its last record's (seq, hash), and the hash it holds at ``seq``,
+    read without writing a byte: a damaged log that a refused restore leaves where it was is
+    left as it was (an ``AuditLog`` opens read-write, and SQLite leaves -wal and -shm files
+    beside a database it could not close cleanly).  While a -wal exists (a kiosk has the log
+    open, or was killed) it is read through it; otherwise the file is read as immutable."""
+    wal = path.with_name(path.name + "-wal")
+    query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=30)
+    try:
+        count = conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
+        last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        at = conn.execute("SELECT hash FROM audit WHERE seq = ?", (seq,)).fetchone()
+    finally:
+        conn.close()
+    return count, (tuple(last) if last else None), (at[0] if at else None)
+
+
+def _move_aside(data_dir: Path, present: list[str], now: float | None) -> Path:
+    stamp = folder_time(time.time() if now is None else now)
+    replaced, n = data_dir / f"replaced-{stamp}", 1
+    while os.path.lexists(replaced):       # two restores within one second
+        n += 1
+        replaced = data_dir / f"replaced-{stamp}-{n}"
+    replaced.mkdir()
+    for name in present:
+        (data_dir / name).rename(replaced / name)
+    return replaced
 
 
 def _recovery(folder: Path, collector: list[str | Path]):

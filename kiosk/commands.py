@@ -86,6 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="write no statement: no signing key is read and nothing is logged (the export cannot "
                              "then be proven complete and unchanged)")
     export.add_argument("--by", help="who exports it, for the audit record (default: the console user)")
+    export.add_argument("--force", action="store_true",
+                        help="overwrite an existing --output file (never a signed export, a statement, or a file "
+                             "of the data directory)")
     export.set_defaults(func=run_audit_export)
     report = audit_sub.add_parser("report", help="a period's books: rounds, stakes, commission, house result, "
                                   "per seat (a shift report)")
@@ -137,6 +140,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     key.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     key.add_argument("--by", help="who asks, for the audit record if the key is made now (default: the console user)")
     key.add_argument("--output", "-o", help="PEM file to write (default: standard output)")
+    key.add_argument("--force", action="store_true",
+                     help="overwrite an existing --output file (never a file of the data directory)")
     key.add_argument("--json", action="store_true", help="print {algorithm, fingerprint, public_key} as JSON")
     key.set_defaults(func=run_audit_public_key)
 
@@ -147,7 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     recs.add_argument("--to", dest="until", help="... until then (inclusive; a bare date is the whole day)")
     recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
     recs.add_argument("--table", help="only this table id")
-    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone} as JSON")
+    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing} as JSON")
     recs.set_defaults(func=run_audit_check_recordings)
 
     check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
@@ -215,11 +220,36 @@ def _check_args(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--json", action="store_true", help="print {ok, facts, problems, against_log, against_key} as JSON")
 
 
-def _open_audit(data_dir: str) -> AuditLog:
+def _open_audit(data_dir: str, *, read_only: bool = False) -> AuditLog:
+    """The data directory's log.  ``read_only`` for the commands that only read it, so that they
+    run on a seized disk or a write-protected copy too (``AuditLog``'s ``read_only``)."""
     path = Path(data_dir)
     if not path.is_dir():
         raise AuditError(f"data directory {path} does not exist; pass the --data-dir the kiosk runs with")
-    return AuditLog.in_dir(path, create=False)
+    return AuditLog.in_dir(path, create=False, read_only=read_only)
+
+
+def _own_file(target: str | Path, data_dir: str) -> None:
+    """Refuse an output path that is a directory, or one of the data directory's own files —
+    whatever exists there, a name the kiosk uses there (a database's ``-wal`` too, though none
+    is there now), or anything under its folders (the recordings): an export written over
+    ``audit.sqlite3`` destroyed the log, and a public key written over ``evidence_key`` the
+    signing key.  ``--force`` does not lift this."""
+    from kiosk.db import KIOSK_DB, SECRET_FILE, SETUP_CODE_FILE
+    from kiosk.forward import STATE_FILE
+    from kiosk.signing import KEY_FILE
+
+    own = (AUDIT_FILE, KIOSK_DB, SECRET_FILE, SETUP_CODE_FILE, KEY_FILE, STATE_FILE)   # prefixes: -wal, -shm too
+    path = Path(target)
+    if path.is_dir():
+        raise AuditError(f"{path} is a directory; give a file name (e.g. {path / 'audit.csv'})")
+    where, home = path.resolve(), Path(data_dir).resolve()
+    if where.is_relative_to(home):
+        parts = where.relative_to(home).parts
+        if len(parts) != 1 or where.exists() or parts[0].startswith(own):
+            raise AuditError(f"{path} is {'in ' if len(parts) > 1 else ''}the kiosk's own {parts[0]} in its data "
+                             f"directory {home}; write it elsewhere (nothing overwrites the kiosk's files, not even "
+                             "--force)")
 
 
 def run_audit_verify(args) -> int:
@@ -229,7 +259,7 @@ def run_audit_verify(args) -> int:
         raise AuditError(f"{args.against} is not a directory; pass the NIUNIU_BACKUP_DIR the nightly backup writes "
                          "to (is the drive mounted?)")
     heads = [parse_head(text) for text in args.head]     # a typo fails now, not after the chain's walk
-    log = _open_audit(args.data_dir)
+    log = _open_audit(args.data_dir, read_only=True)
     try:
         result = log.verify()
         anchors = check_against_backups(log, args.against) if args.against else None
@@ -266,30 +296,48 @@ def run_audit_export(args) -> int:
 
     since, until = parse_period(args.since, args.until, zone=args.timezone)
     statement = None if args.unsigned else args.statement or (statement_path(args.output) if args.output else None)
-    if statement and Path(statement).exists():
-        raise AuditError(f"{statement} exists; give the export a new file name (a statement is never overwritten: "
-                         "it proves an export already handed out)")
-    log = _open_audit(args.data_dir)
+    if args.output:
+        _own_file(args.output, args.data_dir)
+        beside = statement_path(args.output)
+        if Path(args.output).exists() and beside.exists():
+            # Handed out with its statement: overwritten, the statement beside it would vouch for a
+            # file it does not describe (check-export then reports records added after export).
+            raise AuditError(f"{args.output} is a signed export ({beside} is beside it); give this export a new "
+                             "file name (a signed export is never overwritten, not even with --force)")
+        if Path(args.output).exists() and not args.force:
+            raise AuditError(f"{args.output} exists; give the export a new file name, or pass --force to "
+                             "overwrite it")
+    if statement:
+        _own_file(statement, args.data_dir)
+        if Path(statement).exists():
+            raise AuditError(f"{statement} exists; give the export a new file name (a statement is never "
+                             "overwritten: it proves an export already handed out)")
+    # Unsigned, the export only reads the log: it then runs on a write-protected copy too.
+    log = _open_audit(args.data_dir, read_only=not statement)
     try:
         head = log.last()
         upto = head.seq if head else 0
         created: list[Path] = []     # half an export, or one without its statement, is no export
         try:
             if args.output:
-                created.append(Path(args.output))
-                with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                # "x" unless overwriting was asked for: a file made since the check above is kept.
+                with open(args.output, "w" if args.force else "x", encoding="utf-8", newline="") as fh:
+                    created.append(Path(args.output))
                     count = log.export(fh, args.format, since=since, until=until, upto_seq=upto)
             else:
                 count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
             if statement:
                 _sign_export(args, log, since, until, upto, Path(statement), created)
+        except BrokenPipeError:
+            raise                     # `export | head`: the reader left; the root command ends quietly
         except (OSError, AuditError) as exc:
             for path in created:
                 path.unlink(missing_ok=True)
-            if isinstance(exc, FileExistsError):      # another export's statement, made meanwhile: kept
-                raise AuditError(f"{statement} exists; give the export a new file name") from None
+            if isinstance(exc, FileExistsError):      # made meanwhile, by another export: kept
+                raise AuditError(f"{exc.filename} exists; give the export a new file name") from None
             if isinstance(exc, OSError):
-                raise AuditError(f"cannot write {exc.filename or args.output}: {exc.strerror}") from None
+                raise AuditError(f"cannot write {exc.filename or args.output or 'the export to standard output'}: "
+                                 f"{exc.strerror}") from None
             raise
     finally:
         log.close()
@@ -383,7 +431,7 @@ def run_audit_check_evidence(args) -> int:
     from kiosk.signing import load_public_key
 
     published = load_public_key(args.public_key) if args.public_key else None
-    log = _open_audit(args.data_dir) if args.data_dir else None
+    log = _open_audit(args.data_dir, read_only=True) if args.data_dir else None
     try:
         result = check_evidence(args.package, log, published)
     finally:
@@ -397,7 +445,7 @@ def run_audit_check_export(args) -> int:
     from kiosk.signing import load_public_key
 
     published = load_public_key(args.public_key) if args.public_key else None
-    log = _open_audit(args.data_dir) if args.data_dir else None
+    log = _open_audit(args.data_dir, read_only=True) if args.data_dir else None
     try:
         result = check_export(args.export, args.statement, log, published)
     finally:
@@ -411,7 +459,7 @@ def run_audit_check_forwarded(args) -> int:
     from kiosk.signing import load_public_key
 
     published = load_public_key(args.public_key) if args.public_key else None
-    log = _open_audit(args.data_dir) if args.data_dir else None
+    log = _open_audit(args.data_dir, read_only=True) if args.data_dir else None
     try:
         result = check_forwarded(args.files, table_id=args.table, log=log, public_key=published)
     finally:
@@ -439,6 +487,10 @@ def _print_check(result, args, against_log: bool, against_key: bool, what: str) 
 def run_audit_public_key(args) -> int:
     from kiosk.signing import ALGORITHM, fingerprint, public_pem, table_key
 
+    if args.output:              # refused before a key is made: a wrong -o costs nothing
+        _own_file(args.output, args.data_dir)
+        if Path(args.output).exists() and not args.force:
+            raise AuditError(f"{args.output} exists; give a new file name, or pass --force to overwrite it")
     log = _open_audit(args.data_dir)
     try:
         public = table_key(args.data_dir, log, args.by or _console_user()).public_key()
@@ -447,7 +499,10 @@ def run_audit_public_key(args) -> int:
     pem, key_id = public_pem(public), fingerprint(public)
     if args.output:
         try:
-            Path(args.output).write_text(pem, encoding="ascii")
+            with open(args.output, "w" if args.force else "x", encoding="ascii") as fh:
+                fh.write(pem)
+        except FileExistsError:
+            raise AuditError(f"{args.output} exists; give a new file name, or pass --force to overwrite it") from None
         except OSError as exc:
             raise AuditError(f"cannot write {args.output}: {exc.strerror}") from None
     if args.json:
@@ -464,20 +519,35 @@ def run_audit_check_recordings(args) -> int:
     from kiosk.seals import check_recordings
 
     since, until = parse_period(args.since, args.until, zone=args.timezone)
-    log = _open_audit(args.data_dir)
+    log = _open_audit(args.data_dir, read_only=True)
     try:
+        if args.table:
+            _known_table(log, args.table)
         sweep = check_recordings(log, args.data_dir, table_id=args.table, since=since, until=until)
     finally:
         log.close()
     if args.json:
-        print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone}))
+        print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone,
+                          "missing": sweep.missing}))
         return 0 if sweep.ok else 1
     for label, changes in sweep.changed.items():
         for change in changes:
             print(f"PROBLEM: {label}: {change}")
+    for label in sweep.missing:
+        print(f"MISSING: {label}: no longer on disk, and no recordings_pruned record says retention deleted it")
     print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
-          f"sealed, {len(sweep.gone)} no longer on disk (deleted by retention, or moved)")
+          f"sealed, {len(sweep.gone)} deleted as the log records (retention, or a restore), {len(sweep.missing)} "
+          "missing")
     return 0 if sweep.ok else 1
+
+
+def _known_table(log: AuditLog, table_id: str) -> None:
+    """Refuse a ``--table`` the log never held: a typo otherwise reads as a clean answer (no
+    round ended, no recording changed)."""
+    tables = log.tables()
+    if table_id not in tables:
+        held = f"it holds {', '.join(tables)}" if tables else "it holds no table's records yet"
+        raise AuditError(f"the audit log has no table {table_id!r}; {held}")
 
 
 def run_check(args) -> int:
@@ -575,16 +645,20 @@ def run_audit_report(args) -> int:
     from kiosk.report import period_report
 
     since, until = parse_period(args.since, args.until, zone=args.timezone)
-    log = _open_audit(args.data_dir)
+    log = _open_audit(args.data_dir, read_only=True)
     try:
+        if args.table:
+            _known_table(log, args.table)
         reports = period_report(log, table_id=args.table, since=since, until=until)
         last = log.last()           # the report's own anchor: written down, it outlives a rewrite
         head = {"seq": last.seq, "hash": last.hash} if last else None
     finally:
         log.close()
+    # Books read off records that fail their hash are no books to sign: a script sees it in the status.
+    status = 1 if any(r.broken for r in reports.values()) else 0
     if args.json:
         print(json.dumps([{**r.to_json(), "chain_head": head} for r in reports.values()]))
-        return 0
+        return status
     if not reports:
         where = f"on table {args.table} " if args.table else ""
         print(f"no round ended {where}between {since or 'the first record'} and {until or 'now'}", file=sys.stderr)
@@ -594,7 +668,7 @@ def run_audit_report(args) -> int:
     if head:
         print(f"audit chain head when made: {head['seq']}:{head['hash']} "
               f"(niuniu audit verify --head {head['seq']}:{head['hash'][:16]} checks the log still holds it)")
-    return 0
+    return status
 
 
 def _print_columns(head: tuple[str, ...], totals: dict) -> None:
@@ -612,9 +686,13 @@ def _print_report(report, zone) -> None:
     def when(ts: str | None, missing: str) -> str:
         return f"{local_text(ts, zone)} {getattr(zone, 'key', 'UTC')}" if ts else missing
 
+    from kiosk.report import broken_lines
+
     r = report.to_json()
     print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "
           f"{when(r['to'], 'now')}")
+    for line in broken_lines(r):     # before the figures: whoever signs reads this first
+        print(f"  {line}")
     counts = ", ".join(f"{n} {status}" for status, n in r["rounds"].items())
     print(f"  rounds       {counts} (rounds {r['first_round']} to {r['last_round']})")
     print(f"  stakes       {r['stakes']}")
@@ -651,33 +729,89 @@ def _read_secret(prompt: str, from_stdin: bool) -> str:
 
 
 def run_users_add(args) -> int:
+    """Create an account and its ``user_created`` record, both or neither: an account (an
+    admin's above all) that no record shows being made is what the log exists to rule out.
+    Everything that can be refused is refused before anything is made on disk (an invalid
+    name or password creates no data directory); the log is opened before the account is
+    written, and the account is committed only once its record is on disk."""
     from kiosk import db
-    from kiosk.auth import create_user
+    from kiosk.auth import create_user, validate_account
+    from kiosk.backup import writable_dir
 
     data_dir = Path(args.data_dir)
+    _check_username(args.username)           # before the prompts that name it
     password = _read_secret(f"password for {args.username}: ", args.password_stdin)
     pin = _read_secret(f"PIN for supervisor {args.username} (4-8 digits): ", args.password_stdin) \
         if args.role == "supervisor" else None
-    conn = db.connect(data_dir)
+    validate_account(args.username, args.role, password, pin)
+    writable_dir(data_dir)
+    actor = _console_user()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = AuditLog.in_dir(data_dir)          # a log that cannot be opened stops here, no account made
     try:
-        created = create_user(conn, args.username, args.role, password, pin,
-                              created_by=f"console:{getpass.getuser()}", method="scrypt")
+        conn = _kiosk_db(data_dir, create=True)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                created = create_user(conn, args.username, args.role, password, pin, created_by=actor,
+                                      method="scrypt")
+                # The console opens the log without a table id; the record is still the table's.
+                log.append(AuditType.USER_CREATED, actor, created, table_id=log.table())
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise NiuniuError(f"cannot write the account to {data_dir / db.KIOSK_DB}: {exc}; nothing was "
+                              "created: check the disk, and run as the kiosk's user (sudo -u niuniu ...)") from None
+        finally:
+            conn.close()
     finally:
-        conn.close()
-    log = AuditLog.in_dir(data_dir, _last_table_id(data_dir))
-    log.append(AuditType.USER_CREATED, f"console:{getpass.getuser()}", created)
-    log.close()
+        log.close()
     print(f"created {created['role']} {created['username']}")
     return 0
 
 
-def run_users_list(args) -> int:
+def _check_username(name: str) -> None:
+    """The account name's rule (``kiosk.auth``) checked before the password is asked for, and
+    echoed cut short: a name pasted by mistake (a whole file) is not printed back whole."""
+    from kiosk.auth import _USERNAME, AuthError
+
+    if not _USERNAME.match(name):
+        shown = repr(name) if len(name) <= 40 else f"{name[:32]!r}... ({len(name)} characters)"
+        raise AuthError(f"username {shown}: use 3 to 32 letters, digits, dots, dashes or underscores")
+
+
+def _kiosk_db(data_dir: Path, *, create: bool):
+    """``kiosk.db.connect`` with SQLite's own failures (a read-only disk, a damaged file) as
+    one line naming the database, the data directory's state and the fix."""
     from kiosk import db
+    from kiosk.backup import BackupError, writable_dir
+
+    if data_dir.exists() and not data_dir.is_dir():
+        raise NiuniuError(f"{data_dir} is a file; pass --data-dir the kiosk's data directory (e.g. /var/lib/niuniu)")
+    try:
+        return db.connect(data_dir, create=create)
+    except sqlite3.Error as exc:
+        try:
+            writable_dir(data_dir)
+        except BackupError as why:
+            # SQLite writes beside a WAL database (its -shm) even to read it.
+            raise NiuniuError(f"cannot open the accounts in {data_dir / db.KIOSK_DB} ({exc}), which needs a "
+                              f"writable disk even to read: {why}") from None
+        raise NiuniuError(f"cannot open the accounts in {data_dir / db.KIOSK_DB}: {exc}; is it the kiosk's "
+                          "database? (restore it with `niuniu restore`)") from None
+
+
+def run_users_list(args) -> int:
     from kiosk.auth import list_users
 
-    conn = db.connect(args.data_dir, create=False)
+    conn = _kiosk_db(Path(args.data_dir), create=False)
     try:
         rows = [dict(r) for r in list_users(conn)]
+    except sqlite3.Error as exc:
+        raise NiuniuError(f"cannot read the accounts in {args.data_dir}: {exc}; is it the kiosk's database? "
+                          "(restore it with `niuniu restore`)") from None
     finally:
         conn.close()
     if args.json:
@@ -689,16 +823,6 @@ def run_users_list(args) -> int:
         if not rows:
             print(f"no accounts in {args.data_dir}; add one with `niuniu users add`", file=sys.stderr)
     return 0
-
-
-def _last_table_id(data_dir: Path) -> str:
-    if not (data_dir / AUDIT_FILE).exists():
-        return ""
-    log = AuditLog.in_dir(data_dir, create=False)
-    try:
-        return log.table()
-    finally:
-        log.close()
 
 
 # --------------------------------------------------------------------------- running
@@ -803,6 +927,7 @@ def _first_run_notice(data_dir: Path, url: str) -> None:
 
 
 def run_kiosk_command(args) -> int:
+    from kiosk.backup import writable_dir
     from vision.sources import open_source
     from vision.table import load_table_config
 
@@ -812,6 +937,7 @@ def run_kiosk_command(args) -> int:
         raise NiuniuError(f"no camera given: pass --source (picamera2, 0, a URL, a video or a folder) or set "
                           f"camera.source in {args.config}")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    writable_dir(data_dir)        # a file, or a read-only disk: one line now, not a traceback
     data_dir.mkdir(parents=True, exist_ok=True)
     if not is_loopback(args.host):
         print(f"warning: binding {args.host} exposes the kiosk to the network; use a firewall and TLS proxy",

@@ -8,6 +8,15 @@ moved; a round still on the table is in no period yet.  A settled round counts w
 settlement as last corrected, and the report names how many such corrections it holds: a
 supervisor's correction made after a shift closed changes that shift's figures, and whoever
 compares two printouts of one shift must see why they differ.
+
+"Only what the log says" holds only while the log is intact, and the report is signed at
+shift close, long before anyone runs ``niuniu audit verify``.  So each record it reads is
+checked as it is read — its own hash, and its links to the records on either side — and
+a round with a record that fails is named (``broken``): a settlement edited in the
+database, with or without its hash recomputed, must not be totalled as if genuine.  That
+costs one more indexed query a round, not a walk of the chain; a history rewritten whole
+(every later hash recomputed) passes it, as it passes ``verify``, and shows only against a
+written-down head (``verify --head``/``--against``).
 """
 
 from __future__ import annotations
@@ -15,12 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from kiosk.audit import AuditLog
-from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, load_round
+from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord
+from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, fold_round
 from kiosk.table_service import money
 from scoring.settle import house_net
 
 ZERO = Decimal(0)
+CHECK_BATCH = 2000    # records whose links are looked up together (about 250 rounds' books)
 ENDINGS = ("settled", "void", "interrupted", "cleared")
 
 
@@ -55,6 +65,11 @@ class PeriodReport:
     seats: dict[str, SeatTotals] = field(default_factory=dict)
     dealers: dict[str, SeatTotals] = field(default_factory=dict)   # by who settled; net = the house's
     unbalanced: list[int] = field(default_factory=list)
+    broken: list[dict] = field(default_factory=list)    # {round, seq, type, problem}: records that fail their hash
+
+    @property
+    def broken_rounds(self) -> list[int]:
+        return sorted({b["round"] for b in self.broken})
 
     def add(self, summary: dict) -> None:
         """Fold one ended round in."""
@@ -118,6 +133,7 @@ class PeriodReport:
             "seats": {seat: totals.to_json() for seat, totals in sorted(self.seats.items(), key=_seat_order)},
             "dealers": {name: totals.to_json() for name, totals in sorted(self.dealers.items())},
             "unbalanced_rounds": self.unbalanced,
+            "broken_rounds": self.broken_rounds, "broken_records": self.broken,
         }
 
 
@@ -129,15 +145,79 @@ def _seat_order(item: tuple[str, SeatTotals]) -> tuple[int, str]:
 def period_report(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
                   until: str | None = None) -> dict[str, PeriodReport]:
     """One report per table whose rounds ended between ``since`` and ``until`` (log-form
-    times, both inclusive, either open), keyed by table id."""
+    times, both inclusive, either open), keyed by table id; each names the records it read
+    that fail their hash or their links (``PeriodReport.broken``)."""
     candidates = sorted({(r.table_id, r.round_no) for r in log.records(
         types=TERMINAL_TYPES, since=since, until=until, table_id=table_id) if r.round_no is not None})
     reports: dict[str, PeriodReport] = {}
+    last = log.last()
+    head_seq = last.seq if last else 0
+    read: list[AuditRecord] = []     # checked a few hundred rounds at a time: one query for all their neighbours
+
+    def check() -> None:
+        for r, problem in unsound(log, read, head_seq):
+            reports[r.table_id].broken.append({"round": r.round_no, "seq": r.seq, "type": r.type, "problem": problem})
+        read.clear()
+
     for table, number in candidates:
-        summary = load_round(log, number, table_id=table, types=BOOK_TYPES)
+        records = log.records(round_no=number, table_id=table, types=BOOK_TYPES)
+        summary = fold_round(records) if records else None
         # A round settled before the period and cleared inside it ended before it.
         ended = summary and summary["ended"]
         if not ended or (since and ended < since) or (until and ended > until):
             continue
         reports.setdefault(table, PeriodReport(table, since, until)).add(summary)
+        read.extend(records)
+        if len(read) >= CHECK_BATCH:
+            check()
+    check()
     return reports
+
+
+def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int | None = None) -> list[tuple[AuditRecord, str]]:
+    """Each of ``records`` that does not hash to its stored hash or is not linked to the records
+    on either side of it in the chain, with what is wrong.  ``head_seq``: the log's last seq,
+    if the caller has it (a record there has no record after it to link to it).
+
+    Its own hash shows an edit left unhashed; the link from the record after it shows one
+    whose hash was recomputed too; a gap on either side, a record removed next to it."""
+    if head_seq is None:
+        last = log.last()
+        head_seq = last.seq if last else 0
+    seqs = {r.seq for r in records}
+    links = log.links({s + d for s in seqs for d in (-1, 1)} - seqs)
+    links.update((r.seq, (r.prev_hash, r.hash)) for r in records)
+    found = []
+    for r in records:
+        before, after = links.get(r.seq - 1), links.get(r.seq + 1)
+        linked_before = r.prev_hash == (GENESIS_HASH if r.seq == 1 else before[1] if before else None)
+        linked_after = after[0] == r.hash if after else r.seq >= head_seq
+        if r.expected_hash() != r.hash:
+            found.append((r, "does not match its hash: it was edited after it was written"))
+        elif not linked_before:
+            found.append((r, f"is not linked to the record before it (seq {r.seq - 1}): a record was removed or "
+                             "replaced there"))
+        elif not linked_after:
+            found.append((r, f"is not the record the one after it (seq {r.seq + 1}) links to: it was replaced "
+                             "(its hash recomputed), or the record after it removed"))
+    return found
+
+
+BROKEN_NAMED = 20     # a log edited throughout would name every record: the first few say what happened
+
+
+def broken_lines(report: dict) -> list[str]:
+    """What the console and the page say of a report (``to_json``) with records that fail their
+    hash: first that its figures are not to be signed, then each record (the first few)."""
+    broken = report.get("broken_records") or []
+    if not broken:
+        return []
+    rounds = ", ".join(map(str, report["broken_rounds"]))
+    lines = [f"WARNING: the audit records of round{'s' if len(report['broken_rounds']) > 1 else ''} {rounds} fail "
+             "their hash check; the figures below count them as the log holds them now, which is not what was "
+             "written: do not sign this report — run niuniu audit verify and call surveillance"]
+    lines += [f"WARNING: round {b['round']}'s {b['type']} record (seq {b['seq']}) {b['problem']}"
+              for b in broken[:BROKEN_NAMED]]
+    if len(broken) > BROKEN_NAMED:
+        lines.append(f"WARNING: and {len(broken) - BROKEN_NAMED} more records")
+    return lines

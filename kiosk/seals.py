@@ -25,24 +25,41 @@ def against_seal(folder: Path, seal: AuditRecord) -> list[str]:
 @dataclass
 class SealSweep:
     intact: int = 0
-    gone: list[str] = field(default_factory=list)          # folders no longer on disk (retention, or moved)
+    gone: list[str] = field(default_factory=list)          # no longer on disk, and the log says why
+    missing: list[str] = field(default_factory=list)       # no longer on disk, and nothing in the log says why
     changed: dict[str, list[str]] = field(default_factory=dict)   # "round N (folder)" -> what differs
 
     @property
     def ok(self) -> bool:
-        return not self.changed
+        # A recording gone with no record of its deletion is as much a finding as a changed one:
+        # retention logs every folder it deletes, so surveillance can tell the two apart.
+        return not self.changed and not self.missing
 
 
 def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | None = None,
                      since: str | None = None, until: str | None = None) -> SealSweep:
-    """Each recording sealed between ``since`` and ``until`` (audit times) against its seal."""
+    """Each recording sealed between ``since`` and ``until`` (audit times) against its seal.
+
+    A sealed folder no longer on disk is accounted for (``gone``) when a ``recordings_pruned``
+    record names it, or when a ``backup_restored`` record follows its seal (a backup carries
+    only the held recordings: the others stayed on the disk it replaced); otherwise it is
+    ``missing`` — deleted or moved by hand."""
+    pruned = {(r.table_id, name) for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
+              for name in r.data.get("folders", []) if isinstance(name, str)}
+    restores = [r.seq for r in log.records(types=[AuditType.BACKUP_RESTORED])]
     sweep = SealSweep()
     for seal in log.records(types=[AuditType.RECORDING_SEALED], table_id=table_id, since=since, until=until):
         name = str(seal.data.get("folder", ""))
         folder = recordings_dir(data_dir, seal.table_id) / name
         label = f"round {seal.round_no} ({name}, sealed at seq {seal.seq})"
         if not name or not folder.is_dir():
-            sweep.gone.append(label)
+            restore = next((seq for seq in restores if seq > seal.seq), None)
+            if (seal.table_id, name) in pruned:
+                sweep.gone.append(f"{label}: deleted by retention")
+            elif restore is not None:
+                sweep.gone.append(f"{label}: not restored from the backup (restore at seq {restore})")
+            else:
+                sweep.missing.append(label)
             continue
         changes = against_seal(folder, seal)
         if changes:

@@ -16,7 +16,7 @@ import pytest
 
 from kiosk.audit import AuditLog, AuditType
 from kiosk.backup import BackupError, make_backup
-from kiosk_testing import login, rewrite_history
+from kiosk_testing import FAST_HASH, login, rewrite_history
 
 
 @pytest.fixture
@@ -294,3 +294,192 @@ def test_the_head_a_shift_report_printed_checks_the_log_later(data_dir, audit, p
     for typo in ("12", f"x:{digest}", f"{seq}:3f9a"):
         code, _, err = runner(["audit", "verify", "--data-dir", str(data_dir), "--head", typo])
         assert code != 0 and ("is not SEQ:HASH" in err or "is not a head" in err), typo
+
+
+# --------------------------------------------------------------------------- QA of the console (qa45)
+
+
+def _manifest(folder: Path) -> dict:
+    return json.loads((folder / "MANIFEST.json").read_text())
+
+
+def test_keep_never_deletes_the_backup_just_made_nor_a_folder_that_is_no_backup(data_dir, audit, runner, tmp_path):
+    """A Pi has no battery clock: a backup made while it ran ahead has a name from the future,
+    and one sorted by name outlived tonight's.  An operator's own niuniu-backup-* folder is
+    not a backup to rotate away."""
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    ahead = make_backup(data_dir, drive)
+    ahead.folder.rename(drive / "niuniu-backup-20991231T000000Z")
+    (drive / "niuniu-backup-zzz").mkdir()
+    (drive / "niuniu-backup-00000000T000000Z").mkdir()
+    (drive / "niuniu-backup-00000000T000000Z" / "notes.txt").write_text("the operator's own")
+    audit.append(AuditType.ALERT, "vision", {"message": "the table goes on"})
+
+    code, out, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--keep", "1", "--json"])
+    assert code == 0, err
+    made = json.loads(out)
+    assert Path(made["folder"]).is_dir() and made["removed"] == ["niuniu-backup-20991231T000000Z"]
+    assert sorted(p.name for p in drive.iterdir()) == sorted(
+        [Path(made["folder"]).name, "niuniu-backup-00000000T000000Z", "niuniu-backup-zzz"])
+    assert (drive / "niuniu-backup-00000000T000000Z" / "notes.txt").read_text() == "the operator's own"
+    assert Path(audit.last().data["to"]).is_dir()          # what the admin page and `check` report is there
+
+    # Newest by the chain: with two kept, the one made before stays whatever its name says.
+    code, out, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--keep", "2", "--json"])
+    assert code == 0 and json.loads(out)["removed"] == [], err
+    assert Path(made["folder"]).is_dir()
+
+
+def test_a_backup_into_the_data_directory_is_refused_and_the_record_names_absolute_paths(
+        data_dir, audit, runner, tmp_path, monkeypatch):
+    for inside in (data_dir, data_dir / "recordings"):
+        inside.mkdir(exist_ok=True)
+        code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(inside)])
+        assert code == 2 and ("inside the data directory" in err or "is the data directory" in err), err
+        assert not any(p.name.startswith("niuniu-backup-") for p in inside.iterdir())
+    assert audit.last().type == AuditType.BACKUP_FAILED
+
+    # Run from the backup drive's parent with relative paths: the log says where, not "usb/...".
+    (tmp_path / "usb").mkdir()
+    monkeypatch.chdir(tmp_path)
+    relative_data = data_dir.relative_to(tmp_path)
+    code, _, err = runner(["backup", "--data-dir", str(relative_data), "--to", "usb"])
+    assert code == 0, err
+    made = audit.last()
+    assert made.type == AuditType.BACKUP_MADE and Path(made.data["to"]).is_absolute()
+    assert Path(made.data["to"]).parent == tmp_path / "usb"
+    assert _manifest(Path(made.data["to"]))["from"] == str(data_dir)
+    code, _, _ = runner(["backup", "--data-dir", str(relative_data), "--to", "unplugged"])
+    assert code == 2 and audit.last().data["to"] == str(tmp_path / "unplugged")
+
+
+def test_a_damaged_live_log_fails_the_backup_in_one_plain_line(tmp_path, runner):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "audit.sqlite3").write_bytes(b"garbage, not a database" * 100)
+    (tmp_path / "usb").mkdir()
+    code, _, err = runner(["backup", "--data-dir", str(data), "--to", str(tmp_path / "usb")])
+    assert code == 2 and err.count("\n") == 1 and err.count("audit.sqlite3") == 1, err
+    assert "cannot read the audit log" not in err and "cannot open the audit log" in err
+
+
+@pytest.fixture
+def backup(data_dir, audit, tmp_path):
+    from kiosk.signing import table_key
+
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    table_key(data_dir, audit, "watch1")
+    return make_backup(data_dir, drive)
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_restore_over_accounts_and_keys_without_a_log_needs_replace_and_moves_them_aside(backup, runner, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    from kiosk import db
+    from kiosk.auth import create_user
+
+    conn = db.connect(target)
+    create_user(conn, "newadmin", "admin", "pass-word-123", created_by="t", method=FAST_HASH)
+    conn.close()
+    (target / "secret_key").write_text("my-own-secret\n")
+    before = _snapshot(target)
+    code, out, err = runner(["restore", str(backup.folder), "--data-dir", str(target)])
+    assert code == 2 and out == "" and "pass --replace" in err and "kiosk.sqlite3" in err and "secret_key" in err
+    assert _snapshot(target) == before and not (target / "audit.sqlite3").exists()
+
+    code, out, err = runner(["restore", str(backup.folder), "--data-dir", str(target), "--replace", "--json"])
+    assert code == 0, err
+    aside = Path(json.loads(out)["replaced"])
+    assert (aside / "secret_key").read_text() == "my-own-secret\n"
+    users = sqlite3.connect(aside / "kiosk.sqlite3").execute("SELECT username FROM users").fetchall()
+    assert users == [("newadmin",)]
+    assert (target / "secret_key").read_bytes() == (backup.folder / "secret_key").read_bytes()
+
+
+def test_restore_replaces_an_unreadable_log_only_with_replace(backup, runner, tmp_path):
+    """The dead disk: what is left of its log cannot be opened; --replace moves it aside."""
+    for damage in (b"not a db\n", (backup.folder / "audit.sqlite3").read_bytes()[:4096 * 3]):
+        target = tmp_path / f"dead-{len(damage)}"
+        target.mkdir()
+        (target / "audit.sqlite3").write_bytes(damage)
+        code, _, err = runner(["restore", str(backup.folder), "--data-dir", str(target)])
+        assert code == 2 and "cannot be read as an audit log" in err and "pass --replace" in err, err
+        assert _snapshot(target) == {"audit.sqlite3": damage}
+        code, out, err = runner(["restore", str(backup.folder), "--data-dir", str(target), "--replace", "--json"])
+        assert code == 0, err
+        assert (Path(json.loads(out)["replaced"]) / "audit.sqlite3").read_bytes() == damage
+        restored = AuditLog.in_dir(target, create=False)
+        try:
+            assert restored.verify().ok and restored.last().type == AuditType.BACKUP_RESTORED
+        finally:
+            restored.close()
+
+
+def test_restore_checks_the_manifests_head_against_the_backups_own_log(backup, data_dir, runner, tmp_path):
+    edited = tmp_path / "edited"
+    shutil.copytree(backup.folder, edited)
+    manifest = _manifest(edited)
+    for change in ({"head_seq": "abc"}, {"head_seq": manifest["head_seq"] - 1}, {"head_hash": "a" * 64},
+                   {"head_hash": None}):
+        (edited / "MANIFEST.json").write_text(json.dumps({**manifest, **change}))
+        code, out, err = runner(["restore", str(edited), "--data-dir", str(tmp_path / "new")])
+        assert code == 2 and "names the head" in err and "use another backup" in err, (change, err)
+        assert not (tmp_path / "new").exists()
+    # Lacking head_hash, into a data directory that has a log: one line, no KeyError.
+    del manifest["head_hash"]
+    (edited / "MANIFEST.json").write_text(json.dumps(manifest))
+    before = _snapshot(data_dir)
+    code, _, err = runner(["restore", str(edited), "--data-dir", str(data_dir)])
+    assert code == 2 and err.count("\n") == 1 and "names the head" in err
+    assert _snapshot(data_dir).keys() == before.keys()
+
+
+def test_restore_calls_an_older_copy_of_the_same_history_so(backup, data_dir, audit, runner, tmp_path):
+    older = tmp_path / "older"
+    older.mkdir()
+    shutil.copy(backup.folder / "audit.sqlite3", older / "audit.sqlite3")
+    audit.append(AuditType.ALERT, "vision", {"message": "after the first backup"})
+    newer = make_backup(data_dir, tmp_path / "usb")
+    code, _, err = runner(["restore", str(newer.folder), "--data-dir", str(older)])
+    assert code == 2 and "another history" not in err, err
+    assert (f"holds the first {backup.head_seq} of this backup's {newer.head_seq} records (an older copy of the "
+            "same history); pass --replace") in err
+
+
+def test_restore_into_a_file_or_a_read_only_directory_is_one_line_and_changes_nothing(
+        backup, runner, tmp_path, monkeypatch):
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n")
+    for target in (a_file, a_file / "sub"):
+        code, out, err = runner(["restore", str(backup.folder), "--data-dir", str(target)])
+        assert code == 2 and out == "" and err.count("\n") == 1 and "is a file" in err, err
+    assert a_file.read_text() == "root:x:0:0\n"
+
+    read_only = tmp_path / "mounted-ro"
+    read_only.mkdir()
+    monkeypatch.setattr("kiosk.backup.os.access", lambda path, mode: Path(path) != read_only)
+    code, _, err = runner(["restore", str(backup.folder), "--data-dir", str(read_only), "--replace"])
+    assert code == 2 and err.count("\n") == 1 and f"cannot write in the data directory {read_only}" in err, err
+    assert list(read_only.iterdir()) == []
+
+
+def test_keep_after_a_restore_of_an_older_backup_drops_the_backups_in_the_order_they_were_made(
+        data_dir, audit, runner, tmp_path):
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    older = make_backup(data_dir, drive, now=time.time() - 120)
+    audit.append(AuditType.ALERT, "vision", {"message": "lost with the disk"})
+    newer = make_backup(data_dir, drive, now=time.time() - 60)      # superseded by the restore below
+    new = tmp_path / "new-device"
+    assert runner(["restore", str(older.folder), "--data-dir", str(new)])[0] == 0
+
+    code, out, err = runner(["backup", "--data-dir", str(new), "--to", str(drive), "--keep", "2", "--json"])
+    assert code == 0 and json.loads(out)["removed"] == [older.folder.name], err
+    code, out, err = runner(["backup", "--data-dir", str(new), "--to", str(drive), "--keep", "2", "--json"])
+    assert code == 0 and json.loads(out)["removed"] == [newer.folder.name], err

@@ -283,3 +283,113 @@ def test_a_camera_knocked_during_service_is_on_the_screens_and_in_the_log(tmp_pa
     finally:
         service.stop()
         service.audit.close()
+
+
+# --------------------------------------------------------------------------- QA of the console (qa45)
+
+
+def _accounts(data_dir) -> list:
+    import sqlite3
+
+    path = data_dir / "kiosk.sqlite3"
+    if not path.exists():
+        return []
+    conn = sqlite3.connect(path)
+    try:
+        return [row[0] for row in conn.execute("SELECT username FROM users")]
+    finally:
+        conn.close()
+
+
+def test_users_add_makes_no_account_when_its_record_cannot_be_written(tmp_path, runner, monkeypatch):
+    """An admin account that no `user_created` record shows being made must not exist."""
+    from kiosk.audit import AuditError
+
+    data = tmp_path / "data"
+    monkeypatch.setattr("sys.stdin", io.StringIO("a-long-password\n"))
+    assert runner(["users", "add", "--data-dir", str(data), "--username", "first", "--role", "admin",
+                   "--password-stdin"])[0] == 0
+    good_log = (data / "audit.sqlite3").read_bytes()
+
+    (data / "audit.sqlite3").write_bytes(b"garbage\n")                # the log cannot be opened
+    monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+    code, out, err = runner(["users", "add", "--data-dir", str(data), "--username", "mallory", "--role", "admin",
+                             "--password-stdin"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "audit.sqlite3" in err, err
+    assert _accounts(data) == ["first"]
+
+    (data / "audit.sqlite3").write_bytes(good_log)                     # it opens, but the append fails
+
+    def full_disk(*args, **kwargs):
+        raise AuditError("cannot append to the audit log: database or disk is full")
+
+    monkeypatch.setattr(AuditLog, "append", full_disk)
+    monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(data), "--username", "mallory", "--role", "admin",
+                           "--password-stdin"])
+    assert code == 2 and "disk is full" in err
+    assert _accounts(data) == ["first"]
+    monkeypatch.undo()
+
+    # And once the log can be written, the name is free and the record is there.
+    monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(data), "--username", "mallory", "--role", "admin",
+                           "--password-stdin"])
+    assert code == 0, err
+    log = AuditLog.in_dir(data, create=False)
+    try:
+        assert log.last().type == AuditType.USER_CREATED and log.last().data["username"] == "mallory"
+    finally:
+        log.close()
+
+
+def test_users_add_refuses_a_bad_name_before_making_anything_and_echoes_it_short(tmp_path, runner, monkeypatch):
+    data = tmp_path / "new" / "data"
+    for name in ("xy", "a" * 5000):
+        monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+        code, out, err = runner(["users", "add", "--data-dir", str(data), "--username", name, "--role", "dealer",
+                                 "--password-stdin"])
+        assert code == 2 and out == "" and err.count("\n") == 1 and "3 to 32 letters" in err, err
+        assert len(err) < 200
+    monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(data), "--username", "kim", "--role", "dealer",
+                           "--password-stdin"])
+    assert code == 2 and "too short" in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_data_dir_that_is_a_file_or_read_only_is_one_line_for_users_and_kiosk(tmp_path, runner, monkeypatch):
+    import sqlite3
+
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n")
+    table = tmp_path / "table.yaml"
+    table.write_text(yaml.safe_dump(table_dict()))
+    commands = [["users", "add", "--data-dir", str(a_file), "--username", "abc", "--role", "dealer",
+                 "--password-stdin"],
+                ["users", "list", "--data-dir", str(a_file)],
+                ["kiosk", "--config", str(table), "--source", str(tmp_path / "frames"), "--data-dir", str(a_file)]]
+    for argv in commands:
+        monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+        code, out, err = runner(argv)
+        assert code == 2 and out == "" and err.count("\n") == 1 and f"{a_file} is a file" in err, (argv, err)
+    assert a_file.read_text() == "root:x:0:0\n"
+
+    # A read-only mount (the tests run as root, whom permissions do not stop): as access(2) says.
+    data = tmp_path / "data"
+    monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+    assert runner(["users", "add", "--data-dir", str(data), "--username", "abc", "--role", "dealer",
+                   "--password-stdin"])[0] == 0
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    monkeypatch.setattr("kiosk.backup.os.access", lambda path, mode: False)
+    for argv in ([c if c != str(a_file) else str(data) for c in argv] for argv in commands):
+        monkeypatch.setattr("sys.stdin", io.StringIO("pass-word-123\n"))
+        if argv[:2] == ["users", "list"]:    # the kiosk database cannot be opened there
+            def unable(*args, **kwargs):
+                raise sqlite3.OperationalError("unable to open database file")
+
+            monkeypatch.setattr("kiosk.db.connect", unable)
+        code, out, err = runner(argv)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert "not writable by this user" in err and "Traceback" not in err, (argv, err)
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before

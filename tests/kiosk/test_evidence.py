@@ -226,18 +226,22 @@ def test_the_console_sweeps_every_sealed_recording_for_changed_files(played, app
         service.seal_recording(folder, {"round_no": n, "interrupted": False})
     service.wait_sealed()
     code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir])
-    assert code == 0 and "3 recordings as sealed, 0 changed since sealed, 0 no longer on disk" in out
+    assert code == 0 and "3 recordings as sealed, 0 changed since sealed, 0 deleted as the log records" in out
 
     (folders[2] / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8another hand")
-    shutil.rmtree(folders[4])                                   # as retention would
+    shutil.rmtree(folders[4])                                   # as retention would, and logs
+    audit.append(AuditType.RECORDINGS_PRUNED, "system", {"count": 1, "bytes": 1, "reasons": ["age"],
+                                                         "folders": [folders[4].name]})
     code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir])
     assert code == 1
     assert f"PROBLEM: round 2 ({folders[2].name}, sealed at seq" in out
     assert "frames/00000005.jpg differs from the file sealed" in out
-    assert "1 recording as sealed, 1 changed since sealed, 1 no longer on disk" in out
+    assert "1 recording as sealed, 1 changed since sealed, 1 deleted as the log records (retention, or a restore), " \
+           "0 missing" in out
     code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir, "--json"])
     report = json.loads(out)
     assert code == 1 and not report["ok"] and report["intact"] == 1 and len(report["gone"]) == 1
+    assert report["missing"] == []
     code, out, _ = runner(["audit", "check-recordings", "--data-dir", data_dir, "--to", "2000-01-01"])
     assert code == 0 and out.startswith("0 recordings as sealed")
 

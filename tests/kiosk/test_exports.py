@@ -185,7 +185,7 @@ def test_no_export_overwrites_a_statement_or_leaves_half_of_itself(exported, aud
     target, _, data_dir = exported
     before, kept = audit.last().seq, statement_path(target).read_bytes()
     code, _, err = runner(["audit", "export", "--data-dir", data_dir, "-o", str(target)])
-    assert code == 2 and "statement is never overwritten" in err
+    assert code == 2 and "is a signed export" in err and "never overwritten" in err
     assert statement_path(target).read_bytes() == kept and audit.last().seq == before
     # Unsigned on request: no key read, nothing logged, no statement.
     plain = tmp_path / "plain.csv"
