@@ -11,6 +11,7 @@ the bottom, or any ``--grid RxC``) or ``--from-json`` (zones measured elsewhere)
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,9 +19,11 @@ from typing import Any
 
 import cv2
 import numpy as np
+from pydantic import ValidationError
 
 from scoring.errors import NiuniuError
-from vision.table import (SEAT_NAMES, Point, SeatZone, TableConfig, table_config_from_dict, to_normalised)
+from vision.table import (SEAT_NAMES, Point, SeatZone, TableConfig, overlap_problem, table_config_from_dict,
+                          to_normalised)
 
 
 class CalibrationError(NiuniuError):
@@ -28,9 +31,25 @@ class CalibrationError(NiuniuError):
 
 
 def seat_names(players: int | None = None, seats: str | Sequence[str] | None = None) -> list[str]:
-    """``banker`` plus the player seats, from a count (``5`` -> banker, 1..5) or a list."""
+    """``banker`` plus the player seats, from a count (``5`` -> banker, 1..5) or a list.
+
+    Every problem names ``--seats``: it is the flag that is wrong, not the table file."""
     if seats is not None:
-        names = [s.strip() for s in (seats.split(",") if isinstance(seats, str) else seats) if str(s).strip()]
+        given = seats if isinstance(seats, str) else ",".join(str(s) for s in seats)
+        names = [str(s).strip() for s in (seats.split(",") if isinstance(seats, str) else seats)]
+        if not any(names):
+            raise CalibrationError(f"--seats {given!r} names no seat; write them comma separated, like banker,1,2,3")
+        if "" in names:
+            # "banker,,2" is a slip (a seat left out?), not a way to say "banker,2"
+            raise CalibrationError(f"--seats {given!r} has an empty seat name; list the seats comma separated, "
+                                   "like banker,1,2, with a name between every two commas")
+        for name in names:
+            if name not in SEAT_NAMES:
+                raise CalibrationError(f"--seats {given!r}: seat {name!r} is not one of {', '.join(SEAT_NAMES)}")
+        if len(set(names)) != len(names):
+            raise CalibrationError(f"--seats {given!r}: a seat is named twice")
+        if not [n for n in names if n != "banker"]:
+            raise CalibrationError(f"--seats {given!r}: a table needs at least one player seat besides the banker")
     elif players is not None:
         if not 1 <= players <= 7:
             raise CalibrationError(f"--players {players}: a table has 1 to 7 player seats")
@@ -108,15 +127,56 @@ def zones_from_json(path: str | Path, size: tuple[int, int] | None = None) -> di
     zones: dict[str, list[Point]] = {}
     for name, points in data.items():
         try:
+            if isinstance(points, (str, bytes)) or any(isinstance(v, (bool, str)) for p in points for v in p):
+                raise TypeError
             pts = [(float(p[0]), float(p[1])) for p in points]
+            if any(len(p) != 2 for p in points) or not all(math.isfinite(v) for p in pts for v in p):
+                raise ValueError
         except (TypeError, ValueError, IndexError, KeyError):
             raise CalibrationError(f"zones file {path}: seat {name!r} must be a list of [x, y] points") from None
         zones[str(name)] = pts
-    if any(v > 1.0 for pts in zones.values() for p in pts for v in p):
+    in_pixels = sorted((name for name, pts in zones.items() if any(v > 1.0 for p in pts for v in p)),
+                       key=_seat_order)
+    if in_pixels and len(in_pixels) < len(zones):
+        # Converting the fractions as pixels would squash those zones into the top-left corner
+        # and report "no area", which hides the real slip.
+        fractions = sorted((n for n in zones if n not in in_pixels), key=_seat_order)
+        raise CalibrationError(f"zones file {path} mixes units: seat {', '.join(in_pixels)} in pixels, seat "
+                               f"{', '.join(fractions)} in fractions (0..1) of the image; give every zone in the "
+                               "same unit")
+    if in_pixels:
         if size is None:
             raise CalibrationError(f"zones file {path} is in pixels; give the image size (--size WxH or --source)")
         zones = {name: _rounded(to_normalised(pts, *size)) for name, pts in zones.items()}
     return zones
+
+
+def _seat_order(name: str) -> tuple[int, str]:
+    return (SEAT_NAMES.index(name) if name in SEAT_NAMES else len(SEAT_NAMES), name)
+
+
+def check_zones(zones: dict[str, list[Point]], where: str) -> None:
+    """The zones alone make a table's seats: known seats, the banker and a player, each a
+    polygon inside the picture, none lying over another.  Errors name ``where`` (the zones
+    file, the clicks), since that is what to fix, not the table file being written."""
+    names = sorted(zones, key=_seat_order)
+    for name in names:
+        if name not in SEAT_NAMES:
+            raise CalibrationError(f"{where}: seat {name!r} is not one of {', '.join(SEAT_NAMES)}")
+        try:
+            SeatZone.model_validate({"name": name, "polygon": [list(p) for p in zones[name]]})
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            detail = problem["msg"].removeprefix("Value error, ")
+            raise CalibrationError(f"{where}: seat {name}'s zone: {detail}") from None
+    if "banker" not in zones:
+        raise CalibrationError(f"{where}: there is no zone for the banker; every table needs one")
+    if len(zones) < 2:
+        raise CalibrationError(f"{where}: there is a zone for the banker only; a table needs at least one "
+                               "player seat")
+    problem = overlap_problem([SeatZone(name=n, polygon=zones[n]) for n in names])
+    if problem:
+        raise CalibrationError(f"{where}: {problem}")
 
 
 def build_config(zones: dict[str, list[Point]], *, table_id: str, rules: str, camera: dict | None = None,

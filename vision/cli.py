@@ -9,18 +9,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 
 from scoring.errors import NiuniuError
-from vision.aim import save_view, view_path
-from vision.calibrate import (CalibrationError, build_config, click_zones, draw_zones, even_layout, grid_layout,
-                              has_display, parse_grid, seat_names, zones_from_json)
+from pydantic import ValidationError
+
+from vision.aim import view_path
+from vision.calibrate import (CalibrationError, build_config, check_zones, click_zones, draw_zones, even_layout,
+                              grid_layout, has_display, parse_grid, seat_names, zones_from_json)
 from vision.replay import format_rounds, jsonable, replay
 from vision.sources import SourceError, open_source, oriented
-from vision.table import CameraSettings, TableConfig, dump_table_config, load_table_config
+from vision.table import (CameraSettings, ConfigError, TableConfig, parse_config_text, table_config_from_dict,
+                          table_config_text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     cal.add_argument("--table-id", help="table name for recordings and the audit log "
                      "(default: the replaced file's, else table-1)")
-    cal.add_argument("--rules", help="rule preset (niuniu rules list; default: the replaced file's, else cambodia)")
+    cal.add_argument("--rules", help="rule preset (`niuniu rules` lists them; default: the replaced file's, "
+                     "else cambodia)")
     cal.add_argument("--currency", help="currency code shown with amounts (default: the replaced file's, else USD)")
     who = cal.add_mutually_exclusive_group()
     who.add_argument("--players", type=int, help="banker plus this many player seats (1-7); default 5")
@@ -65,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--redetect", action="store_true",
                      help="run the model again on the key frames and list differences")
     rep.add_argument("--model", help="card model for videos, frames and --redetect (default: models/)")
-    rep.add_argument("--fps", type=float, help="frame rate of a frame folder (default: the table's camera.fps)")
+    rep.add_argument("--fps", type=frame_rate, help="frame rate of a frame folder (default: the table's camera.fps)")
     rep.set_defaults(func=replay_command)
 
     try:
@@ -77,29 +84,128 @@ def register(sub: argparse._SubParsersAction) -> None:
         model_cli.register(sub)
 
 
-def _replaced_table(out: Path, force: bool) -> TableConfig | None:
+@dataclass
+class _Replaced:
+    """What a recalibration keeps of the table file it replaces."""
+
+    settings: dict                    # the file's keys other than seats, as written there
+    camera: CameraSettings            # its camera (rotation and mirroring apply to the new frame)
+    seat_names: list[str] | None      # None where its seats cannot be read
+
+
+_PLACEHOLDER_SEATS = [{"name": n, "polygon": [list(p) for p in pts]}
+                      for n, pts in even_layout(["banker", "1"]).items()]
+
+
+def _replaced_table(out: Path, force: bool, given: dict) -> _Replaced | None:
     """The table file a recalibration replaces, whose settings it keeps.
 
     Calibrating again after the camera was bumped must change the zones only: a table id
     reset to the default would split the audit log's history in two, and the rules,
-    currency, bet limits and thresholds are the house's, not the camera's."""
-    if not out.exists():
+    currency, bet limits and thresholds are the house's, not the camera's.  So a file whose
+    settings cannot be read is refused, not replaced by defaults: only its seats (the zones
+    being replaced) may be broken, and a setting given on the command line replaces the
+    file's.  ``given``: the settings from the command line (already checked)."""
+    if not out.exists() and not out.is_symlink():
         return None
     if not force:
         raise CalibrationError(f"{out} exists; pass --force to replace its zones (its other settings are kept), "
                                "or choose another --out")
+    if out.is_dir():
+        raise CalibrationError(f"--out {out} is a folder; give the table file's name, like {out / 'table.yaml'}")
+    keep = "fix it so its table id, rules and other settings can be kept, or move it aside to start afresh"
     try:
-        return load_table_config(out)
-    except NiuniuError as exc:
-        print(f"note: {out} is not a usable table file, so none of its settings are kept ({exc})", file=sys.stderr)
+        text = out.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"table file {out} cannot be read ({exc}); {keep}") from None
+    try:
+        data = parse_config_text(text, out)
+    except ConfigError as exc:
+        raise CalibrationError(f"{exc}; {keep}") from None
+    settings = {key: value for key, value in data.items() if key != "seats"}
+    try:
+        config = table_config_from_dict({**settings, **given, "seats": _PLACEHOLDER_SEATS}, out)
+    except ConfigError as exc:
+        raise CalibrationError(f"{exc}; {keep}") from None
+    try:
+        names = seat_names(seats=[str(s["name"]) for s in data["seats"]])
+    except (KeyError, TypeError, CalibrationError):
+        names = None
+    return _Replaced(settings, config.camera, names)
+
+
+_FLAG_KEYS = (("--table-id", "table_id", "the table's name, like vip-3"),
+              ("--rules", "rules", "a rule preset (niuniu rules lists them) or a preset file"),
+              ("--currency", "currency", "a currency code, like USD"))
+
+
+_SETTING_NAMES = {"camera": "camera settings", "recordings": "recording settings"}
+
+
+def _given_settings(args: argparse.Namespace) -> dict:
+    """The settings given as flags, each checked alone so its error names the flag, not the
+    table file being written (which does not exist yet, or is not at fault)."""
+    given = {}
+    for flag, key, what in _FLAG_KEYS:
+        value = getattr(args, key)
+        if value is None:
+            continue
+        value = value.strip()
+        if key == "currency":
+            value = value.upper()     # usd is USD
+        if not value:
+            raise CalibrationError(f"{flag} is empty; give {what}")
+        if key == "currency" and not re.fullmatch(r"[A-Z]{3}", value):   # "dollars" is a typo, not a currency
+            raise CalibrationError(f"{flag} {getattr(args, key)!r}: write the three-letter ISO 4217 code "
+                                   "(USD, KHR, HKD, MOP, ...)")
+        try:
+            TableConfig.model_validate({"table_id": "t", "rules": "cambodia", "seats": _PLACEHOLDER_SEATS,
+                                        key: value})
+        except ValidationError as exc:
+            problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise CalibrationError(f"{flag} {getattr(args, key)!r}: {problem}") from None
+        given[key] = value
+    return given
+
+
+def _checked_preview(preview: Path | None, source: str | None, out: Path) -> Path | None:
+    """``--preview`` checked before anything is written: a preview that fails after the
+    table file was replaced would leave a failed command that changed the table."""
+    if preview is None:
         return None
+    if not source:
+        raise CalibrationError("--preview needs --source: it draws the zones on a frame from the camera "
+                               "(without one, check them on the kiosk's Seat zones page)")
+    if preview.is_dir():
+        raise CalibrationError(f"--preview {preview} is a folder; give a picture file name, like "
+                               f"{preview / 'zones.jpg'}")
+    if not cv2.haveImageWriter(str(preview)):
+        raise CalibrationError(f"--preview {preview}: cannot write a {preview.suffix or 'nameless'} picture; "
+                               "end the name in .jpg or .png")
+    if not preview.parent.is_dir():
+        raise CalibrationError(f"--preview {preview}: the folder {preview.parent} does not exist")
+    if preview.resolve() in (out.resolve(), view_path(out).resolve()):
+        raise CalibrationError(f"--preview {preview} would overwrite the table file or its calibration "
+                               "picture; choose another name")
+    return preview
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
+    """Check everything first, then write: a failed calibration leaves the old table file
+    and its calibration picture as they were."""
     out: Path = args.out
     if out.suffix.lower() not in (".yaml", ".yml", ".toml", ".json"):
         raise CalibrationError(f"--out {out}: use a .yaml, .toml or .json file name")
-    previous = _replaced_table(out, args.force)
+    given = _given_settings(args)
+    preview = _checked_preview(args.preview, args.source, out)
+    names = None
+    if not args.from_json and (args.players is not None or args.seats is not None):
+        names = seat_names(args.players, args.seats)
+    grid = parse_grid(args.grid) if args.grid else None
+    size_flag = parse_size(args.size)
+    if args.click and not args.source:
+        raise CalibrationError("--click needs --source to show a frame")
+    previous = _replaced_table(out, args.force, given)
     lens = previous.camera if previous else CameraSettings()
     mirror = lens.mirror if args.mirror is None else args.mirror
     image = capture_size = None
@@ -107,35 +213,43 @@ def calibrate_command(args: argparse.Namespace) -> int:
         image = grab_frame(args.source)
         capture_size = (image.shape[1], image.shape[0])
         image = oriented(image, lens.rotate, mirror)   # zones are marked on the picture the table will read
-    size = (image.shape[1], image.shape[0]) if image is not None else parse_size(args.size)
+    size = (image.shape[1], image.shape[0]) if image is not None else size_flag
 
+    kept_seats = False
+    # --preview draws on the source's frame: without one, point at what works
+    check = ("check them with --preview" if image is not None else
+             "check them on a camera frame with --source ... --preview zones.jpg, or on the kiosk's Seat zones page")
     layout = "from " + str(args.from_json) if args.from_json else ""
+    where = f"zones file {args.from_json}" if args.from_json else "the zones"
     if args.from_json:
         zones = zones_from_json(args.from_json, size)
     else:
-        if previous and args.players is None and not args.seats:
-            names = list(previous.seat_names)      # the same seats, zoned again
-        else:
-            names = seat_names(args.players if args.players is not None else (None if args.seats else 5), args.seats)
-        if args.grid:
-            zones = grid_layout(names, *parse_grid(args.grid))
-            layout = f"even {args.grid} grid; adjust the zones to the table (check them with --preview)"
+        if names is None:
+            if previous and previous.seat_names:
+                names, kept_seats = list(previous.seat_names), True    # the same seats, zoned again
+            elif previous:
+                raise CalibrationError(f"the seats of {out} cannot be read; say which seats to mark with "
+                                       "--players N or --seats banker,1,2,...")
+            else:
+                names = seat_names(5)
+        if grid:
+            zones = grid_layout(names, *grid)
+            layout = f"even {args.grid} grid; adjust the zones to the table ({check})"
         elif args.click or (not args.even and image is not None and has_display()):
-            if image is None:
-                raise CalibrationError("--click needs --source to show a frame")
             zones = click_zones(image, names)
-            layout = "clicked"
+            layout, where = "clicked", "the clicked zones"
         else:
             zones = even_layout(names)
             layout = ("even layout (banker top middle, players along the bottom); adjust the zones to the "
-                      "table (check them with --preview)")
+                      f"table ({check})")
+    check_zones(zones, where)
 
     # Everything the replaced file says (future keys too), overlaid with what calibrating sets.
-    settings = previous.model_dump(mode="json", exclude_defaults=True, exclude={"seats"}) if previous else {}
-    kept = sorted(settings)
-    given = {"table_id": args.table_id, "rules": args.rules, "currency": args.currency}
-    settings.update({key: value for key, value in given.items() if value})
-    camera = settings.pop("camera", {})
+    settings = dict(previous.settings) if previous else {}
+    kept = (["seats"] if kept_seats else []) + [_SETTING_NAMES.get(key, key.replace("_", " "))
+                                                for key in settings if key not in given]
+    settings.update(given)
+    camera = dict(settings.pop("camera", None) or {})
     if args.source:
         camera["source"] = args.source
     if capture_size or size:
@@ -145,24 +259,24 @@ def calibrate_command(args: argparse.Namespace) -> int:
         camera["mirror"] = True
     config = build_config(zones, table_id=settings.pop("table_id", "table-1"),
                           rules=settings.pop("rules", "cambodia"), camera=camera, source=str(out), **settings)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        dump_table_config(config, out)
-    except OSError as exc:
-        raise CalibrationError(f"cannot write {out}: {exc}") from None
-    load_table_config(out)  # what was written must read back
+    text = table_config_text(config, out)
+    table_config_from_dict(parse_config_text(text, out), out)   # what is written must read back
     view = view_path(out)
+    pictures: list[tuple[Path, bytes]] = []
     if image is not None:
-        save_view(image, view)   # what the running table checks the camera's aim against
-    elif view.exists():
+        # what the running table checks the camera's aim against (vision.aim.save_view's quality)
+        pictures.append((view, _encoded(image, ".jpg", view, [cv2.IMWRITE_JPEG_QUALITY, 92])))
+    if preview is not None:
+        pictures.append((preview, _encoded(draw_zones(image, config.seats), preview.suffix, preview)))
+    _write_all(out, text, pictures)
+    if image is None and view.exists():
         # Zones placed without a picture no longer match the old one: a stale view would
         # warn "moved" about a camera that did not move.
-        view.unlink()
-    if args.preview:
-        if image is None:
-            raise CalibrationError("--preview needs --source to draw on")
-        if not cv2.imwrite(str(args.preview), draw_zones(image, config.seats)):
-            raise CalibrationError(f"cannot write preview {args.preview}")
+        try:
+            view.unlink()
+        except OSError as exc:
+            raise CalibrationError(f"wrote {out}, but the old calibration picture {view} cannot be removed "
+                                   f"({exc}); delete it, or the kiosk compares the camera with it") from None
     if args.json:
         print(json.dumps(config.model_dump(mode="json"), indent=2))
     else:
@@ -171,11 +285,45 @@ def calibrate_command(args: argparse.Namespace) -> int:
         if image is not None:
             print(f"wrote {view}: the picture the zones were marked on; the kiosk warns when the camera "
                   f"moves from it (keep it beside {out.name})")
-        if previous:
-            seats = [] if args.players is not None or args.seats else ["seats"]
-            print("kept from the file it replaces: " + ", ".join(
-                seats + [key.replace("_", " ") for key in kept if not given.get(key)]))
+        if preview is not None:
+            print(f"wrote {preview}: the zones drawn on the frame")
+        if kept:
+            print("kept from the file it replaces: " + ", ".join(kept))
     return 0
+
+
+def _encoded(image, suffix: str, path: Path, params: list[int] | None = None) -> bytes:
+    try:
+        ok, buf = cv2.imencode(suffix.lower(), image, params or [])
+    except cv2.error as exc:
+        raise CalibrationError(f"cannot encode {path}: {exc}") from None
+    if not ok:
+        raise CalibrationError(f"cannot encode {path} as {suffix}; end the name in .jpg or .png")
+    return buf.tobytes()
+
+
+def _write_all(out: Path, text: str, pictures: list[tuple[Path, bytes]]) -> None:
+    """Write the table file and its pictures all or none: each to a .tmp beside it first,
+    then renamed over the old ones, so a full disk or a read-only folder leaves the old table
+    file and calibration picture as they were (and no .tmp behind)."""
+    files = [(out, text.encode("utf-8"))] + pictures
+    staged: list[tuple[Path, Path]] = []
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for path, data in files:
+            tmp = path.with_name(path.name + ".tmp")
+            staged.append((tmp, path))
+            tmp.write_bytes(data)
+        for tmp, path in reversed(staged):   # the table file last: it is what the kiosk reads
+            tmp.replace(path)
+    except OSError as exc:
+        for tmp, _ in staged:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+        where = getattr(exc, "filename", None) or out
+        raise CalibrationError(f"cannot write {where}: {exc.strerror or exc}; nothing was changed") from None
 
 
 def grab_frame(spec: str):
@@ -209,11 +357,33 @@ def parse_size(text: str | None) -> tuple[int, int] | None:
     return width, height
 
 
+def frame_rate(text: str) -> float:
+    """``--fps``: a frame rate above 0.  A negative one runs time backwards (no card is ever
+    seen to leave, so the alerts vanish), NaN compares false everywhere, and 0 would quietly
+    mean "the table's"."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 1000):
+        raise argparse.ArgumentTypeError(f"{text} is not a frame rate above 0 (frames per second, "
+                                         "at most 1000)")
+    return value
+
+
 def replay_command(args: argparse.Namespace) -> int:
+    """Rounds to stdout; each recording or frame that could not be read as one error line
+    on stderr (after the rounds that could), and then exit 2."""
     rounds = replay(args.path, config=args.config, redetect=args.redetect, model=args.model, fps=args.fps)
+    errors = [r for r in rounds if "error" in r]
     if args.json:
         json.dump(jsonable(rounds), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
+    elif len(errors) < len(rounds) or not errors:
         print(format_rounds(rounds))
+    sys.stdout.flush()
+    for entry in errors:
+        print(f"niuniu replay: error: {entry['error']}", file=sys.stderr)
+    if errors:
+        return 2
     return 0 if all(r.get("matches_recording", True) for r in rounds) else 1

@@ -27,6 +27,8 @@ Output, one dict per round, oldest first::
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -40,7 +42,7 @@ from scoring.errors import NiuniuError
 from scoring.evaluate import evaluate
 from scoring.settle import Bet
 from vision.corners import Detection
-from vision.pipeline import Detector, TablePipeline
+from vision.pipeline import Detector, TablePipeline, normalise_detections
 from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingError, find_recordings,
                            read_jsonl)
 from vision.round import CAMERA_KINDS, EventKind, RoundEvent, RoundMachine
@@ -59,22 +61,60 @@ class ReplayError(NiuniuError):
 def replay(path: str | Path, config: TableConfig | str | Path | None = None, redetect: bool = False, *,
            detector: Detector | None = None, model: str | Path | None = None, fps: float | None = None
            ) -> list[dict]:
-    """Every round found at ``path`` (a round folder, a folder of them, a video or a frame folder)."""
+    """Every round found at ``path`` (a round folder, a folder of them, a video or a frame folder).
+
+    In a folder of recordings a recording that cannot be read does not hide the others: it
+    becomes an entry ``{"recording": folder, "error": why}`` among the rounds (as does a frame
+    of a frame folder that cannot be read: ``{"frame": file, "error": why}``, skipped as a
+    dropped frame).  A single recording that cannot be read raises :class:`ReplayError`."""
     path = Path(path)
     if not path.exists():
         raise ReplayError(f"{path} does not exist; give a round recording, a video file or a folder of frames")
+    if fps is not None and not (math.isfinite(fps) and fps > 0):
+        raise ReplayError(f"fps {fps}: give a frame rate above 0 (frames per second)")
     if isinstance(config, (str, Path)):
         config = load_table_config(config)
+    if path.is_dir() and is_damaged_recording(path):
+        raise ReplayError(damaged_message(path))
     recordings = find_recordings(path)
-    if recordings:
+    damaged = damaged_recordings(path) if path.is_dir() else []
+    if recordings or damaged:
         checker = (detector or load_detector(model)) if redetect else None
-        return [replay_recording(folder, config, redetect_with=checker) for folder in recordings]
+        if recordings == [path]:
+            return [replay_recording(path, config, redetect_with=checker)]
+        out = []
+        for folder in recordings:
+            try:
+                out.append(replay_recording(folder, config, redetect_with=checker))
+            except NiuniuError as exc:   # one damaged round must not hide the rest of the day
+                out.append({"recording": str(folder), "error": str(exc)})
+        out += [{"recording": str(folder), "error": damaged_message(folder)} for folder in damaged]
+        return out
     if redetect:
         raise ReplayError(f"{path} is not a recording; --redetect compares a recording's stored detections "
                           "with the model's (a video or frame folder is always read by the model)")
+    media = find_media(path)    # what there is to read comes first: no --config asked for an empty folder
     config = config or find_config(path)
-    source = media_source(path, fps or config.camera.fps)
+    source = media_source(media, fps or config.camera.fps)
     return replay_source(source, config, detector or load_detector(model))
+
+
+def is_damaged_recording(folder: Path) -> bool:
+    """A round folder that lost its meta.json: its detections and events are still there, and
+    reading its key frames as a frame folder would make up a round from a dozen stills."""
+    return not (folder / META).is_file() and any((folder / name).is_file() for name in (DETECTIONS, EVENTS))
+
+
+def damaged_recordings(root: Path) -> list[Path]:
+    """Every damaged round folder at or below ``root`` (:func:`is_damaged_recording`)."""
+    found = {p.parent for name in (DETECTIONS, EVENTS) for p in root.rglob(name)}
+    return sorted(folder for folder in found if is_damaged_recording(folder))
+
+
+def damaged_message(folder: Path) -> str:
+    held = " and ".join(name for name in (DETECTIONS, EVENTS) if (folder / name).is_file())
+    return (f"{folder} holds {held} but no {META}: the recording is damaged; restore {META} from a backup "
+            "(niuniu backup keeps the recordings) to replay it")
 
 
 def load_detector(model: str | Path | None) -> Detector:
@@ -91,23 +131,39 @@ def find_config(path: Path) -> TableConfig:
     raise ReplayError(f"no table config for {path}: pass --config table.yaml (or put {CONFIG_NAMES[0]} beside it)")
 
 
+def find_media(path: Path) -> Path:
+    """The video, image or frame folder to read at ``path`` (a folder may hold the frames,
+    one video, or frames/); ReplayError when there is none."""
+    if path.is_file():
+        return path
+    try:
+        entries = [p for p in path.iterdir() if p.is_file()]
+    except OSError as exc:
+        raise ReplayError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if any(p.suffix.lower() in IMAGE_SUFFIXES for p in entries):
+        return path
+    videos = sorted(p for p in entries if p.suffix.lower() in VIDEO_SUFFIXES)
+    if len(videos) == 1:
+        return videos[0]
+    if len(videos) > 1:
+        raise ReplayError(f"{path} holds {len(videos)} videos ({', '.join(v.name for v in videos)}); name one")
+    if (path / "frames").is_dir():
+        return find_media(path / "frames")
+    raise ReplayError(f"{path} holds no recording (meta.json), no video and no images "
+                      f"({', '.join(IMAGE_SUFFIXES)}) to replay")
+
+
 def media_source(path: Path, fps: float) -> FrameSource:
-    """The video or frame folder at ``path`` (a folder may hold the frames, one video, or frames/)."""
+    """The video or frame folder at ``path`` (a folder may hold the frames, one video, or frames/).
+
+    A frame that cannot be read is skipped as a dropped frame (and reported), not the end of
+    every round read before it."""
+    path = find_media(path)
     if path.is_file():
         if path.suffix.lower() in IMAGE_SUFFIXES:
             return ImageFilesSource([path], f"image {path}", start_ts=0.0, fps=fps)
         return VideoFileSource(path, start_ts=0.0)
-    images = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
-    if images:
-        return ImageFilesSource.from_folder(path, start_ts=0.0, fps=fps)
-    videos = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
-    if len(videos) == 1:
-        return VideoFileSource(videos[0], start_ts=0.0)
-    if len(videos) > 1:
-        raise ReplayError(f"{path} holds {len(videos)} videos ({', '.join(v.name for v in videos)}); name one")
-    if (path / "frames").is_dir():
-        return media_source(path / "frames", fps)
-    raise ReplayError(f"{path} holds no recording (meta.json), no video and no images to replay")
+    return ImageFilesSource.from_folder(path, start_ts=0.0, fps=fps, skip_unreadable=True)
 
 
 # ------------------------------------------------------------ summaries
@@ -192,9 +248,13 @@ def replay_source(source: FrameSource, config: TableConfig, detector: Detector) 
         raise
     except Exception as exc:  # a decoder failure names the file, not a traceback
         raise ReplayError(f"{source.description} failed at frame {pipeline.frames_processed}: {exc}") from None
+    skipped = list(getattr(source, "skipped", []))
     if pipeline.frames_processed == 0:
-        raise ReplayError(f"{source.description} has no frames")
-    return collector.summaries()
+        reason = f" ({skipped[0][1]})" if skipped else ""
+        raise ReplayError(f"{source.description} has no frames that can be read{reason}")
+    return collector.summaries() + [
+        {"frame": str(frame), "error": f"image {frame} cannot be read (not a whole image file); skipped, as a "
+                                       "dropped frame"} for frame, _ in skipped]
 
 
 # ------------------------------------------------------------ recordings (no model needed)
@@ -215,11 +275,18 @@ def read_meta(folder: Path) -> dict:
         meta = json.loads((folder / META).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ReplayError(f"{folder / META} cannot be read: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict):
+        raise ReplayError(f"{folder / META} is not a {FORMAT} recording (it holds a {type(meta).__name__}, "
+                          "not a mapping)")
+    if meta.get("format") != FORMAT:
         raise ReplayError(f"{folder / META} is not a {FORMAT} recording (format: {meta.get('format')!r})")
     for key in ("round_no", "table"):
         if key not in meta:
             raise ReplayError(f"{folder / META} has no {key!r}; the recording is incomplete")
+    if not isinstance(meta["round_no"], int) or isinstance(meta["round_no"], bool) or meta["round_no"] < 1:
+        raise ReplayError(f"{folder / META}: round_no {meta['round_no']!r} is not a round number")
+    if not isinstance(meta["table"], dict):
+        raise ReplayError(f"{folder / META}: table is not a table config")
     return meta
 
 
@@ -228,11 +295,17 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     """Re-run one recorded round from its detections; compare with what was recorded."""
     folder = Path(folder)
     meta = read_meta(folder)
-    config = config or table_config_from_dict(meta["table"], folder / META)
+    # The table in force when it was recorded, as it was (checks added since are not applied).
+    config = config or table_config_from_dict(meta["table"], folder / META, as_recorded=True)
     try:
         lines = read_jsonl(folder / DETECTIONS)
-        recorded = [RoundEvent.from_json(e) for e in read_jsonl(folder / EVENTS)]
-    except (OSError, RecordingError) as exc:
+        events = read_jsonl(folder / EVENTS)
+        for name, rows in ((DETECTIONS, lines), (EVENTS, events)):
+            bad = next((i for i, row in enumerate(rows, 1) if not isinstance(row, dict)), None)
+            if bad is not None:
+                raise RecordingError(f"{folder / name}: entry {bad} is not a JSON object")
+        recorded = [RoundEvent.from_json(e) for e in events]
+    except (OSError, NiuniuError) as exc:
         raise ReplayError(f"recording {folder} cannot be read: {exc}") from None
 
     model = (meta.get("model") or {}).get("name") or "recorded"
@@ -258,6 +331,14 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
         else:
             at_end.append(event)
 
+    # The pre-roll (the frames before the recorded round_start) is there for the tracker's
+    # votes only.  Live, the machine spent those frames on the round before (settled, its
+    # cards being swept); a replay's machine starts idle, and letting it watch them would
+    # deal the last round's cards again as a round of their own.  So it takes its first
+    # look where the live machine started this round.
+    round_no = int(meta["round_no"])
+    started_at = next((e.frame_no for e in recorded if e.kind == EventKind.round_start and e.round_no == round_no),
+                      None)
     problems: list[dict] = []
     for event in before:
         _reapply(pipeline.machine, event, problems)
@@ -265,7 +346,11 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
         try:
             detections = [Detection.from_json(d) for d in line["detections"]]
             frame_no = int(line["frame_no"])
-            pipeline.process(frame_no, float(line["ts"]), tuple(line["size"]), detections)
+            if started_at is not None and frame_no < started_at:
+                pipeline.tracker.update(normalise_detections(detections), frame_no, float(line["ts"]),
+                                        tuple(line["size"]))
+            else:
+                pipeline.process(frame_no, float(line["ts"]), tuple(line["size"]), detections)
         except (KeyError, TypeError, ValueError, CardError) as exc:
             raise ReplayError(f"{folder / DETECTIONS}: frame {line.get('frame_no')!r} is malformed: {exc}") from None
         for event in after_frame.pop(frame_no, []):
@@ -275,7 +360,6 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
 
     # A round cleared by the next deal ends on a frame that also starts the next round: only
     # this round's events are compared.
-    round_no = int(meta["round_no"])
     differences = problems + diff_events([e for e in recorded if e.round_no == round_no],
                                          [e for e in produced if e.round_no == round_no])
     summaries = collector.summaries()
@@ -319,11 +403,28 @@ def diff_events(recorded: list[RoundEvent], produced: list[RoundEvent], limit: i
     for index in range(max(len(want), len(got))):
         a = want[index] if index < len(want) else None
         b = got[index] if index < len(got) else None
-        if a != b:
+        if not _same(a, b):
             out.append({"index": index, "recorded": a, "replayed": b})
             if len(out) >= limit:
                 break
     return out
+
+
+_AMOUNT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def _same(recorded: Any, replayed: Any) -> bool:
+    """Equal, with money compared as amounts: a release that writes ``"100.00"`` where an
+    older one wrote ``"100"`` (the settlement's gross) pays the same, and calling that a
+    difference would make every older honest recording look doctored."""
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        return recorded.keys() == replayed.keys() and all(_same(recorded[k], replayed[k]) for k in recorded)
+    if isinstance(recorded, list) and isinstance(replayed, list):
+        return len(recorded) == len(replayed) and all(map(_same, recorded, replayed))
+    if (isinstance(recorded, str) and isinstance(replayed, str) and recorded != replayed
+            and _AMOUNT.fullmatch(recorded) and _AMOUNT.fullmatch(replayed)):
+        return Decimal(recorded) == Decimal(replayed)
+    return recorded == replayed
 
 
 def redetect(folder: Path, config: TableConfig, lines: list[dict], detector: Detector) -> dict:
@@ -369,6 +470,8 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
     """Rounds as text for a person at a terminal."""
     lines: list[str] = []
     for r in rounds:
+        if "error" in r:      # a recording or frame that could not be read: the caller reports it
+            continue
         frames = f" frames {r['frames'][0]}-{r['frames'][1]}" if r.get("frames") else ""
         lines.append(f"Round {r['round']}: {r.get('state')}{frames}")
         lines_by_seat = {ln["seat"]: ln for ln in (r.get("settlement") or {}).get("lines", [])}

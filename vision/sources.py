@@ -35,7 +35,9 @@ from vision.mirror import mirror_image
 log = logging.getLogger(__name__)
 
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mkv", ".mov", ".m4v", ".webm", ".mpg", ".mpeg", ".ts")
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif")
+"""What a folder of images is read for.  Every one that OpenCV reads as a still (a GIF as its
+first frame): a folder must not skip, without a word, a file the same command reads when named."""
 _URL_SCHEMES = ("rtsp://", "rtsps://", "rtmp://", "http://", "https://", "udp://", "tcp://")
 
 
@@ -262,17 +264,24 @@ class VideoFileSource(FrameSource):
 
 
 class ImageFilesSource(FrameSource):
-    """A folder or glob of still images, in name order, at a fixed frame rate."""
+    """A folder or glob of still images, in name order, at a fixed frame rate.
+
+    ``skip_unreadable``: an image that cannot be read is skipped as a camera's dropped frame
+    (its time and frame number pass, so later frames keep their place on the timeline) and
+    listed in ``skipped`` as (path, why), instead of ending the source: one corrupt file must
+    not throw away every round read before it (a replay).  Otherwise it raises SourceError."""
 
     live = False
 
     def __init__(self, paths: list[Path], description: str, start_ts: float = 0.0, fps: float = 10.0,
-                 loop: bool = False) -> None:
+                 loop: bool = False, skip_unreadable: bool = False) -> None:
         if not paths:
             raise SourceError(f"{description} holds no images ({', '.join(IMAGE_SUFFIXES)})")
         self.paths = paths
         self.description = description
         self.start_ts, self.fps, self.loop = start_ts, fps, loop
+        self.skip_unreadable = skip_unreadable
+        self.skipped: list[tuple[Path, str]] = []
         self._position = -1
         self._count = -1
 
@@ -289,22 +298,42 @@ class ImageFilesSource(FrameSource):
 
     def open(self) -> None:
         self._position, self._count = -1, -1
+        self.skipped = []
 
     def read(self) -> np.ndarray | None:
-        self._position += 1
-        if self._position >= len(self.paths):
-            if not self.loop:
-                return None
-            self._position = 0
-        path = self.paths[self._position]
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise SourceError(f"image {path} cannot be read; is it a valid image file?")
-        self._count += 1
-        return image
+        unreadable_in_a_row = 0
+        while True:
+            self._position += 1
+            if self._position >= len(self.paths):
+                if not self.loop or unreadable_in_a_row >= len(self.paths):
+                    return None
+                self._position = 0
+            path = self.paths[self._position]
+            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            self._count += 1
+            if image is not None:
+                return image
+            why = f"image {path} cannot be read; is it a valid image file?"
+            if not self.skip_unreadable:
+                raise SourceError(why)
+            self.skipped.append((path, why))
+            unreadable_in_a_row += 1
 
     def timestamp(self) -> float:
         return self.start_ts + self._count / self.fps
+
+    def frames(self) -> Iterator[Frame]:
+        """As :meth:`FrameSource.frames`, numbered by place in the folder: a skipped image's
+        number is not given to the next one."""
+        self.open()
+        try:
+            while True:
+                image = self.read()
+                if image is None:
+                    return
+                yield Frame(image, self.timestamp(), self._count)
+        finally:
+            self.close()
 
 
 def open_source(spec: str, *, width: int | None = None, height: int | None = None, fps: float | None = None,

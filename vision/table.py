@@ -25,8 +25,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from scoring.errors import NiuniuError
 
@@ -54,10 +56,53 @@ class ConfigError(NiuniuError):
     """A table file that cannot be used; the message names the file and the key."""
 
 
+AS_RECORDED = "as_recorded"
+"""Validation context key: the table was in force when a recording was made (see
+:func:`table_config_from_dict`)."""
+
+
+def _as_recorded(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get(AS_RECORDED))
+
+
+def _takes_bool(annotation: Any) -> bool:
+    return annotation is bool or any(_takes_bool(arg) for arg in getattr(annotation, "__args__", ()) or ())
+
+
+def _kind_of(annotation: Any) -> str:
+    """What a key takes, in the installer's words (for an error message)."""
+    args = [a for a in getattr(annotation, "__args__", ()) or () if a is not type(None)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "a mapping of keys"
+    if annotation is str or str in args:
+        return "text"
+    if getattr(annotation, "__origin__", None) is list:
+        return "a list"
+    if any(isinstance(a, type) and issubclass(a, BaseModel) for a in args):
+        return "a mapping of keys"
+    return "a number"
+
+
 class StrictModel(BaseModel):
     """Base of every config model: unknown keys are errors, values never change after load."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _true_false_only_for_switches(cls, value: Any, info: ValidationInfo) -> Any:
+        # Pydantic's lax mode reads `k: true` as 1 and `mirror: "yes"` as true: a slip in the
+        # file that silently becomes a setting.  A switch takes true/false and nothing else;
+        # a number, a name or a list never takes true/false.
+        if value is None:      # an optional key left empty: its own type check says what it takes
+            return value
+        switch = _takes_bool(cls.model_fields[info.field_name].annotation)
+        if switch and not isinstance(value, bool):
+            raise ValueError("write true or false")
+        if not switch and isinstance(value, bool):
+            raise ValueError(f"{str(value).lower()} is a switch value; this key takes "
+                             f"{_kind_of(cls.model_fields[info.field_name].annotation)}")
+        return value
 
 
 class SeatZone(StrictModel):
@@ -78,6 +123,15 @@ class SeatZone(StrictModel):
     def _known_seat(cls, value: str) -> str:
         if value not in SEAT_NAMES:
             raise ValueError(f"seat name {value!r} is not one of {', '.join(SEAT_NAMES)}")
+        return value
+
+    @field_validator("polygon", mode="before")
+    @classmethod
+    def _numbers_only(cls, value: Any) -> Any:
+        # true/false would read as the corner 1.0/0.0 (see StrictModel)
+        if isinstance(value, (list, tuple)) and any(isinstance(v, bool) for p in value
+                                                    if isinstance(p, (list, tuple)) for v in p):
+            raise ValueError("a corner is two numbers [x, y], not true/false")
         return value
 
     @field_validator("polygon")
@@ -270,8 +324,9 @@ def collector_address(text: str) -> tuple[str, str, int]:
 
 class TableConfig(StrictModel):
     table_id: str = Field(min_length=1, max_length=64, description="short name used in recordings and the audit log")
-    rules: str = Field(min_length=1, description="rule preset name (niuniu rules list) or preset file path")
-    currency: str = Field("USD", min_length=1, max_length=8, description="currency code shown with amounts")
+    rules: str = Field(min_length=1, description="rule preset name (niuniu rules lists them) or preset file path")
+    currency: str = Field("USD", min_length=1, max_length=8, description="ISO 4217 currency code shown with "
+                                                                          "amounts (USD, KHR, HKD, ...)")
     timezone: str = Field("UTC", description="IANA time zone the staff's screens show and read times in "
                                              "(e.g. Asia/Phnom_Penh); the audit log itself stays in UTC")
     seats: list[SeatZone] = Field(min_length=2, description="the banker and 1..7 player seats")
@@ -290,6 +345,16 @@ class TableConfig(StrictModel):
             raise ValueError("use only letters, digits, '.', '_' and '-' (it names the recordings folder)")
         return value
 
+    @field_validator("currency")
+    @classmethod
+    def _currency_code(cls, value: str, info: ValidationInfo) -> str:
+        # Printed beside every amount on the screen, the receipts and the shift report: a
+        # three-letter code is written in capitals (usd is USD).  Anything else a table file
+        # already says (HK$, chips) is kept as it was: a kiosk that stopped at start after an
+        # upgrade over a currency's spelling would cost the table its evening.  A new value
+        # given to ``calibrate --currency`` must be a three-letter code (``vision.cli``).
+        return value.upper() if re.fullmatch(r"[A-Za-z]{3}", value) else value
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -302,13 +367,17 @@ class TableConfig(StrictModel):
 
     @field_validator("seats")
     @classmethod
-    def _seat_set(cls, value: list[SeatZone]) -> list[SeatZone]:
+    def _seat_set(cls, value: list[SeatZone], info: ValidationInfo) -> list[SeatZone]:
         names = [s.name for s in value]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(f"seat {repeated[0]!r} is given twice; each seat has one zone")
         if "banker" not in names:
             raise ValueError("there is no 'banker' seat; every table needs the banker's zone")
+        if not _as_recorded(info):
+            problem = overlap_problem(value)
+            if problem:
+                raise ValueError(problem)
         return value
 
     @field_validator("rules")
@@ -337,7 +406,8 @@ class TableConfig(StrictModel):
     def with_thresholds(self, **changes: Any) -> "TableConfig":
         """A validated copy with some thresholds changed: to compare settings on one table."""
         thresholds = {**self.thresholds.model_dump(), **changes}
-        return table_config_from_dict({**self.model_dump(), "thresholds": thresholds})
+        # Only the thresholds change: the rest was accepted already (maybe as recorded).
+        return table_config_from_dict({**self.model_dump(), "thresholds": thresholds}, as_recorded=True)
 
     def zone(self, name: str) -> SeatZone:
         for seat in self.seats:
@@ -391,10 +461,15 @@ def parse_config_text(text: str, path: Path) -> dict:
     return data
 
 
-def table_config_from_dict(data: dict, source: str | Path = "<table config>") -> TableConfig:
-    """Validate an already-parsed mapping (the kiosk's calibration page uses this)."""
+def table_config_from_dict(data: dict, source: str | Path = "<table config>", *,
+                           as_recorded: bool = False) -> TableConfig:
+    """Validate an already-parsed mapping (the kiosk's calibration page uses this).
+
+    ``as_recorded``: the table a recording was made with (its meta.json).  It ran the round,
+    so a replay must use it as it was: checks added since (overlapping zones, the currency
+    code) are skipped, or a stricter release could no longer replay old evidence."""
     try:
-        return TableConfig.model_validate(data)
+        return TableConfig.model_validate(data, context={AS_RECORDED: True} if as_recorded else None)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, source)) from None
 
@@ -412,7 +487,11 @@ def describe_validation_error(exc: ValidationError, source: str | Path) -> str:
             problems.append(f"{key}: required key is missing")
         else:
             message = err["msg"].removeprefix("Value error, ")
-            problems.append(f"{key}: {message} (got {_short(err.get('input'))})")
+            given = err.get("input")
+            if isinstance(given, list) and any(isinstance(v, dict) for v in given):
+                problems.append(f"{key}: {message}")   # the whole seats list: the message names the seats
+            else:
+                problems.append(f"{key}: {message} (got {_short(given)})")
     head = f"table file {source}: " if problems else f"table file {source} is invalid"
     return head + "; ".join(problems)
 
@@ -458,6 +537,59 @@ def polygon_area(polygon: Sequence[Point]) -> float:
     for (x1, y1), (x2, y2) in zip(polygon, list(polygon[1:]) + [polygon[0]]):
         total += x1 * y2 - x2 * y1
     return total / 2.0
+
+
+OVERLAP_LIMIT = 0.5
+"""Two zones may share a strip along their border (hand-marked neighbours do), but not this
+share of either zone: a card there counts to the seat listed first, so the other could
+(almost) never win a card, or one zone swallows another and takes every stray card."""
+_OVERLAP_GRID = 256
+
+
+def overlap_problem(seats: Sequence["SeatZone"]) -> str | None:
+    """What is wrong with zones that overlap too much (:data:`OVERLAP_LIMIT`), or None."""
+    centres = (np.arange(_OVERLAP_GRID) + 0.5) / _OVERLAP_GRID
+    xs, ys = np.meshgrid(centres, centres)
+    masks = [(s.name, _polygon_mask(s.polygon, xs, ys)) for s in seats]
+    problems = []
+    for i, (first, mask_a) in enumerate(masks):
+        for second, mask_b in masks[i + 1:]:
+            area_a, area_b = int(mask_a.sum()), int(mask_b.sum())
+            if not area_a or not area_b:   # smaller than the grid: nothing to judge by
+                continue
+            shared = int(np.count_nonzero(mask_a & mask_b))
+            share_a, share_b = shared / area_a, shared / area_b
+            if max(share_a, share_b) < OVERLAP_LIMIT:
+                continue
+            covered, other, share = (first, second, share_a) if share_a >= share_b else (second, first, share_b)
+            problems.append(f"the zones of {_seat_label(first)} and {_seat_label(second)} overlap: {share:.0%} of "
+                            f"{_seat_label(covered)}'s zone lies in {_seat_label(other)}'s, and a card there counts "
+                            f"to {_seat_label(first)} alone (listed first)")
+    if not problems:
+        return None
+    if len(problems) > 3:   # one zone over all the others: the first few say what to fix
+        problems = problems[:3] + [f"{len(problems) - 3} more pairs"]
+    return ("; ".join(problems) + "; redraw the zones so each seat's cards lie in its own zone "
+            "(niuniu calibrate --preview draws them on the camera's picture)")
+
+
+def _seat_label(name: str) -> str:
+    return "the banker" if name == "banker" else f"seat {name}"
+
+
+def _polygon_mask(polygon: Sequence[Point], xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Which grid points lie inside the polygon (even-odd rule, as :func:`point_in_polygon`)."""
+    inside = np.zeros(xs.shape, dtype=bool)
+    count = len(polygon)
+    for i in range(count):
+        x1, y1 = polygon[i]
+        x2, y2 = polygon[(i + 1) % count]
+        if y1 == y2:
+            continue
+        crosses = (y1 > ys) != (y2 > ys)
+        cross_x = x1 + (ys - y1) * (x2 - x1) / (y2 - y1)
+        inside ^= crosses & (xs < cross_x)
+    return inside
 
 
 def point_in_polygon(point: Point, polygon: Sequence[Point]) -> bool:
@@ -548,6 +680,12 @@ class ZoneMap:
 def dump_table_config(config: TableConfig, path: str | Path) -> None:
     """Write a table file in the format its extension asks for (YAML, TOML or JSON)."""
     path = Path(path)
+    write_text_atomic(path, table_config_text(config, path))
+
+
+def table_config_text(config: TableConfig, path: str | Path) -> str:
+    """The table file's text in the format ``path``'s extension asks for (nothing written)."""
+    path = Path(path)
     data = config.model_dump(mode="json", exclude_none=True)
     data["seats"] = [{"name": s["name"], "polygon": [[round(x, 4), round(y, 4)] for x, y in s["polygon"]]}
                      for s in data["seats"]]
@@ -560,9 +698,25 @@ def dump_table_config(config: TableConfig, path: str | Path) -> None:
         text = json.dumps(data, indent=2) + "\n"
     else:
         raise ConfigError(f"cannot write {path}: unknown format {suffix!r}; use .yaml, .yml, .toml or .json")
+    return text
+
+
+def write_text_atomic(path: Path, text: str | bytes) -> None:
+    """Write beside ``path`` and rename over it: a reader never sees half a file, and a
+    failed write leaves the old file as it was and no ``.tmp`` behind."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
 def _toml_value(value: Any) -> str:
