@@ -15,7 +15,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-import scripted_frames
 import yaml
 from scripted_frames import coded_image, decode_index
 
@@ -328,18 +327,8 @@ def test_a_table_files_currency_is_kept_as_written_or_in_capitals(tmp_path):
 # ------------------------------------------------------------------ replay
 
 
-CONFIG = table_config_from_dict({"table_id": "t1", "rules": "cambodia", "seats": [
-    {"name": "banker", "polygon": [[0, 0], [1, 0], [1, 0.5], [0, 0.5]]},
-    {"name": "1", "polygon": [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]]},
-    {"name": "2", "polygon": [[0.5, 0.5], [1, 0.5], [1, 1], [0.5, 1]]},
-], "thresholds": {"motion_gate": False}})
-ROUND_A = {"1": "KH QH JH 10H 9H", "2": "6C 7C 8C 9C 10C", "banker": "AS 2H 3D 4C 5S"}
-ROUND_B = {"1": "2S 3S 4S 5D 6D", "2": "KS QS JS 10S 9S", "banker": "7H 8H 9D 10D JD"}
-ORIGIN = {"banker": (60, 40), "1": (20, 190), "2": (220, 190)}
-
-
-def dealing(hands, **kwargs):
-    return scripted_frames.dealing(hands, ORIGIN, **kwargs)
+# The replay tests' table and rounds: a recording made by the pipeline, replayed.
+from test_record_replay import CONFIG, ROUND_A, ROUND_B, dealing  # noqa: E402
 
 
 class ScriptedDetector:
