@@ -84,6 +84,13 @@ def bench_backend(fmt: str, frames, regions, models_dir: Path, imgsz: int, tta: 
 
 def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int = LIVE_IMGSZ, tta: bool = True,
               second_opinion: bool = True) -> dict:
+    # Checked here too, not only by `niuniu bench`'s flags: a limit of 0 still timed one
+    # frame (the source is read until the count reaches it), and a size of 0 read at 32 px,
+    # so the table below recommended a runtime from a reading that found nothing.
+    if frames_limit < 1:
+        raise NiuniuError(f"frames {frames_limit}: time at least 1 frame")
+    if not 32 <= imgsz <= 4096 or imgsz % 32:
+        raise NiuniuError(f"imgsz {imgsz}: give the detector's input size, a multiple of 32 from 32 to 4096")
     backends = installed_backends(models_dir)
     if not backends:
         raise NiuniuError(f"no card model found in {models_dir} for any installed runtime (torch, onnxruntime, ncnn)")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -145,6 +146,123 @@ class ModelError(NiuniuError):
     """The card model cannot be used: missing, corrupt or of the wrong kind."""
 
 
+class ImageError(NiuniuError):
+    """An image file that cannot be read whole: not an image, empty, truncated or corrupt."""
+
+
+# What a file's first bytes say it is, for an image the decoder refuses: a PNG cut short
+# is damaged, a text file named .jpg is no image at all.
+_IMAGE_MAGIC = ((b"\xff\xd8", "JPEG"), (b"\x89PNG", "PNG"), (b"GIF8", "GIF"), (b"BM", "BMP"),
+                (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"), (b"RIFF", "WebP"))
+# libjpeg's warnings for a JPEG it decoded only in part (it fills the rest with grey and
+# returns the image): the file ends early, or its data is damaged within.  "extraneous bytes
+# before marker" is left out: some cameras write them, and the picture is whole.
+_JPEG_DAMAGE = ("premature end", "bad huffman code", "corrupt jpeg data: found marker")
+
+
+def read_image(path: Path) -> np.ndarray:
+    """``path`` decoded (BGR, EXIF orientation applied, as ``cv2.imread``), or :class:`ImageError`
+    with one line that names the file and says what is wrong with it.
+
+    OpenCV decodes a truncated JPEG without error: libjpeg fills what is missing with grey and
+    only prints "Premature end of JPEG file" to the process's stderr, naming no file.  The
+    cards in the missing part would be silently lost (and, in ``evaluate``, counted as
+    misses), so a JPEG whose data stops before its end marker, or that libjpeg warns is cut
+    short or damaged, is refused.  The decoders' own messages (libjpeg, libpng, libtiff, OpenCV's
+    log) are kept off stderr: this function's one line says it, with the file's name."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImageError(f"{path} cannot be read ({exc.strerror or exc})") from exc
+    if not data:
+        raise ImageError(f"{path} is empty (0 bytes); re-copy the file")
+    kind = next((name for magic, name in _IMAGE_MAGIC if data.startswith(magic)), None)
+    with native_stderr_captured() as said:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        if kind is None:
+            raise ImageError(f"{path} is not a readable image (JPEG, PNG, BMP, ...)")
+        raise ImageError(f"{path} is truncated or corrupt (a {kind} file the decoder cannot read); re-copy the file")
+    if kind == "JPEG":
+        damage = next((line.strip() for line in said if any(s in line.lower() for s in _JPEG_DAMAGE)), None)
+        cut = _jpeg_ends_early(data)
+        if cut or damage:
+            why = "its JPEG data ends early" if cut else f"libjpeg: {damage}"
+            raise ImageError(f"{path} is truncated or corrupt ({why}); re-copy the file")
+    return image
+
+
+def _jpeg_ends_early(data: bytes) -> bool:
+    """Whether a JPEG stops before its end-of-image marker (FF D9) after the image data.
+
+    The marker segments before the first scan are walked by their lengths (an EXIF thumbnail
+    there holds an end marker of its own); the scan data after it never holds FF D9 except as
+    the end marker (a data FF is written FF 00).  Bytes after the end marker (some phones
+    append data) are no damage.  A file that is no well-formed JPEG is left to the decoder."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return False
+        marker = data[i + 1]
+        if marker == 0xFF:               # fill byte before a marker
+            i += 1
+            continue
+        if 0xD0 <= marker <= 0xD7 or marker in (0x01, 0xD8):   # markers without a length
+            i += 2
+            continue
+        if marker == 0xD9:
+            return False
+        length = int.from_bytes(data[i + 2:i + 4], "big")
+        if marker == 0xDA:               # start of scan: the image data follows
+            return data.find(b"\xff\xd9", i + 2 + length) < 0
+        i += 2 + length
+    return True                          # it ends among the headers
+
+
+class native_stderr_captured:
+    """A context manager: what native code (libjpeg, libpng, libtiff, OpenCV's log) writes
+    to the process's stderr (file descriptor 2) meanwhile, kept off it and handed back as
+    lines in the list ``with`` gives, filled on leaving.
+
+    Python's ``sys.stderr`` is untouched; where descriptor 2 cannot be redirected (closed),
+    nothing is captured and the messages go where they would have gone.  Descriptor 2 is the
+    whole process's: what another thread writes meanwhile is captured too, so this is for
+    the one-shot commands' image reads, not for a kiosk's running threads."""
+
+    def __enter__(self) -> list[str]:
+        import os
+        import sys
+        import tempfile
+
+        self.lines: list[str] = []
+        self._saved = self._tmp = None
+        try:
+            sys.stderr.flush()
+            self._saved = os.dup(2)
+            self._tmp = tempfile.TemporaryFile()
+            os.dup2(self._tmp.fileno(), 2)
+        except (OSError, ValueError, AttributeError):
+            self._restore()
+        return self.lines
+
+    def __exit__(self, *exc) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        import os
+
+        if self._saved is not None:
+            os.dup2(self._saved, 2)
+            os.close(self._saved)
+            self._saved = None
+        if self._tmp is not None:
+            self._tmp.seek(0)
+            self.lines += self._tmp.read().decode("utf-8", "replace").splitlines()
+            self._tmp.close()
+            self._tmp = None
+
+
 def file_sha256(path: Path) -> str:
     """Hash of a model file (or of every file of an exported model folder), for the audit log."""
     h = hashlib.sha256()
@@ -187,11 +305,35 @@ def _class_names(model) -> list[str]:
     return [names[i] for i in range(len(names))]
 
 
-def _load_yolo(path: Path, task: str, what: str, flag: str = "--model"):
-    """``flag`` is the command-line option that names this file, for the error message."""
+# The index detector's classes, in class-id order (INDEX_CLASS, CARD_CLASS): what
+# vision.synth.scene.CLASS_NAMES labels.  A detect model of other classes (a COCO yolo11n.pt)
+# would have its "person" boxes read as corner indices.
+DETECTOR_CLASSES = ("index", "card")
+# Each model slot's file in models/, for the fix an error message gives.
+_SLOT_STEM = {"index detector": DEFAULT_DETECTOR, "card classifier": DEFAULT_CLASSIFIER,
+              "second-opinion classifier": DEFAULT_SECOND_OPINION, "orientation": DEFAULT_ORIENTATION,
+              "mirror-judge classifier": DEFAULT_MIRROR_JUDGE}
+
+
+def _load_yolo(path: Path, task: str, what: str, flag: str = "--model", classes: tuple[str, ...] | None = None):
+    """Load one model of the reader and check it is the kind its slot needs: ``task``
+    (detect, classify) and, where the slot fixes them, ``classes``.  ``flag`` is the
+    command-line option that names this file, for the error message.
+
+    The kind is checked because a model of the wrong task loads and runs without complaint:
+    a classifier passed as the index detector finds no box in any image, so a table would
+    read nothing with no error at all (an exported one fails inside ultralytics instead,
+    with a message about tensor shapes)."""
+    fix = f"pass {flag} {MODELS_DIR / (_SLOT_STEM.get(what, DEFAULT_DETECTOR) + '.pt')} or leave {flag} out"
     if not path.exists():
         raise ModelError(f"{what} model {path} not found; train one with `niuniu train` or pass {flag} PATH "
                          f"(a .pt, .onnx or _ncnn_model folder from models/)")
+    if path.is_dir() and not (path / "model.ncnn.param").is_file():
+        raise ModelError(f"{what} model {path} is a folder but not an NCNN model (it holds no model.ncnn.param); "
+                         f"{fix}")
+    if path.is_file() and path.suffix.lower() not in (".pt", ".onnx"):
+        raise ModelError(f"{what} model {path} is not a model file the reader runs (.pt, .onnx or an "
+                         f"_ncnn_model folder); {fix}")
     if path.is_file() and path.stat().st_size < 1024:
         raise ModelError(f"{what} model {path} is only {path.stat().st_size} bytes: truncated or a Git LFS pointer; "
                          "restore the file from the repository")
@@ -205,16 +347,55 @@ def _load_yolo(path: Path, task: str, what: str, flag: str = "--model"):
         # One small reading loads the backend now, not mid-round, and keeps it: for an
         # exported model ultralytics' `names` loads a throwaway copy on every access.
         model = YOLO(str(path), task=task)
-        model.predict(np.zeros((64, 64, 3), np.uint8), verbose=False, device="cpu")
+        try:
+            model.predict(np.zeros((64, 64, 3), np.uint8), verbose=False, device="cpu")
+        except Exception:
+            # An exported model of another task fails here (its outputs have the other
+            # task's shape); its metadata, read by now, says why better than the failure.
+            _check_kind(model, path, task, what, classes, fix)
+            raise
+        _check_kind(model, path, task, what, classes, fix)
         return model
 
     try:
         return in_passing_thread(load) if _format_of(path) == "ncnn" else load()
+    except ModelError:
+        raise
     except Exception as exc:  # ultralytics raises many types for a bad file
-        # Its messages run on over several lines (advice to download a model); the first says what is wrong.
-        cause = (str(exc).strip().splitlines() or [""])[0]
-        raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {cause}); "
+        raise ModelError(f"{what} model {path} could not be loaded ({type(exc).__name__}: {short_cause(exc)}); "
                          "the file is corrupt or not an ultralytics model — restore it from models/") from exc
+
+
+def _task_of(model) -> str | None:
+    """The task a loaded model was trained for: a ``.pt`` checkpoint records it (whatever
+    ``task`` it was loaded with); an exported model's metadata does, read by its backend."""
+    backend = getattr(getattr(model, "predictor", None), "model", None)
+    return getattr(backend, "task", None) or getattr(model, "task", None)
+
+
+def _check_kind(model, path: Path, task: str, what: str, classes: tuple[str, ...] | None, fix: str) -> None:
+    """Raise :class:`ModelError` unless ``model`` is a ``task`` model (of ``classes``, if given)."""
+    real = _task_of(model)
+    try:
+        names = _class_names(model)
+    except Exception:  # noqa: BLE001 - a model without readable names is judged by its task alone
+        names = None
+    if real == task and (classes is None or names is None or tuple(names) == tuple(classes)):
+        return
+    shown = "" if names is None else f"{len(names)} classes" + (f": {', '.join(map(str, names))}"
+                                                                 if len(names) <= 4 else "")
+    expected = f"{task}: {', '.join(classes)}" if classes else task
+    said = f"a {real} model" if real != task and real is not None else f"a {task} model of other classes"
+    raise ModelError(f"{what} model {path} is {said} ({shown}), not the {what} ({expected}); {fix}")
+
+
+def short_cause(exc: Exception) -> str:
+    """The first line of a library's message, without ultralytics' "ERROR ❌️" banner and
+    emoji, cut short: it goes inside our own one-line error."""
+    text = (str(exc).strip().splitlines() or [""])[0]
+    text = re.sub(r"^(ERROR|WARNING)\b\W*", "", text)
+    text = "".join(ch for ch in text if ord(ch) < 0x2190 and ch != "\ufe0f").strip()
+    return text if len(text) <= 160 else text[:157].rsplit(" ", 1)[0] + "..."
 
 
 def trained_input_size(model, fallback: int) -> int:
@@ -285,7 +466,7 @@ class IndexFinder:
     def __init__(self, model_path: str | Path | None = None, *, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
                  conf: float = 0.25, tile: int | None = None):
         self.detector_path = _resolve(model_path, DEFAULT_DETECTOR, fmt)
-        self.detector = _load_yolo(self.detector_path, "detect", "index detector")
+        self.detector = _load_yolo(self.detector_path, "detect", "index detector", classes=DETECTOR_CLASSES)
         exported = getattr(self.detector.predictor.model, "imgsz", None)  # an export has one input size
         if exported and max(exported) != imgsz:
             logging.getLogger(__name__).info("%s runs at %d (its export size), not %d", self.detector_path.name,

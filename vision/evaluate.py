@@ -49,11 +49,27 @@ _SUIT_WORDS = {"clubs": "C", "diamonds": "D", "hearts": "H", "spades": "S"}
 
 
 def card_from_words(name: str) -> str:
-    """'10 of clubs' / 'jack  of clubs' / 'ace of spades' -> '10C' / 'JC' / 'AS'."""
-    words = name.lower().split()
-    rank_word, suit_word = words[0], words[-1]
-    rank = _RANK_WORDS.get(rank_word) or int(rank_word)
-    return RANK_NAMES[rank] + _SUIT_WORDS[suit_word]
+    """'10 of clubs' / 'jack  of clubs' / 'ace of spades' -> '10C' / 'JC' / 'AS'; a card code
+    ('AS', '10h', 'QD', as a set named by code has it) is read too.  :class:`NiuniuError`
+    for a name that is no card."""
+    card = _card_of_name(name)
+    if card is None:
+        raise NiuniuError(f"class name {name!r} is not a card; name cards like '10 of clubs', 'ace of spades' or AS")
+    return card
+
+
+def _card_of_name(name) -> str | None:
+    """A YOLO class name as a card code, or ``None`` where it names no card."""
+    words = str(name).lower().split()
+    if len(words) >= 2 and words[-1] in _SUIT_WORDS:
+        rank = _RANK_WORDS.get(words[0]) or (int(words[0]) if words[0].isascii() and words[0].isdigit() else None)
+        if rank in RANK_NAMES:
+            return RANK_NAMES[rank] + _SUIT_WORDS[words[-1]]
+        return None
+    try:
+        return Card.parse(str(name)).code
+    except NiuniuError:
+        return None
 
 
 # A close-up: the card or hand and CLOSE_UP_MARGIN of its size around it, enlarged (cubic)
@@ -141,41 +157,231 @@ class Score:
                 "top_confusions": {k: v for k, v in worst}}
 
 
-def load_yolo_set(root: Path, split: str) -> tuple[list[LabelledImage], str]:
-    data = yaml.safe_load((root / "data.yaml").read_text())
-    names = [card_from_words(n) for n in data["names"]]
+@dataclass
+class PassedOver:
+    """What loading a labelled set, or scoring it, passed over, each as one line naming the
+    file, for the command to say: a silently shorter truth would be scored as if whole.
+
+    ``skipped``: label lines of no box (too few fields), files in an image folder that are no
+    image, labels without their image and images without labels (VOC).  ``damaged``: images
+    that cannot be read whole (``vision.detector.read_image``), left out of the score."""
+    skipped: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)
+
+
+def yolo_card_names(data_yaml: Path) -> list[str]:
+    """The card code of each class of a YOLO ``data.yaml``, in class-id order.
+
+    ``names`` comes as a list or, as ultralytics writes it, a mapping of class id to name
+    (``{0: '10 of clubs', ...}``); each name is a card in words or a card code.  Anything
+    else is one :class:`NiuniuError` naming the file, what is wrong and the fix."""
+    if not data_yaml.is_file():
+        what = "is a folder, not" if data_yaml.is_dir() else "is not"
+        raise NiuniuError(f"{data_yaml} {what} a YOLO data file; give a set root whose data.yaml names its classes")
+    try:
+        data = yaml.safe_load(data_yaml.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise NiuniuError(f"{data_yaml} is not valid YAML ({problem}{where}); fix the file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NiuniuError(f"{data_yaml} cannot be read ({exc}); is it a YOLO data.yaml?") from exc
+    example = "names: ['10 of clubs', '10 of diamonds', ...] or names: {0: 10C, 1: 10D, ...}"
+    names = data.get("names") if isinstance(data, dict) else None
+    if names is None:
+        raise NiuniuError(f"{data_yaml} has no 'names' list of classes; add one, e.g. {example}")
+    if isinstance(names, dict):
+        ids = {int(k) if isinstance(k, str) and k.isascii() and k.isdigit() else k: v for k, v in names.items()}
+        if sorted(ids, key=str) != sorted(range(len(ids)), key=str):
+            raise NiuniuError(f"{data_yaml}: the class ids of 'names' must run 0, 1, 2, ... (got "
+                              f"{sorted(map(str, names))[:6]}); e.g. {example}")
+        names = [ids[i] for i in range(len(ids))]
+    if not isinstance(names, list) or not names:
+        raise NiuniuError(f"{data_yaml}: 'names' must list the classes; e.g. {example}")
+    nc = data.get("nc")
+    if nc is not None and nc != len(names):
+        raise NiuniuError(f"{data_yaml}: nc is {nc} but 'names' lists {len(names)} classes; make them agree")
+    cards = []
+    for i, name in enumerate(names):
+        card = _card_of_name(name)
+        if card is None:
+            raise NiuniuError(f"{data_yaml}: class {i} {name!r} is not a card; name each class as a card "
+                              "('10 of clubs', 'ace of spades', or a code like 10C or AS)")
+        cards.append(card)
+    return cards
+
+
+def yolo_split_folders(root: Path, split: str) -> tuple[Path, Path] | None:
+    """``(images, labels)`` folders of a YOLO set's split, in either layout: Roboflow's
+    ``ROOT/SPLIT/images`` or ultralytics' ``ROOT/images/SPLIT``; ``None`` for neither."""
+    for images, labels in ((root / split / "images", root / split / "labels"),
+                           (root / "images" / split, root / "labels" / split)):
+        if images.is_dir():
+            return images, labels
+    return None
+
+
+def yolo_splits(root: Path) -> list[str]:
+    """The splits a YOLO set root holds (either layout), for an error that names them."""
+    found = {p.name for p in root.iterdir() if (p / "images").is_dir()} if root.is_dir() else set()
+    if (root / "images").is_dir():
+        found |= {p.name for p in (root / "images").iterdir() if p.is_dir()}
+    return sorted(found)
+
+
+def _image_files(folder: Path, passed: PassedOver | None) -> list[Path]:
+    """The images in ``folder`` (every suffix the photo readers take, in any case: sets come
+    as .jpg, .jpeg, .png or .JPG), in name order; other files are said to be passed over."""
+    from vision.sources import IMAGE_SUFFIXES
+
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    others = [p for p in files if p.suffix.lower() not in IMAGE_SUFFIXES]
+    if others and passed is not None:
+        shown = ", ".join(p.name for p in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        passed.skipped.append(f"{folder}: {len(others)} files are not images ({', '.join(IMAGE_SUFFIXES)}) "
+                              f"and are not read: {shown}")
+    return [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
+
+
+def _label_box(parts: list[str], where: str, names: list[str]) -> tuple[str, tuple[float, float, float, float]]:
+    """One YOLO label line's class and box (fractions of the image): ``class cx cy w h``, or
+    a polygon ``class x1 y1 x2 y2 ...`` (a segmentation set; its bounding box is taken, as
+    ultralytics trains a detector on it).  :class:`NiuniuError` for a line that is no label."""
+    fix = "a YOLO label line is: class x_center y_center width height, each a fraction 0 to 1"
+    cls = parts[0]
+    try:
+        c = float(cls)
+    except ValueError:
+        c = float("nan")
+    if not c.is_integer():
+        raise NiuniuError(f"{where}: class {cls!r} is not a class number; {fix}")
+    if not 0 <= c < len(names):
+        raise NiuniuError(f"{where}: class {cls} is not in data.yaml's {len(names)} names (0 to {len(names) - 1}); "
+                          "fix the label or data.yaml's names")
+    try:
+        xy = [float(v) for v in parts[1:]]
+    except ValueError:
+        bad = next(v for v in parts[1:] if not _is_number(v))
+        raise NiuniuError(f"{where}: {bad!r} is not a number; {fix}") from None
+    if not all(-0.01 <= v <= 1.01 for v in xy):   # NaN fails too; a little slack for rounding
+        raise NiuniuError(f"{where}: coordinates {' '.join(parts[1:])} are not fractions 0 to 1 of the image "
+                          f"(pixels?); {fix}")
+    if len(xy) == 4:
+        cx, cy, bw, bh = xy
+        return names[int(c)], (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2)
+    xs, ys = xy[0::2], xy[1::2]
+    return names[int(c)], (min(xs), min(ys), max(xs), max(ys))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_labels(lab: Path, names: list[str], passed: PassedOver | None) -> list:
+    """A YOLO label file's ``(card, box in fractions)``; a line with too few fields (or a
+    pair missing from a polygon) is no box: passed over and said, with its line number."""
+    try:
+        text = lab.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NiuniuError(f"{lab} cannot be read as a label file ({exc}); re-export the labels") from exc
+    boxes = []
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) == 5 or (len(parts) >= 7 and len(parts) % 2):
+            boxes.append(_label_box(parts, f"{lab} line {number}", names))
+        elif passed is not None:
+            passed.skipped.append(f"{lab} line {number}: {len(parts)} fields, not 5 (class x_center y_center "
+                                  f"width height); the line is left out of the truth: {line.strip()[:60]!r}")
+    return boxes
+
+
+def load_yolo_set(root: Path, split: str, passed: PassedOver | None = None) -> tuple[list[LabelledImage], str]:
+    """A YOLO set's split as labelled images (boxes in pixels), class names read as cards.
+
+    Bad data (data.yaml, a label line that names no class or no number) is one
+    :class:`NiuniuError` naming the file and line.  With ``passed``, what is passed over is
+    said there (short label lines, files that are no image) and an image that cannot be read
+    whole is listed as damaged and left out; without it, such an image raises the error."""
+    from vision.detector import ImageError, read_image
+
+    names = yolo_card_names(root / "data.yaml")
+    folders = yolo_split_folders(root, split)
+    if folders is None:
+        return [], "card"
+    images_dir, labels_dir = folders
     images = []
-    for img in sorted((root / split / "images").glob("*.jpg")):
-        lab = root / split / "labels" / (img.stem + ".txt")
-        h, w = cv2.imread(str(img)).shape[:2]
-        truth = []
-        for line in lab.read_text().split("\n") if lab.exists() else []:
-            parts = line.split()
-            if len(parts) != 5:
-                continue
-            c, cx, cy, bw, bh = int(parts[0]), *map(float, parts[1:])
-            truth.append((names[c], ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)))
+    for img in _image_files(images_dir, passed):
+        labels = _read_labels(labels_dir / (img.stem + ".txt"), names, passed) \
+            if (labels_dir / (img.stem + ".txt")).is_file() else []
+        try:
+            h, w = read_image(img).shape[:2]
+        except ImageError as exc:
+            if passed is None:
+                raise
+            passed.damaged.append(str(exc))
+            continue
+        truth = [(card, (b[0] * w, b[1] * h, b[2] * w, b[3] * h)) for card, b in labels]
         images.append(LabelledImage(img, truth))
+    stems = {p.stem for p in images_dir.iterdir()}
+    orphans = sorted(p.name for p in labels_dir.glob("*.txt") if p.stem not in stems) if labels_dir.is_dir() else []
+    if orphans and passed is not None:
+        passed.skipped.append(f"{labels_dir}: {len(orphans)} label files have no image in {images_dir} and are not "
+                              f"read: {', '.join(orphans[:3])}" + (" ..." if len(orphans) > 3 else ""))
     return images, "card"
 
 
-def load_voc_set(folder: Path) -> tuple[list[LabelledImage], str]:
+def load_voc_set(folder: Path, passed: PassedOver | None = None) -> tuple[list[LabelledImage], str]:
+    """A folder of images with a Pascal VOC ``.xml`` beside each, as labelled images (ranks).
+
+    An XML file that cannot be parsed, or an object without its name or box, is one
+    :class:`NiuniuError` naming the file; an XML whose image is missing, and an image
+    without XML, are passed over (said in ``passed``)."""
+    from vision.sources import IMAGE_SUFFIXES
+
     images = []
+    used = set()
     for xml in sorted(folder.glob("*.xml")):
-        root = ET.parse(xml).getroot()
-        fname = root.findtext("filename")
-        img = folder / fname if fname and (folder / fname).exists() else None
+        try:
+            root = ET.parse(xml).getroot()
+        except (ET.ParseError, OSError) as exc:
+            raise NiuniuError(f"{xml} is not readable VOC XML ({exc}); re-export it or remove it") from exc
+        fname = (root.findtext("filename") or "").strip()
+        img = folder / fname if fname and (folder / fname).is_file() else None
         if img is None:
-            matches = [p for p in folder.glob(xml.stem + ".*") if p.suffix.lower() in (".jpg", ".jpeg", ".png")]
+            matches = sorted(p for p in folder.glob(xml.stem + ".*") if p.suffix.lower() in IMAGE_SUFFIXES)
             if not matches:
+                if passed is not None:
+                    passed.skipped.append(f"{xml}: its image ({fname or xml.stem + '.*'}) is not in {folder}; "
+                                          "its labels are left out")
                 continue
             img = matches[0]
         truth = []
-        for obj in root.iter("object"):
+        for k, obj in enumerate(root.iter("object"), 1):
+            name = (obj.findtext("name") or "").strip().lower()
             bb = obj.find("bndbox")
-            box = tuple(float(bb.findtext(k)) for k in ("xmin", "ymin", "xmax", "ymax"))
-            truth.append((obj.findtext("name").strip().lower(), box))
+            try:
+                box = tuple(float(bb.findtext(key)) for key in ("xmin", "ymin", "xmax", "ymax"))
+            except (AttributeError, TypeError, ValueError):
+                box = None
+            if not name or box is None:
+                raise NiuniuError(f"{xml}: object {k} has no <name> or no <bndbox> with numbers xmin, ymin, xmax, "
+                                  "ymax; fix or remove the object")
+            truth.append((name, box))
+        used.add(img)
         images.append(LabelledImage(img, truth))
+    unlabelled = [p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
+                  and p not in used and not p.name.startswith(".")] if images else []
+    if unlabelled and passed is not None:
+        passed.skipped.append(f"{folder}: {len(unlabelled)} images have no .xml labels and are not read: "
+                              + ", ".join(p.name for p in sorted(unlabelled)[:3])
+                              + (" ..." if len(unlabelled) > 3 else ""))
     return images, "rank"
 
 
@@ -188,20 +394,30 @@ def _key(card: Card, mode: str) -> str:
 def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None = None,
              ignore_ranks: set[str] | None = None, stretch: tuple[float, float] = (1.0, 1.0),
              close_up: bool = False, grey: bool = False, mirror: bool = False, speckle: float = 0.0,
-             blur: float = 0.0, smear: tuple[float, float] | None = None, gain: float = 1.0) -> Score:
+             blur: float = 0.0, smear: tuple[float, float] | None = None, gain: float = 1.0,
+             passed: PassedOver | None = None) -> Score:
     """Score ``detector`` on labelled images.  In rank mode, predictions of ranks the
     set never labels (2..8 in edje) are ignored rather than counted as false.
     ``stretch`` resizes each photo by (across, down) first, its labels alike: many photo
     sets are exported stretched to a square, so an unseen set's indices may be narrower or
     shorter than any lens draws them.  ``close_up`` scores each labelled card cut out
-    (``cut_out``) as a photo of its own: ``images`` counts the cut-out photos."""
+    (``cut_out``) as a photo of its own: ``images`` counts the cut-out photos.
+    An image that cannot be read whole (``vision.detector.read_image``: a truncated JPEG
+    would be read half grey, its lost cards scored as misses) is listed in ``passed`` and left
+    out of the score; without ``passed`` it raises."""
+    from vision.detector import ImageError, read_image
+
     score = Score()
     labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None
     sx, sy = stretch
     for i, item in enumerate(images[:limit]):
-        image = cv2.imread(str(item.path))
-        if image is None:
-            raise NiuniuError(f"cannot read image {item.path}")
+        try:
+            image = read_image(item.path)
+        except ImageError as exc:
+            if passed is None:
+                raise
+            passed.damaged.append(str(exc))
+            continue
         truth = list(item.truth)
         if (sx, sy) != (1.0, 1.0):
             h, w = image.shape[:2]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -24,11 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ds_sub.required = True
     synth = ds_sub.add_parser("synth", help="render synthetic table scenes with YOLO labels and index crops")
     synth.add_argument("--out", type=Path, required=True, help="output folder (created)")
-    synth.add_argument("--images", type=int, required=True, help="training scenes to render")
-    synth.add_argument("--val-images", type=int, default=None,
+    synth.add_argument("--images", type=_scene_count, required=True, help="training scenes to render")
+    synth.add_argument("--val-images", type=_scene_count, default=None,
                        help="validation scenes (held-out decks); default images/8")
-    synth.add_argument("--seed", type=int, default=0)
-    synth.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
+    synth.add_argument("--seed", type=_seed, default=0)
+    synth.add_argument("--workers", type=_workers, default=None, help="processes (default: 2)")
     synth.add_argument("--procedural-share", type=_share, default=0.4,
                        help="share of scenes drawn with procedural casino faces instead of Debian deck art")
     synth.add_argument("--crops-only", action="store_true",
@@ -44,16 +45,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     hard.add_argument("--out", type=Path, required=True,
                       help="the data set folder, made by `datasets synth`: its manifest says how, so the flags "
                            "below are needed only for a set whose manifest does not record them")
-    hard.add_argument("--images", type=int, default=None,
+    hard.add_argument("--images", type=_scene_count, default=None,
                       help="mine only the first N training scenes (default: all the set holds)")
-    hard.add_argument("--seed", type=int, default=None, help="as given to `datasets synth` (default: the manifest's)")
+    hard.add_argument("--seed", type=_seed, default=None, help="as given to `datasets synth` (default: the manifest's)")
     hard.add_argument("--procedural-share", type=_share, default=None,
                       help="as given to `datasets synth` (default: the manifest's)")
     hard.add_argument("--crops-only", action="store_true", default=None,
                       help="mine the crops-only scenes of a folder that holds both kinds (default: the kind it holds)")
     _recipe_args(hard, " (as given to `datasets synth`; default: the manifest's)", given_only=True)
-    hard.add_argument("--per-scene", type=int, default=4, help="'not an index' crops per scene at most")
-    hard.add_argument("--readings-per-scene", type=int, default=0,
+    hard.add_argument("--per-scene", type=_per_scene, default=4, help="'not an index' crops per scene at most")
+    hard.add_argument("--readings-per-scene", type=_per_scene, default=0,
                       help="also this many crops per scene of the detector's boxes on real indices, filed under "
                            "their card: the classifier learns the framing the detector really gives it")
     _detector_args(hard)
@@ -65,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     real.add_argument("--out", type=Path, required=True, help="output folder: OUT/<split>/<CARD>/*.jpg")
     real.add_argument("--split", action="append", default=None, metavar="SRC[:DEST]",
                       help="split to read and the split to write it as (default: train:train, valid:val)")
-    real.add_argument("--copies", type=int, default=2, help="jittered crops per index, besides the plain one")
+    real.add_argument("--copies", type=_whole_from(0, 100, "a number of copies"), default=2,
+                      help="jittered crops per index, besides the plain one")
     real.add_argument("--crop-size", type=_crop_size, default=CROP_SIZE,
                       help=f"cut crops at this square size, the classifier's --imgsz (default {CROP_SIZE})")
     _model_args(real)
@@ -77,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     mirror.add_argument("--out", type=Path, required=True, help="output folder: OUT/{train,val}/{printed,mirrored}/")
     mirror.add_argument("--per-card", type=_whole_from(1, 100_000, "a crop count"), default=300,
                         help="crops drawn from each card's folder (each also written mirrored)")
-    mirror.add_argument("--seed", type=int, default=0)
+    mirror.add_argument("--seed", type=_seed, default=0)
     mirror.add_argument("--json", action="store_true")
     mirror.set_defaults(func=_cmd_mirror_crops)
     smear = ds_sub.add_parser("smear-crops", help="a card classifier crop set with smeared copies of a share of its "
@@ -85,13 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     smear.add_argument("src", type=Path, help="a card classifier crop set (SRC/train/<card>/*.jpg, SRC/val/...)")
     smear.add_argument("--out", type=Path, required=True, help="output folder: OUT/{train,val}/<card>/")
     smear.add_argument("--share", type=_share, default=0.3, help="share of each card's crops also written smeared")
-    smear.add_argument("--seed", type=int, default=0)
+    smear.add_argument("--seed", type=_seed, default=0)
     smear.add_argument("--json", action="store_true")
     smear.set_defaults(func=_cmd_smear_crops)
     demo = ds_sub.add_parser("demo", help="render the bundled demo recording (held-out decks, banker + 5 players)")
     demo.add_argument("--out", type=Path, required=True)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--rounds", type=int, default=3)
+    demo.add_argument("--seed", type=_seed, default=0)
+    demo.add_argument("--rounds", type=_whole_from(1, 1000, "a number of rounds"), default=3)
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=_cmd_demo)
 
@@ -99,22 +101,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("task", choices=["detect", "classify"])
     tr.add_argument("--data", type=Path, required=True,
                     help="detect: DIR/detect/data.yaml; classify: DIR/classify")
-    tr.add_argument("--epochs", type=int, default=10)
-    tr.add_argument("--imgsz", type=int, default=None)
+    tr.add_argument("--epochs", type=_whole_from(1, 100_000, "a number of epochs"), default=10)
+    tr.add_argument("--imgsz", type=_model_imgsz, default=None,
+                    help="input size to train at (detector 384, classifier the crops' size: 64 or 96)")
     tr.add_argument("--batch", type=int, default=None)
     tr.add_argument("--model", default=None,
                     help="model .yaml (default yolo11n[-cls].yaml), or trained weights .pt to fine-tune from")
     tr.add_argument("--widen-to", default=None, metavar="YAML",
                     help="grow --model's trained weights into this wider model first (yolo11s.yaml, or "
                          "yolo11s-cls.yaml for the classifier); it starts computing exactly what --model does")
-    tr.add_argument("--lr0", type=float, default=None, help="initial learning rate (fine-tuning: lower)")
-    tr.add_argument("--warmup-epochs", type=float, default=None, help="learning-rate warm-up (fine-tuning: 0)")
+    tr.add_argument("--lr0", type=_number_from(1e-8, 1.0, "a learning rate", "0.001"), default=None,
+                    help="initial learning rate (fine-tuning: lower)")
+    tr.add_argument("--warmup-epochs", type=_number_from(0.0, 1000.0, "a number of epochs", "0"), default=None,
+                    help="learning-rate warm-up (fine-tuning: 0)")
     tr.add_argument("--optimizer", default=None, choices=["SGD", "Adam", "AdamW", "auto"],
                     help="the detector's default 'auto' picks its own rate and ignores --lr0: name one to fine-tune")
     tr.add_argument("--cos-lr", action="store_true", default=None, help="cosine learning-rate decay")
-    tr.add_argument("--hsv-h", type=float, default=None,
+    tr.add_argument("--hsv-h", type=_number_from(0.0, 0.5, "a hue jitter", "0.5"), default=None,
                     help="hue jitter, 0..0.5 (classifier default 0.5: any hue, so a suit is read by shape, not ink)")
-    tr.add_argument("--hsv-s", type=float, default=None,
+    tr.add_argument("--hsv-s", type=_share, default=None,
                     help="saturation jitter, 0..1 (1: some crops turned fully grey, as a black-and-white photo "
                          "shows them)")
     tr.add_argument("--project", type=Path, default=REPO_ROOT / "runs")
@@ -133,9 +138,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("evaluate", help="measure the card model on labelled photos (YOLO data.yaml or VOC XML)")
     ev.add_argument("data", type=Path, nargs="?", default=None,
                     help="a YOLO set root with data.yaml, or a folder of images + VOC .xml")
-    ev.add_argument("--synthetic-hands", type=int, default=0, metavar="N",
+    ev.add_argument("--synthetic-hands", type=_whole_from(1, 100_000, "a number of hands"), default=None,
+                    metavar="N",
                     help="instead: N rendered five-card hands from held-out deck designs")
-    ev.add_argument("--seed", type=int, default=2026,
+    ev.add_argument("--seed", type=_seed, default=2026,
                     help="which hands --synthetic-hands renders (the model card sums 100 of seed 2026 and 150 "
                          "of seed 7)")
     ev.add_argument("--held", action="store_true",
@@ -166,18 +172,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="smear each photo (or rendered hand) by a straight motion blur LENGTH pixels long "
                          "(3 to 40) along DEGREES (default 30) after any --blur and before any --speckle, as a "
                          "moving hand or camera shows it (e.g. 9)")
-    ev.add_argument("--split", default="test", help="YOLO split folder (test, valid, ...)")
+    ev.add_argument("--split", default="test",
+                    help="YOLO split (test, valid, ...): DATA/SPLIT/images, or DATA/images/SPLIT")
     ev.add_argument("--stretch", type=_stretch, default=(1.0, 1.0), metavar="ACROSS,DOWN",
                     help="read each photo resized by these factors, its labels alike, as a set exported "
                          "stretched to a square is (e.g. 0.75,1: a 4:3 photo squeezed across to a square)")
-    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--limit", type=_whole_from(1, 10_000_000, "a number of images"), default=None,
+                    help="read only the first N labelled images (in name order)")
     _photo_args(ev)
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=_cmd_evaluate)
 
     ex = sub.add_parser("export", help="export trained weights to ONNX and NCNN beside them")
     ex.add_argument("weights", type=Path, nargs="+")
-    ex.add_argument("--imgsz", type=int, required=True,
+    ex.add_argument("--imgsz", type=_model_imgsz, required=True,
                     help="input size the model will run at (detector 384, classifier 64)")
     ex.add_argument("--format", action="append", choices=["onnx", "ncnn"], default=None)
     ex.set_defaults(func=_cmd_export)
@@ -186,8 +194,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     be.add_argument("--source", default=str(REPO_ROOT / "datasets" / "demo"),
                     help="frames to time: a folder, video or camera (default: the bundled demo)")
     be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
-    be.add_argument("--frames", type=int, default=30)
-    be.add_argument("--imgsz", type=int, default=LIVE_IMGSZ)
+    be.add_argument("--frames", type=_whole_from(1, 100_000, "a number of frames"), default=30,
+                    help="frames to time (default 30)")
+    be.add_argument("--imgsz", type=_detector_imgsz, default=LIVE_IMGSZ,
+                    help=f"detector input size (default {LIVE_IMGSZ})")
     be.add_argument("--no-tta", action="store_true",
                     help="read each index once instead of at 4 rotations (or, upright, at 3 small turns)")
     be.add_argument("--no-second-opinion", action="store_true",
@@ -234,13 +244,35 @@ def _smear(text: str) -> tuple[float, float]:
 def _whole_from(lo: int, hi: int, what: str, unit: str = ""):
     """An argparse type: a whole number in [lo, hi], or one message naming the range."""
     def parse(text: str) -> int:
-        if not text.isdigit() or not lo <= int(text) <= hi:
+        # ASCII digits only: int() also takes "1_000" and other scripts' digits, a typo's likelier source.
+        if not (text.isascii() and text.isdigit()) or not lo <= int(text) <= hi:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give a whole number{unit} from {lo} to {hi}")
         return int(text)
     return parse
 
 
 _crop_size = _whole_from(16, 256, "a crop size", " of pixels")
+_seed = _whole_from(0, 2**32 - 1, "a seed")
+_scene_count = _whole_from(1, 10_000_000, "a number of scenes")
+_workers = _whole_from(1, 256, "a number of processes")
+_per_scene = _whole_from(0, 1000, "a number of crops per scene")
+# A model's input size: a classifier reads crops at any size (64, 96), the detector at a
+# multiple of its 32-pixel stride.  Past MAX_IMGSZ a detector's input no longer fits in
+# memory (100000 asked OpenCV for 30 GB) and no model here was trained near it.
+MAX_IMGSZ = 4096
+_model_imgsz = _whole_from(16, MAX_IMGSZ, "an input size", " of pixels")
+
+
+def _detector_imgsz(text: str) -> int:
+    """An argparse type: the detector's input size, a multiple of 32 from 32 to MAX_IMGSZ.
+
+    ultralytics would round any other size up to a multiple of 32 with a warning, and read
+    at 32 pixels for 0 or a negative size: "no cards" that says nothing about the image."""
+    if not (text.isascii() and text.isdigit()) or not 32 <= int(text) <= MAX_IMGSZ or int(text) % 32:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a detector input size: give a whole number of pixels "
+                                         f"from 32 to {MAX_IMGSZ}, a multiple of 32 (e.g. {LIVE_IMGSZ} or "
+                                         f"{PHOTO_IMGSZ})")
+    return int(text)
 
 
 _factor = _number_from(0.25, 4.0, "a resize factor", "0.75,1")
@@ -296,10 +328,11 @@ def _recipe_args(p: argparse.ArgumentParser, note: str = "", given_only: bool = 
 def _detector_args(p: argparse.ArgumentParser, imgsz: int = LIVE_IMGSZ) -> None:
     p.add_argument("--model", type=Path, default=None,
                    help="index detector (.pt, .onnx or _ncnn_model folder); default models/index-detector.pt")
-    p.add_argument("--imgsz", type=int, default=imgsz,
+    p.add_argument("--imgsz", type=_detector_imgsz, default=imgsz,
                    help=f"detector input size (default {imgsz}; an .onnx or NCNN model runs at the size it was "
                         "exported at)")
-    p.add_argument("--conf", type=float, default=0.25, help="index detector's box confidence")
+    p.add_argument("--conf", type=_number_from(0.0, 1.0, "a confidence", "0.25"), default=0.25,
+                   help="index detector's box confidence, 0 to 1")
 
 
 def _photo_args(p: argparse.ArgumentParser) -> None:
@@ -370,14 +403,38 @@ def _images_named(paths: list[Path]) -> tuple[list[Path], list[str]]:
             files += found
         elif path.is_file():
             files.append(path)
+        elif path.exists():   # /dev/null, a pipe, a socket: there, but no file to read an image from
+            errors.append(f"image {path} is not a regular file; give an image file or a folder of them")
         else:
             errors.append(f"image {path} does not exist")
     return files, errors
 
 
-def _cmd_detect(args) -> int:
-    import cv2
+def quiet_native_logs() -> None:
+    """Keep OpenCV's own log and FFmpeg's off stderr: a corrupt TIFF or video otherwise prints
+    several "[ WARN:0@5.6] global grfmt_tiff.cpp ..." or "moov atom not found" lines, naming
+    no file, before the command's one-line error that does; likewise ultralytics' notes on
+    loading a model.  (libjpeg and libpng print straight to stderr: ``vision.detector.read_image``
+    keeps those off around each read.)  For the commands' own process only: a kiosk keeps its logs."""
+    import os
 
+    import cv2.utils.logging as cv_logging
+
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")   # AV_LOG_QUIET; read when FFmpeg is first opened
+    cv_logging.setLogLevel(cv_logging.LOG_LEVEL_SILENT)
+    # ultralytics' "Loading x.onnx for ONNX Runtime inference..." and the like; its warnings
+    # stay.  A filter, not a level: ultralytics sets its logger's level when it is imported.
+    logging.getLogger("ultralytics").addFilter(_warnings_only)
+
+
+def _warnings_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING
+
+
+def _cmd_detect(args) -> int:
+    from vision.detector import ImageError, read_image
+
+    quiet_native_logs()
     images, errors = _images_named(args.images)
     for error in errors:
         print(f"niuniu detect: error: {error}", file=sys.stderr)
@@ -386,9 +443,10 @@ def _cmd_detect(args) -> int:
     detector = _detector(args)
     failures = len(errors)
     for path in images:
-        image = cv2.imread(str(path))
-        if image is None:
-            print(f"niuniu detect: error: {path} is not a readable image (JPEG, PNG, BMP, ...)", file=sys.stderr)
+        try:
+            image = read_image(path)
+        except ImageError as exc:   # one line naming it; the batch's other images are still read
+            print(f"niuniu detect: error: {exc}", file=sys.stderr)
             failures += 1
             continue
         cards = [d.to_json() for d in detector.detect(image)]
@@ -414,7 +472,7 @@ def _conditions_said(args) -> str:
 
 
 def _cmd_evaluate(args) -> int:
-    from vision.evaluate import evaluate, load_voc_set, load_yolo_set, synthetic_hands
+    from vision.evaluate import PassedOver, evaluate, synthetic_hands
 
     if args.synthetic_hands:
         if args.stretch != (1.0, 1.0):
@@ -436,28 +494,76 @@ def _cmd_evaluate(args) -> int:
         return 0
     if args.data is None:
         raise NiuniuError("give a labelled photo folder, or --synthetic-hands N")
-    if (args.data / "data.yaml").exists():
-        images, mode = load_yolo_set(args.data, args.split)
-    elif args.data.is_dir():
-        images, mode = load_voc_set(args.data)
-    else:
-        raise NiuniuError(f"{args.data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
-    if not images:
-        raise NiuniuError(f"no labelled images found under {args.data}")
+    quiet_native_logs()
+    passed = PassedOver()
+    images, mode = _labelled_images(args.data, args.split, passed)
+    _say_passed_over(passed.skipped)
+    # Images that cannot be read whole are named (each one line), the rest still scored,
+    # and the exit status says the score is not of the whole set.
     score = evaluate(_detector(args), images, mode, limit=args.limit, stretch=args.stretch, close_up=args.close_up,
                      grey=args.grey, mirror=args.mirror, speckle=args.speckle, blur=args.blur, smear=args.smear,
-                     gain=args.gain)
+                     gain=args.gain, passed=passed)
+    for line in passed.damaged:
+        print(f"niuniu evaluate: error: {line}; left out of the score", file=sys.stderr)
     result = {"data": str(args.data), "mode": mode, "grey": args.grey, "mirror": args.mirror,
               "speckle": args.speckle, "blur": args.blur, "smear": list(args.smear) if args.smear else None,
               "gain": args.gain,
-              **score.to_json()}
+              **score.to_json(), "skipped": passed.skipped, "damaged": passed.damaged}
     if args.json:
         print(json.dumps(result))
     else:
+        left_out = ", ".join(part for part in (
+            f"{len(passed.damaged)} damaged image{'s' * (len(passed.damaged) > 1)}" if passed.damaged else "",
+            f"{len(passed.skipped)} passed over (label lines or files: see the warnings)" if passed.skipped else "")
+            if part)
         print(f"{args.data} ({mode} labels{_conditions_said(args)}): precision {score.precision:.3f}, "
               f"recall {score.recall:.3f}, all cards right in {result['all_right_images']:.1%} "
-              f"of {score.images} images")
-    return 0
+              f"of {score.images} images" + (f"; left out: {left_out}" if left_out else ""))
+    return 2 if passed.damaged else 0
+
+
+# At most this many "passed over" lines are printed; the rest are counted (and all are in --json).
+PASSED_OVER_SHOWN = 10
+
+
+def _say_passed_over(lines: list[str]) -> None:
+    for line in lines[:PASSED_OVER_SHOWN]:
+        print(f"niuniu evaluate: warning: {line}", file=sys.stderr)
+    if len(lines) > PASSED_OVER_SHOWN:
+        print(f"niuniu evaluate: warning: ... and {len(lines) - PASSED_OVER_SHOWN} more passed over "
+              "(--json lists them all)", file=sys.stderr)
+
+
+def _labelled_images(data: Path, split: str, passed):
+    """``evaluate``'s photos and their labels from ``data`` (a YOLO set root, or a folder of
+    images with VOC XML), or one error saying where none were found and why."""
+    from vision.evaluate import load_voc_set, load_yolo_set, yolo_split_folders, yolo_splits
+
+    if not data.exists():
+        raise NiuniuError(f"{data} does not exist; give a YOLO set root (with data.yaml) or a folder of images "
+                          "with VOC .xml labels")
+    if not data.is_dir():
+        raise NiuniuError(f"{data} is neither a YOLO set (data.yaml) nor a folder of images with VOC XML")
+    if (data / "data.yaml").exists():
+        images, mode = load_yolo_set(data, split, passed)
+        folders = yolo_split_folders(data, split)
+        if folders is None:
+            splits = yolo_splits(data)
+            raise NiuniuError(f"{data} has no split {split!r}: neither {data / split / 'images'} nor "
+                              f"{data / 'images' / split} exists; pass --split "
+                              + (f"one of {', '.join(splits)}" if splits else "naming the folder of its images"))
+        if not images and not passed.damaged:
+            raise NiuniuError(f"no labelled images found in {folders[0]}; it holds no image file")
+    else:
+        images, mode = load_voc_set(data, passed)
+        if not images and not passed.damaged:
+            hint = "" if any(data.glob("*.xml")) else " (no .xml labels there, and no data.yaml)"
+            raise NiuniuError(f"no labelled images found under {data}{hint}")
+    if not images:
+        for line in passed.damaged:
+            print(f"niuniu evaluate: error: {line}", file=sys.stderr)
+        raise NiuniuError(f"no image of {data} could be read whole")
+    return images, mode
 
 
 def _cmd_synth(args) -> int:
@@ -587,6 +693,7 @@ def _cmd_export(args) -> int:
 def _cmd_bench(args) -> int:
     from vision.benchmark import run_bench
 
+    quiet_native_logs()
     report = run_bench(args.source, args.models, args.frames, args.imgsz, tta=not args.no_tta,
                        second_opinion=not args.no_second_opinion)
     if args.json:
