@@ -164,7 +164,7 @@ class PassedOver:
 
     ``skipped``: label lines of no box (too few fields), files in an image folder that are no
     image, labels without their image and images without labels (VOC).  ``damaged``: images
-    that cannot be read whole (``vision.detector.read_image``), left out of the score."""
+    that cannot be read whole (``vision.images.read_image``), left out of the score."""
     skipped: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)
 
@@ -309,7 +309,7 @@ def load_yolo_set(root: Path, split: str, passed: PassedOver | None = None) -> t
     :class:`NiuniuError` naming the file and line.  With ``passed``, what is passed over is
     said there (short label lines, files that are no image) and an image that cannot be read
     whole is listed as damaged and left out; without it, such an image raises the error."""
-    from vision.detector import ImageError, read_image
+    from vision.images import ImageError, read_image
 
     names = yolo_card_names(root / "data.yaml")
     folders = yolo_split_folders(root, split)
@@ -402,10 +402,10 @@ def evaluate(detector, images: list[LabelledImage], mode: str, limit: int | None
     sets are exported stretched to a square, so an unseen set's indices may be narrower or
     shorter than any lens draws them.  ``close_up`` scores each labelled card cut out
     (``cut_out``) as a photo of its own: ``images`` counts the cut-out photos.
-    An image that cannot be read whole (``vision.detector.read_image``: a truncated JPEG
+    An image that cannot be read whole (``vision.images.read_image``: a truncated JPEG
     would be read half grey, its lost cards scored as misses) is listed in ``passed`` and left
     out of the score; without ``passed`` it raises."""
-    from vision.detector import ImageError, read_image
+    from vision.images import ImageError, read_image
 
     score = Score()
     labelled_ranks = {t for im in images for t, _ in im.truth} if mode == "rank" else None

@@ -414,7 +414,7 @@ def quiet_native_logs() -> None:
     """Keep OpenCV's own log and FFmpeg's off stderr: a corrupt TIFF or video otherwise prints
     several "[ WARN:0@5.6] global grfmt_tiff.cpp ..." or "moov atom not found" lines, naming
     no file, before the command's one-line error that does; likewise ultralytics' notes on
-    loading a model.  (libjpeg and libpng print straight to stderr: ``vision.detector.read_image``
+    loading a model.  (libjpeg and libpng print straight to stderr: ``vision.images.read_image``
     keeps those off around each read.)  For the commands' own process only: a kiosk keeps its logs."""
     import os
 
@@ -432,7 +432,7 @@ def _warnings_only(record: logging.LogRecord) -> bool:
 
 
 def _cmd_detect(args) -> int:
-    from vision.detector import ImageError, read_image
+    from vision.images import ImageError, read_image
 
     quiet_native_logs()
     images, errors = _images_named(args.images)

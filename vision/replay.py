@@ -34,7 +34,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import cv2
 
 from scoring.cards import CardError
 from scoring.compare import compare
@@ -42,6 +41,7 @@ from scoring.errors import NiuniuError
 from scoring.evaluate import evaluate
 from scoring.settle import Bet
 from vision.corners import Detection
+from vision.images import ImageError, read_image
 from vision.pipeline import Detector, TablePipeline, normalise_detections
 from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingError, find_recordings,
                            read_jsonl)
@@ -253,8 +253,7 @@ def replay_source(source: FrameSource, config: TableConfig, detector: Detector) 
         reason = f" ({skipped[0][1]})" if skipped else ""
         raise ReplayError(f"{source.description} has no frames that can be read{reason}")
     return collector.summaries() + [
-        {"frame": str(frame), "error": f"image {frame} cannot be read (not a whole image file); skipped, as a "
-                                       "dropped frame"} for frame, _ in skipped]
+        {"frame": str(frame), "error": f"{why}; skipped, as a dropped frame"} for frame, why in skipped]
 
 
 # ------------------------------------------------------------ recordings (no model needed)
@@ -438,9 +437,10 @@ def redetect(folder: Path, config: TableConfig, lines: list[dict], detector: Det
             frame_no = int(path.stem)
         except ValueError:
             continue
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            differences.append({"frame_no": frame_no, "problem": f"{path} cannot be read"})
+        try:
+            image = read_image(path, quiet=False)
+        except ImageError as exc:
+            differences.append({"frame_no": frame_no, "problem": str(exc)})
             continue
         height, width = image.shape[:2]
         zones = ZoneMap(config, width, height)

@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from scoring.errors import NiuniuError
+from vision.images import ImageError, read_image
 from vision.mirror import mirror_image
 
 log = logging.getLogger(__name__)
@@ -309,11 +310,11 @@ class ImageFilesSource(FrameSource):
                     return None
                 self._position = 0
             path = self.paths[self._position]
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
             self._count += 1
-            if image is not None:
-                return image
-            why = f"image {path} cannot be read; is it a valid image file?"
+            try:
+                return read_image(path, quiet=False)
+            except ImageError as exc:    # truncated too: read half grey, its cards would be lost
+                why = f"frame {exc}"
             if not self.skip_unreadable:
                 raise SourceError(why)
             self.skipped.append((path, why))

@@ -478,8 +478,8 @@ def test_an_unreadable_frame_is_skipped_as_a_dropped_frame_not_every_round(frame
     assert [r["seats"]["banker"] for r in rounds if "round" in r] == [ROUND_A["banker"].split(),
                                                                       ROUND_B["banker"].split()]
     assert [r for r in rounds if "error" in r] == [
-        {"frame": str(broken), "error": f"image {broken} cannot be read (not a whole image file); skipped, as a "
-                                        "dropped frame"}]
+        {"frame": str(broken), "error": f"frame {broken} is not a readable image (JPEG, PNG, BMP, ...); skipped, "
+                                        "as a dropped frame"}]
     assert len(script) - 3 not in detector.calls and len(detector.calls) == len(script) - 1
 
     monkeypatch.setattr("vision.replay.load_detector", lambda model: ScriptedDetector(script))

@@ -84,7 +84,7 @@ def test_a_truncated_jpeg_is_refused_naming_it_and_the_rest_of_the_batch_is_read
 
 def test_a_jpeg_libjpeg_reads_only_in_part_is_refused_whatever_its_end_says(tmp_path):
     """The end marker put back after half the data: libjpeg still warns (to fd 2), and that warning is the sign."""
-    from vision.detector import ImageError, read_image
+    from vision.images import ImageError, read_image
 
     good = _photo(tmp_path / "good.jpg", (200, 300))
     data = good.read_bytes()
@@ -97,7 +97,7 @@ def test_a_jpeg_libjpeg_reads_only_in_part_is_refused_whatever_its_end_says(tmp_
 
 
 def test_a_jpegs_end_is_found_past_an_exif_thumbnail_that_has_an_end_marker_of_its_own():
-    from vision.detector import _jpeg_ends_early
+    from vision.images import _jpeg_ends_early
 
     ok, thumb = cv2.imencode(".jpg", np.full((8, 8, 3), 99, np.uint8))
     ok, main_jpeg = cv2.imencode(".jpg", np.random.default_rng(1).integers(0, 255, (64, 64, 3), dtype=np.uint8))
@@ -121,7 +121,7 @@ def test_a_damaged_png_or_tiff_is_one_line_without_the_decoders_own_messages(tmp
 
 
 def test_an_empty_file_and_a_text_file_say_what_they_are(tmp_path):
-    from vision.detector import ImageError, read_image
+    from vision.images import ImageError, read_image
 
     (tmp_path / "empty.jpg").write_bytes(b"")
     (tmp_path / "notes.jpg").write_text("hello")
@@ -420,7 +420,7 @@ def test_evaluate_reads_a_voc_set_and_says_which_labels_have_no_image(tmp_path, 
 def test_real_crops_reads_a_set_the_same_way(tmp_path):
     """``vision.real_crops`` loads YOLO sets through ``load_yolo_set`` too: without a place to
     say what it passes over, a damaged image is an error there, not a traceback."""
-    from vision.detector import ImageError
+    from vision.images import ImageError
     from vision.evaluate import load_yolo_set
 
     root = _yolo_set(tmp_path / "set", labels={"a.txt": "0 0.5 0.5 0.5 0.5\n", "b.txt": ""}, images=("a.jpg", "b.jpg"))

@@ -107,7 +107,16 @@ def test_frame_folder_is_read_in_order_with_file_timing(tmp_path):
 
 def test_unreadable_image_names_the_file(tmp_path):
     (tmp_path / "bad.jpg").write_bytes(b"not a jpeg")
-    with pytest.raises(SourceError, match="bad.jpg cannot be read"):
+    with pytest.raises(SourceError, match="bad.jpg is not a readable image"):
+        list(open_source(str(tmp_path)).frames())
+
+
+def test_a_truncated_frame_is_refused_not_read_half_grey(tmp_path):
+    """OpenCV decodes a JPEG cut short without an error, its missing part grey: a frame
+    folder copied off a failing disk would have lost the cards there without a word."""
+    ok, data = cv2.imencode(".jpg", np.random.default_rng(1).integers(0, 255, (240, 320, 3), dtype=np.uint8))
+    (tmp_path / "cut.jpg").write_bytes(data.tobytes()[: len(data) // 2])
+    with pytest.raises(SourceError, match=r"cut.jpg is truncated or corrupt \(its JPEG data ends early\)"):
         list(open_source(str(tmp_path)).frames())
 
 
