@@ -69,7 +69,7 @@ def _copy_database(source: Path, target: Path) -> None:
 
 
 def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[Path] = (), keep: int | None = None,
-                now: float | None = None) -> Backup:
+                now: float | None = None, other_disk: bool = False) -> Backup:
     """Copy the data directory's databases and secret (and the table files) into a new
     folder under ``destination``; check the copy's chain; drop the oldest beyond ``keep``.
 
@@ -92,6 +92,13 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         where = "is the data directory" if destination == data_dir else f"is inside the data directory {data_dir}"
         raise BackupError(f"backup destination {destination} {where}, so it would die with the same disk; pass --to "
                           "a directory on another disk (a USB drive, a NAS mount)")
+    if other_disk and destination.stat().st_dev == data_dir.stat().st_dev:
+        # The nightly unit asks for this: a USB drive or NAS not mounted at the mount point
+        # leaves an empty folder on the SD card, and a backup written there would be called
+        # made while it dies with the card it was meant to outlive.
+        raise BackupError(f"backup destination {destination} is on the same disk as the data directory {data_dir}: "
+                          "is the backup drive mounted there? Mount it (see README, Backup and restore), or run "
+                          "niuniu backup without --other-disk to copy onto this disk on purpose")
     for config in configs:
         if not Path(config).is_file():
             raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")

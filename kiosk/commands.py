@@ -177,6 +177,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     backup.add_argument("--config", action="append", default=[],
                         help="a table file to copy too (repeat for more), e.g. /etc/niuniu/table.yaml")
     backup.add_argument("--keep", type=_positive, help="keep only the newest N backups in --to")
+    backup.add_argument("--other-disk", action="store_true",
+                        help="refuse unless --to is on another disk than --data-dir (the nightly unit passes it: an "
+                             "unmounted drive leaves its mount point on the SD card)")
     backup.add_argument("--json", action="store_true", help="print what was backed up as JSON")
     backup.set_defaults(func=run_backup)
 
@@ -581,7 +584,8 @@ def run_backup(args) -> int:
 
     destination = Path(args.destination)
     try:
-        made = make_backup(args.data_dir, destination, configs=[Path(c) for c in args.config], keep=args.keep)
+        made = make_backup(args.data_dir, destination, configs=[Path(c) for c in args.config], keep=args.keep,
+                           other_disk=args.other_disk)
     except BackupError as exc:
         try:
             log = _open_audit(args.data_dir)

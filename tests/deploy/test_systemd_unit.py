@@ -89,6 +89,7 @@ def test_the_nightly_backup_units_verify_and_back_up_the_installed_paths(tmp_pat
     assert exec_start[exec_start.index("--data-dir") + 1] == "/var/lib/niuniu"
     assert exec_start[exec_start.index("--to") + 1] == "${NIUNIU_BACKUP_DIR}"
     assert exec_start[exec_start.index("--config") + 1] == "/etc/niuniu/table.yaml"
+    assert "--other-disk" in exec_start      # an unmounted drive fails the night, not fills the SD card
     # Unconfigured, the run is skipped (ExecCondition), not failed every night.
     assert "$$NIUNIU_BACKUP_DIR" in service["ExecCondition"]
     assert _unit(timer)["Timer"]["Persistent"] == "true"

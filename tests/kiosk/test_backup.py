@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -352,6 +354,26 @@ def test_a_backup_into_the_data_directory_is_refused_and_the_record_names_absolu
     assert _manifest(Path(made.data["to"]))["from"] == str(data_dir)
     code, _, _ = runner(["backup", "--data-dir", str(relative_data), "--to", "unplugged"])
     assert code == 2 and audit.last().data["to"] == str(tmp_path / "unplugged")
+
+
+def test_the_nightly_backup_refuses_a_drive_that_is_not_mounted(data_dir, audit, runner, tmp_path):
+    """An unmounted USB drive leaves its mount point on the SD card: the nightly unit's
+    backup (--other-disk) fails there, logged, instead of being called made on the very disk
+    it should outlive."""
+    mount_point = tmp_path / "mnt-niuniu-backup"
+    mount_point.mkdir()
+    code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(mount_point), "--other-disk"])
+    assert code == 2 and "is on the same disk as the data directory" in err and "mounted" in err
+    assert list(mount_point.iterdir()) == [] and audit.last().type == AuditType.BACKUP_FAILED
+    # asked for by hand, without the flag, the same folder takes the copy
+    assert runner(["backup", "--data-dir", str(data_dir), "--to", str(mount_point)])[0] == 0
+    shm = Path("/dev/shm")
+    if shm.is_dir() and shm.stat().st_dev != data_dir.stat().st_dev and os.access(shm, os.W_OK):
+        other = Path(tempfile.mkdtemp(dir=shm))
+        try:
+            assert runner(["backup", "--data-dir", str(data_dir), "--to", str(other), "--other-disk"])[0] == 0
+        finally:
+            shutil.rmtree(other)
 
 
 def test_a_damaged_live_log_fails_the_backup_in_one_plain_line(tmp_path, runner):
