@@ -55,6 +55,8 @@ def read_image(path: Path, *, quiet: bool = True) -> np.ndarray:
             image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     else:      # a running kiosk's threads share descriptor 2: the byte check below still holds
         said, image = [], cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None and kind == "GIF":
+        image = _gif_first_frame(data)      # OpenCV reads GIF only from 4.12; the Pi's stays below
     if image is None:
         if kind is None:
             raise ImageError(f"{path} is not a readable image (JPEG, PNG, BMP, ...)")
@@ -136,3 +138,16 @@ class native_stderr_captured:
             self.lines += self._tmp.read().decode("utf-8", "replace").splitlines()
             self._tmp.close()
             self._tmp = None
+
+
+def _gif_first_frame(data: bytes) -> np.ndarray | None:
+    """A GIF's first frame as BGR, through Pillow, or None when Pillow cannot read it either."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as gif:
+            return cv2.cvtColor(np.asarray(gif.convert("RGB")), cv2.COLOR_RGB2BGR)
+    except (OSError, ValueError, UnidentifiedImageError):
+        return None

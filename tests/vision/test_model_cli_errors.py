@@ -442,3 +442,15 @@ def test_bench_called_as_a_library_refuses_nothing_to_time_too(frames, imgsz, sa
 
     with pytest.raises(NiuniuError, match=said):
         run_bench(str(HELD_OUT), MODELS_DIR, frames, imgsz)
+
+
+def test_a_gif_is_read_where_opencv_cannot(tmp_path, monkeypatch):
+    """The Pi's OpenCV (below 4.12, for apt's picamera2) decodes no GIF: Pillow reads it."""
+    from PIL import Image
+
+    from vision.images import read_image
+
+    Image.new("RGB", (40, 30), (200, 10, 20)).save(tmp_path / "f.gif")
+    monkeypatch.setattr("vision.images.cv2.imread", lambda *a, **k: None)
+    image = read_image(tmp_path / "f.gif")
+    assert image.shape == (30, 40, 3) and tuple(int(v) for v in image[5, 5]) == (20, 10, 200)   # BGR
