@@ -4,13 +4,15 @@
 #
 #   sudo deploy/install.sh                 # first install, and every upgrade
 #   sudo NIUNIU_KIOSK_USER=dealer deploy/install.sh   # desktop user other than uid 1000
+#   sudo NIUNIU_NTP=ntp1.casino.lan,10.0.0.5 deploy/install.sh   # the LAN's time servers
 #
 # What it sets up (each step is skipped when already in place, so a second run changes
 # nothing and an upgrade changes only what differs):
 #   apt packages        python3-venv, python3-picamera2, curl, Chromium, ...
 #   user niuniu         system user in group video (camera), no login shell
-#   /opt/niuniu/src     a root-owned copy of this checkout (the service user cannot read
-#                       /home/<user>, and a later `git pull` must not change a running box)
+#   /opt/niuniu/src     a root-owned copy of the files git tracks in this checkout (the
+#                       service user cannot read /home/<user>, and a later `git pull` must
+#                       not change a running box)
 #   /opt/niuniu/venv    venv with --system-site-packages (picamera2 comes from apt),
 #                       the project installed editable with its [pi] extra
 #   /etc/niuniu/        table.yaml (from deploy/table.example.yaml) and niuniu.env,
@@ -19,7 +21,14 @@
 #   niuniu.service      systemd unit, enabled; restarted only when something changed
 #   niuniu-backup.timer nightly `niuniu backup` to NIUNIU_BACKUP_DIR (set in niuniu.env)
 #   kiosk browser       /usr/local/bin/niuniu-kiosk-browser started from the desktop
-#                       user's labwc autostart; no screen blanking
+#                       user's labwc autostart, beside the desktop's XDG autostart (an
+#                       on-screen keyboard); no screen blanking
+#   time servers        with NIUNIU_NTP=host[,host]: /etc/systemd/timesyncd.conf.d/niuniu.conf
+#
+# An upgrade is all or nothing: new code whose dependencies pip cannot install (no internet
+# on the casino LAN) never replaces the running version's code, and the service is not
+# restarted. A run cut off part-way (power cut, Ctrl-C) is finished or undone by the next
+# run, restart included.
 #
 # Test hooks (tests/deploy): NIUNIU_ROOT installs under a prefix instead of /, with
 # apt-get, useradd, systemctl, ... replaced by recording fakes on PATH.
@@ -37,6 +46,13 @@ readonly BACKUP_TIMER=niuniu-backup.timer
 readonly LAUNCHER=/usr/local/bin/niuniu-kiosk-browser
 readonly SERVICE_USER=niuniu
 readonly STAMP=$VENV/.niuniu-install
+# Written before anything the running service depends on changes, removed once it has been
+# restarted: a run cut off in between (power cut, Ctrl-C, a failed later step) leaves it,
+# and the next run restarts even though it finds nothing else to do.
+readonly RESTART_PENDING=$APP_DIR/.restart-pending
+readonly STAGING=$APP_DIR/.src.new
+readonly PREVIOUS=$CODE.old
+readonly TIMESYNCD_DROPIN=/etc/systemd/timesyncd.conf.d/niuniu.conf
 readonly BLOCK_BEGIN='# >>> niuniu kiosk >>> (managed by niuniu deploy/install.sh; replaced on every run)'
 readonly BLOCK_END='# <<< niuniu kiosk <<<'
 
@@ -46,6 +62,13 @@ ROOT=${ROOT%/}
 EXTRAS=${NIUNIU_EXTRAS:-pi}
 changes=0
 restart_needed=0
+restart_other=0   # a restart is wanted for more than a code switch that may be undone
+pending_at_start=0
+staged=0          # $STAGING holds a new version of the code
+previous=''       # set while $CODE holds new code whose dependencies are not installed yet
+KIOSK_USER=''
+KIOSK_HOME=''
+NTP_SERVERS=()
 
 say() { printf 'niuniu-install: %s\n' "$*"; }
 die() {
@@ -78,6 +101,38 @@ check_platform() {
     ARCH=$arch
 }
 
+# The desktop user, checked before anything changes: a mistyped NIUNIU_KIOSK_USER found only
+# at the kiosk step would stop the run half done (code switched, browser and restart not).
+check_kiosk_user() {
+    KIOSK_USER=$(kiosk_user)
+    [[ -n $KIOSK_USER ]] || return 0
+    # getent exits 2 for an unknown user: `|| true` so the error below is the one shown.
+    KIOSK_HOME=$(getent passwd "$KIOSK_USER" | cut -d: -f6) || true
+    [[ -n $KIOSK_HOME ]] ||
+        die "desktop user '$KIOSK_USER' does not exist; set NIUNIU_KIOSK_USER to the user that logs in to the screen"
+}
+
+# NIUNIU_NTP=host[,host...]: the casino's time servers. Raspberry Pi OS asks the Debian pool
+# on the internet, which a casino LAN cannot reach, so without this the clock that stamps
+# the audit log is never synchronised. Checked before anything changes.
+check_ntp() {
+    [[ -n ${NIUNIU_NTP:-} ]] || return 0
+    local hosts=() host daemon
+    read -r -a hosts <<<"${NIUNIU_NTP//,/ }"
+    ((${#hosts[@]} > 0)) || die "NIUNIU_NTP='$NIUNIU_NTP' names no server; give host[,host], e.g. NIUNIU_NTP=ntp1.casino.lan,10.0.0.5"
+    for host in "${hosts[@]}"; do
+        # A host name, IPv4 or IPv6 address: nothing that could break the line it goes on.
+        [[ $host =~ ^[A-Za-z0-9][A-Za-z0-9.:-]*$ ]] ||
+            die "NIUNIU_NTP: '$host' is not a host name or address; give host[,host], e.g. NIUNIU_NTP=ntp1.casino.lan,10.0.0.5"
+    done
+    for daemon in chrony ntpsec ntp openntpd; do
+        if package_installed "$daemon"; then
+            die "$daemon keeps the time on this device, not systemd-timesyncd: set the casino's servers in its configuration instead of NIUNIU_NTP"
+        fi
+    done
+    NTP_SERVERS=("${hosts[@]}")
+}
+
 # torch for the [pi] extra (ultralytics needs it even when the NCNN model is used):
 # pinned so every table runs the same build; NIUNIU_TORCH_PINS="" lets pip choose.
 torch_pins() {
@@ -96,11 +151,17 @@ package_installed() {
     [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]
 }
 
+# Whether DEST already has SRC's content and MODE.
+file_current() {
+    local src=$1 dest=$2 mode=$3
+    [[ -f $dest ]] && cmp -s "$src" "$dest" && [[ $(stat -c %a "$dest") == "${mode#0}" ]]
+}
+
 # Copy SRC to DEST with MODE unless DEST already has that content and mode.
 # Returns 0 when DEST changed.
 put_file() {
     local src=$1 dest=$2 mode=$3
-    if [[ -f $dest ]] && cmp -s "$src" "$dest" && [[ $(stat -c %a "$dest") == "${mode#0}" ]]; then
+    if file_current "$src" "$dest" "$mode"; then
         return 1
     fi
     mkdir -p "$(dirname "$dest")"
@@ -118,16 +179,66 @@ put_text() {
     return "$status"
 }
 
-# The files of the checkout: what git tracks plus new files it does not ignore, so local
-# training runs, venvs and caches never reach the device. Without git: the tree minus those.
+# git on the checkout. safe.directory: `su -` to root (no SUDO_UID) makes git refuse a clone
+# owned by the desktop user, and the fallback below would then copy untracked files too; the
+# checkout is trusted already, since this script itself comes from it.
+src_git() {
+    git -c safe.directory='*' -C "$SRC_DIR" "$@"
+}
+
+is_git_checkout() {
+    src_git rev-parse --is-inside-work-tree >/dev/null 2>&1
+}
+
+# The files of the checkout. In a git checkout, only what git tracks (committed or added):
+# an untracked file beside the code may be anything (a whole-device backup archive with the
+# table's keys, a downloaded zones.json, a collector log) and must not land in a tree every
+# user on the device can read. Without git: the tree minus build output, caches, archives
+# and keys.
 list_source_files() {
-    if git -C "$SRC_DIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        git -C "$SRC_DIR" ls-files -z --cached --others --exclude-standard
+    if is_git_checkout; then
+        src_git ls-files -z --cached
     else
         (cd "$SRC_DIR" && find . \( -name .git -o -name .venv -o -name __pycache__ -o -name '*.egg-info' \
             -o -name .pytest_cache -o -name .hypothesis -o -name runs -o -name build -o -name work-data \
-            -o -name .cache \) -prune -o \( -type f -o -type l \) -print0)
+            -o -name .cache -o -name '*.tar' -o -name '*.tar.gz' -o -name '*.tgz' -o -name '*.zip' \
+            -o -name '*.pem' -o -name '*.key' -o -name zones.json -o -name '*.sqlite3' \) \
+            -prune -o \( -type f -o -type l \) -print0)
     fi
+}
+
+# Says which files of a git checkout are left out, so a new module that was never `git add`ed
+# is not a mystery on the device.
+note_untracked_files() {
+    is_git_checkout || return 0
+    local names=() name
+    while IFS= read -r -d '' name; do
+        names+=("$name")
+    done < <(src_git ls-files -z --others --exclude-standard)
+    ((${#names[@]} > 0)) || return 0
+    say "note: ${#names[@]} file(s) in $SRC_DIR that git does not track are not copied to the device" \
+        "(${names[*]:0:3}${names[3]:+ ...}); \`git add\` any the table needs"
+}
+
+# Asks for a restart of the service: the marker goes on disk BEFORE the change it is for, so
+# no way of stopping between the change and the restart can lose it.
+need_restart() {
+    restart_needed=1
+    [[ ${1:-} == code ]] || restart_other=1
+    mkdir -p "$ROOT$APP_DIR"
+    : >"$ROOT$RESTART_PENDING"
+}
+
+# What pip was last asked to install for code tree $1: an unchanged stamp skips pip.
+stamp_text() {
+    [[ -f $1/pyproject.toml ]] || return 0
+    printf 'extras=%s\ntorch=%s\npyproject=%s\n' "$EXTRAS" "$(torch_pins)" \
+        "$(sha256sum "$1/pyproject.toml" | cut -d' ' -f1)"
+}
+
+# Whether the venv holds the dependencies of code tree $1.
+dependencies_current() {
+    [[ -f $ROOT$STAMP && -f $1/pyproject.toml && $(<"$ROOT$STAMP") == "$(stamp_text "$1")" ]]
 }
 
 # ------------------------------------------------------------------ steps
@@ -139,6 +250,9 @@ install_packages() {
     # picamera2 (and the libcamera it wraps) exists only in the Raspberry Pi archive;
     # it reaches the venv through --system-site-packages.
     ((raspberry_pi_os)) && wanted+=(python3-picamera2)
+    if ((${#NTP_SERVERS[@]} > 0)); then
+        wanted+=(systemd-timesyncd)
+    fi
     if ! package_installed chromium-browser && ! package_installed chromium; then
         if ((raspberry_pi_os)); then wanted+=(chromium-browser); else wanted+=(chromium); fi
     fi
@@ -165,61 +279,168 @@ ensure_user() {
     fi
 }
 
-sync_code() {
-    local dest=$ROOT$CODE staging=$ROOT$APP_DIR/.src.new
-    if [[ $(cd "$SRC_DIR" && pwd -P) == $(mkdir -p "$dest" && cd "$dest" && pwd -P) ]]; then
+# A run stopped between switching the code and installing its dependencies (power cut,
+# SIGKILL: anything the EXIT trap cannot see) leaves the previous tree in $PREVIOUS. Put it
+# back unless the new tree's dependencies did get installed, so new code never runs on old
+# dependencies; the rest of this run then tries the upgrade again.
+recover_cut_off_upgrade() {
+    local dest=$ROOT$CODE old=$ROOT$PREVIOUS
+    rm -rf "$ROOT$STAGING" # rebuilt below
+    [[ -d $old ]] || return 0
+    if [[ -d $dest ]] && dependencies_current "$dest"; then
+        rm -rf "$old" # the upgrade was through; only the clean-up was cut off
+        return 0
+    fi
+    rm -rf "$dest"
+    mv "$old" "$dest"
+    changed "put the previous code back in $CODE: an earlier run stopped before the new version's dependencies were installed"
+}
+
+# Copy the checkout to $STAGING when it differs from $CODE; switch_code puts it in place.
+stage_code() {
+    local dest=$ROOT$CODE staging=$ROOT$STAGING
+    note_untracked_files
+    if [[ -d $dest && $(cd "$SRC_DIR" && pwd -P) == "$(cd "$dest" && pwd -P)" ]]; then
         return 0 # running from the installed copy itself
     fi
     rm -rf "$staging"
     mkdir -p "$staging"
     list_source_files | (cd "$SRC_DIR" && tar --null --files-from=- --ignore-failed-read --create --file=-) |
         tar --extract --file=- --directory="$staging" --no-same-owner --no-same-permissions
-    if diff -r -q --no-dereference -x '*.egg-info' -x __pycache__ "$dest" "$staging" >/dev/null 2>&1; then
+    if [[ -d $dest ]] && diff -r -q --no-dereference -x '*.egg-info' -x __pycache__ "$dest" "$staging" >/dev/null 2>&1; then
         rm -rf "$staging"
         return 0
     fi
-    rm -rf "$dest.old"
-    mv "$dest" "$dest.old"
-    mv "$staging" "$dest"
-    rm -rf "$dest.old"
-    chmod 0755 "$dest"
-    restart_needed=1
+    chmod 0755 "$staging"
+    staged=1
+}
+
+# Put the staged code in place. With "keep", the previous tree stays in $PREVIOUS (and
+# $previous is set) until commit_code or rollback_code.
+switch_code() {
+    local dest=$ROOT$CODE keep=${1:-}
+    need_restart code
+    rm -rf "$ROOT$PREVIOUS"
+    if [[ -d $dest ]]; then
+        mv "$dest" "$ROOT$PREVIOUS"
+    fi
+    mv "$ROOT$STAGING" "$dest"
+    staged=0
+    if [[ $keep == keep && -d $ROOT$PREVIOUS ]]; then
+        previous=$ROOT$PREVIOUS
+    else
+        rm -rf "$ROOT$PREVIOUS"
+    fi
     changed "copied $SRC_DIR to $CODE"
+}
+
+commit_code() {
+    rm -rf "$ROOT$PREVIOUS"
+    previous=''
+}
+
+# Undo switch_code keep: the previous tree back, the new one gone. The restart marker goes
+# too when only this switch asked for it: the service already runs the code now on disk.
+rollback_code() {
+    [[ -n $previous ]] || return 0
+    rm -rf "$ROOT$CODE"
+    mv "$previous" "$ROOT$CODE"
+    previous=''
+    if ((!pending_at_start && !restart_other)); then
+        rm -f "$ROOT$RESTART_PENDING"
+        restart_needed=0
+    fi
+}
+
+# A stop from anything else (a failing command under set -e, Ctrl-C, SIGTERM) while new
+# code waits for its dependencies: put the previous code back, as for a pip failure.
+on_exit() {
+    local status=$?
+    if [[ -n $previous ]]; then
+        rollback_code
+        printf 'niuniu-install: stopped before the new version was installed: %s holds the previous code again and %s was not restarted\n' \
+            "$CODE" "$UNIT_NAME" >&2
+    fi
+    exit "$status"
+}
+
+# pip could not install what the new code needs: say exactly what state the device is in.
+# $1: a version was installed before this run; $2: pip got as far as installing packages.
+dependency_failure() {
+    local had_code=$1 venv_touched=$2
+    rollback_code
+    rm -rf "$ROOT$STAGING"
+    {
+        printf 'niuniu-install: error: pip could not install the dependencies (its output is above).\n'
+        if ((had_code)); then
+            printf 'niuniu-install: nothing was switched: %s holds the code it held before this run, and %s was not restarted, so the table keeps running the version it was running.\n' \
+                "$CODE" "$UNIT_NAME"
+            if ((venv_touched)); then
+                printf 'niuniu-install: pip may already have installed some of the new dependencies in %s.\n' "$VENV"
+            else
+                printf 'niuniu-install: %s is unchanged too: pip stopped before installing anything.\n' "$VENV"
+            fi
+        else
+            printf 'niuniu-install: the table assistant is NOT installed yet: %s lacks the project.\n' "$VENV"
+        fi
+        printf 'niuniu-install: pip needs PyPI (internet access): run deploy/install.sh again where the Pi can reach it.\n'
+    } >&2
+    exit 1
 }
 
 ensure_venv() {
     local cfg=$ROOT$VENV/pyvenv.cfg
     if [[ ! -x $ROOT$VENV/bin/python || ! -f $cfg ]]; then
+        need_restart
         python3 -m venv --system-site-packages "$ROOT$VENV"
-        restart_needed=1
         changed "created $VENV (with system site packages, for picamera2)"
     elif ! grep -Eq '^include-system-site-packages *= *true' "$cfg"; then
+        need_restart
         sed -i -E 's/^include-system-site-packages *=.*/include-system-site-packages = true/' "$cfg"
-        restart_needed=1
         changed "$VENV now sees system site packages (picamera2)"
     fi
 }
 
-install_project() {
-    local pins stamp_text
-    pins=$(torch_pins)
-    stamp_text="extras=$EXTRAS
-torch=$pins
-pyproject=$(sha256sum "$ROOT$CODE/pyproject.toml" | cut -d' ' -f1)
-"
-    if [[ -f $ROOT$STAMP && $(<"$ROOT$STAMP") == "${stamp_text%$'\n'}" ]]; then
+# The code and its dependencies, all or nothing. The install is editable (the venv points at
+# $CODE), so pip must install the project from the tree at its final place. When the
+# dependencies change on an installed device, a dry run of the new tree with the torch pins
+# goes first: without internet (a casino LAN) the upgrade stops there, before the venv or
+# the code has changed. Then the pins go in (the big download, old tree still in place),
+# then the new tree with the previous one kept, which comes back if pip fails after all.
+install_code() {
+    local dest=$ROOT$CODE tree=$ROOT$CODE had_code=0 pins pin_args=()
+    if ((staged)); then
+        tree=$ROOT$STAGING
+    fi
+    if [[ -f $ROOT$STAMP ]]; then
+        had_code=1
+    fi
+    if dependencies_current "$tree"; then
+        if ((staged)); then
+            switch_code
+        fi
         return 0
     fi
     local pip=("$ROOT$VENV/bin/python" -m pip install --disable-pip-version-check)
+    pins=$(torch_pins)
     if [[ -n $pins ]]; then
-        local pin_args
         read -r -a pin_args <<<"$pins"
-        # Before the project, so ultralytics' plain "torch" dependency is already met.
-        "${pip[@]}" "${pin_args[@]}"
     fi
-    "${pip[@]}" --editable "${ROOT}${CODE}[${EXTRAS}]"
-    printf '%s' "$stamp_text" >"$ROOT$STAMP"
-    restart_needed=1
+    if ((had_code)); then
+        "${pip[@]}" --dry-run --quiet "${pin_args[@]}" --editable "${tree}[${EXTRAS}]" ||
+            dependency_failure "$had_code" 0
+    fi
+    if ((${#pin_args[@]} > 0)); then
+        # Before the project, so ultralytics' plain "torch" dependency is already met.
+        "${pip[@]}" "${pin_args[@]}" || dependency_failure "$had_code" 1
+    fi
+    if ((staged)); then
+        switch_code keep
+    fi
+    "${pip[@]}" --editable "${dest}[${EXTRAS}]" || dependency_failure "$had_code" 1
+    need_restart
+    stamp_text "$dest" >"$ROOT$STAMP"
+    commit_code
     changed "installed the project with its [$EXTRAS] extra into $VENV"
 }
 
@@ -246,9 +467,10 @@ ensure_data_dir() {
 }
 
 install_service() {
-    if put_file "$ROOT$CODE/deploy/systemd/$UNIT_NAME" "$ROOT$UNIT_PATH" 0644; then
+    if ! file_current "$ROOT$CODE/deploy/systemd/$UNIT_NAME" "$ROOT$UNIT_PATH" 0644; then
+        need_restart
+        put_file "$ROOT$CODE/deploy/systemd/$UNIT_NAME" "$ROOT$UNIT_PATH" 0644
         systemctl daemon-reload
-        restart_needed=1
         changed "installed $UNIT_PATH"
     fi
     if ! systemctl is-enabled --quiet "$UNIT_NAME" 2>/dev/null; then
@@ -282,45 +504,51 @@ kiosk_user() {
     elif [[ -n ${SUDO_USER:-} && $SUDO_USER != root ]]; then
         printf '%s' "$SUDO_USER"
     else
-        getent passwd 1000 | cut -d: -f1
+        # No uid 1000 is a warning later, not a silent stop here (getent exits 2).
+        getent passwd 1000 | cut -d: -f1 || true
     fi
 }
 
 # The autostart text: the user's own lines, any screen blanker (swayidle) commented out,
 # and the managed block that starts the kiosk browser, replaced on every run.
+#
+# A user's labwc autostart replaces the system one (/etc/xdg/labwc/autostart), and with it
+# the lxsession-xdg-autostart call that starts the desktop's XDG autostart entries, such as
+# an on-screen keyboard: the only keyboard a touch screen has. The block calls it unless the
+# user's own lines already do.
 autostart_text() {
-    local existing=$1
+    local existing=$1 user_lines
     if [[ -z $existing ]]; then
-        printf '%s\n' \
+        user_lines=$(printf '%s\n' \
             '# labwc autostart of the Niu Niu dealer screen (created by deploy/install.sh).' \
-            '# It replaces the desktop autostart (panel, desktop icons): only the kiosk shows.' \
+            '# It replaces the desktop autostart (panel, desktop icons): only the kiosk shows,' \
+            '# with what the desktop starts from /etc/xdg/autostart (an on-screen keyboard).' \
             '# Keep the display layout and rotation set with the Screen Configuration tool:' \
-            '[ -x /usr/bin/kanshi ] && /usr/bin/kanshi &'
+            '[ -x /usr/bin/kanshi ] && /usr/bin/kanshi &')
     else
-        printf '%s\n' "$existing" | awk -v begin="$BLOCK_BEGIN" -v end="$BLOCK_END" '
+        user_lines=$(printf '%s\n' "$existing" | awk -v begin="$BLOCK_BEGIN" -v end="$BLOCK_END" '
             $0 == begin { skip = 1; next }
             $0 == end { skip = 0; next }
             skip { next }
             /^[[:space:]]*[^#]*swayidle/ { print "# niuniu: screen blanking off: " $0; next }
-            { print }'
+            { print }')
     fi
-    printf '%s\n' "$BLOCK_BEGIN" \
-        "systemd-cat -t niuniu-kiosk $LAUNCHER &" \
-        "$BLOCK_END"
+    printf '%s\n' "$user_lines" "$BLOCK_BEGIN"
+    if ! grep -Eq '^[[:space:]]*[^#[:space:]][^#]*lxsession-xdg-autostart' <<<"$user_lines"; then
+        printf '%s\n' '[ -x /usr/bin/lxsession-xdg-autostart ] && /usr/bin/lxsession-xdg-autostart &'
+    fi
+    printf '%s\n' "systemd-cat -t niuniu-kiosk $LAUNCHER &" "$BLOCK_END"
 }
 
 install_kiosk_browser() {
     if put_file "$ROOT$CODE/deploy/kiosk-browser.sh" "$ROOT$LAUNCHER" 0755; then
         changed "installed $LAUNCHER"
     fi
-    local user home file existing=''
-    user=$(kiosk_user)
+    local user=$KIOSK_USER home=$KIOSK_HOME file existing=''
     if [[ -z $user ]]; then
         say "warning: no desktop user found (uid 1000); set NIUNIU_KIOSK_USER=<user> to start the kiosk browser at login"
         return 0
     fi
-    home=$(getent passwd "$user" | cut -d: -f6)
-    [[ -n $home ]] || die "desktop user '$user' does not exist; set NIUNIU_KIOSK_USER to the user that logs in to the screen"
     file=$ROOT$home/.config/labwc/autostart
     if [[ -f $file ]]; then
         existing=$(<"$file")
@@ -334,26 +562,67 @@ install_kiosk_browser() {
     fi
 }
 
+# The casino's time servers (NIUNIU_NTP) as a timesyncd drop-in; unset leaves the clock
+# settings alone. A run cut off between writing and restarting is made good at the next
+# boot, when timesyncd reads the drop-in.
+ensure_time_servers() {
+    ((${#NTP_SERVERS[@]} > 0)) || return 0
+    local text
+    text="# The casino's time servers, written by niuniu deploy/install.sh from NIUNIU_NTP (run it
+# again with another NIUNIU_NTP to change them). A casino LAN cannot reach the internet pool
+# Raspberry Pi OS asks by default, and the audit log's timestamps come from this clock.
+[Time]
+NTP=${NTP_SERVERS[*]}
+"
+    if put_text "$text" "$ROOT$TIMESYNCD_DROPIN" 0644; then
+        systemctl restart systemd-timesyncd
+        changed "the clock follows ${NTP_SERVERS[*]} ($TIMESYNCD_DROPIN); check: timedatectl timesync-status"
+    fi
+    if ! systemctl is-enabled --quiet systemd-timesyncd 2>/dev/null; then
+        systemctl enable --now systemd-timesyncd
+        changed "enabled systemd-timesyncd (clock synchronisation)"
+    fi
+}
+
 restart_service() {
-    if ((restart_needed)); then
+    if ((restart_needed)) || [[ -e $ROOT$RESTART_PENDING ]]; then
+        if ((!restart_needed)); then
+            # Left by a run that stopped before its restart: the unit file may have changed.
+            systemctl daemon-reload
+        fi
         systemctl restart "$UNIT_NAME"
-        changed "restarted $UNIT_NAME"
+        rm -f "$ROOT$RESTART_PENDING"
+        if ((restart_needed)); then
+            changed "restarted $UNIT_NAME"
+        else
+            changed "restarted $UNIT_NAME (an earlier run stopped before restarting it)"
+        fi
     fi
 }
 
 main() {
     umask 022 # everything installed is readable by the service user
     check_platform
+    check_kiosk_user
+    check_ntp
+    trap on_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    if [[ -e $ROOT$RESTART_PENDING ]]; then
+        pending_at_start=1
+    fi
+    recover_cut_off_upgrade # first: until then new code may sit on old dependencies
     install_packages
     ensure_user
-    sync_code
+    stage_code
     ensure_venv
-    install_project
+    install_code
     ensure_config
     ensure_data_dir
     install_service
     install_backup_timer
     install_kiosk_browser
+    ensure_time_servers
     restart_service
     if ((changes == 0)); then
         say "already up to date: nothing changed"

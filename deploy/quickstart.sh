@@ -20,6 +20,10 @@ die() {
     exit 2
 }
 
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
 command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3.11 (sudo apt install python3)"
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
     die "$("$python" --version 2>&1) is too old: Python 3.11 or newer is needed"
@@ -27,8 +31,14 @@ command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3
 if [[ ! -x .venv/bin/python ]]; then
     if ! "$python" -c 'import ensurepip' >/dev/null 2>&1; then
         # Debian splits venv support out of python3; install it when we may, else say how.
-        if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv
+        # `id -u` rather than $EUID: the tests stand in for root with a fake id.
+        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+            # A fresh Debian image has empty package lists, where the install alone fails
+            # ("Unable to locate package"); stale lists fail it too. Update first then.
+            if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null || ! apt_install python3-venv; then
+                apt-get update
+                apt_install python3-venv
+            fi
         else
             die "Python's venv module is missing: sudo apt install python3-venv, then run this again"
         fi

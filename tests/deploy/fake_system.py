@@ -8,12 +8,23 @@ script's "is it already done?" checks to see what an earlier run did, which is e
 what the idempotency tests need.  Every call is appended to ``$FAKE_STATE/log.jsonl``.
 
 One file serves every command: it is linked under each name and dispatches on argv[0].
+
+Faults, for the tests of what a failed or cut-off run leaves behind:
+  FAKE_FAIL_AT="CMD WORD !WORD"  the call of CMD whose arguments hold every WORD and no
+                                  !WORD exits 1 (e.g. "venv-python --editable !--dry-run")
+  FAKE_KILL_AT="CMD WORD ..."    that call SIGKILLs the script that made it: a power cut
+  FAKE_APT_NEEDS_UPDATE=1        `apt-get install` fails until `apt-get update` has run, as
+                                  on a fresh image with empty package lists
+  FAKE_NO_ENSUREPIP=1            `python3 -c "import ensurepip"` fails (Debian without
+                                  python3-venv)
+  FAKE_UID=N                     what `id -u` prints
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -37,8 +48,20 @@ def _log(cmd: str, args: list[str]) -> None:
         fh.write(json.dumps({"cmd": cmd, "args": args}) + "\n")
 
 
+def _matches(rule: str, cmd: str, args: list[str]) -> bool:
+    words = rule.split()
+    if not words or words[0] != cmd:
+        return False
+    return all(w[1:] not in args if w.startswith("!") else w in args for w in words[1:])
+
+
 def apt_get(args: list[str]) -> int:
+    if "update" in args:
+        (STATE / "apt-lists").write_text("updated\n")
     if "install" in args:
+        if os.environ.get("FAKE_APT_NEEDS_UPDATE") == "1" and not (STATE / "apt-lists").exists():
+            print("E: Unable to locate package " + args[-1], file=sys.stderr)
+            return 100
         names = [a for a in args[args.index("install") + 1:] if not a.startswith("-")]
         packages = set(_load("packages.json", []))
         _save("packages.json", sorted(packages | set(names)))
@@ -92,6 +115,9 @@ def usermod(args: list[str]) -> int:
 
 
 def id_(args: list[str]) -> int:
+    if args == ["-u"]:
+        print(os.environ.get("FAKE_UID", os.getuid()))
+        return 0
     user = _users().get(args[-1])
     if user is None:
         print(f"id: '{args[-1]}': no such user", file=sys.stderr)
@@ -115,7 +141,7 @@ def python3(args: list[str]) -> int:
     # `python3 -c CHECK` (version, ensurepip) succeeds; otherwise only
     # `python3 -m venv [--system-site-packages] DIR` is expected.
     if args[:1] == ["-c"]:
-        return 0
+        return 1 if os.environ.get("FAKE_NO_ENSUREPIP") == "1" and "ensurepip" in args[1] else 0
     assert args[:2] == ["-m", "venv"], args
     venv = Path(args[-1])
     (venv / "bin").mkdir(parents=True, exist_ok=True)
@@ -142,7 +168,14 @@ HANDLERS = {"apt-get": apt_get, "dpkg-query": dpkg_query, "useradd": useradd, "u
 def main() -> int:
     name = Path(sys.argv[0]).name
     args = sys.argv[1:]
-    _log("venv-python" if name == "python" else name, args)
+    cmd = "venv-python" if name == "python" else name
+    _log(cmd, args)
+    if _matches(os.environ.get("FAKE_KILL_AT", ""), cmd, args):
+        os.kill(os.getppid(), signal.SIGKILL)
+        return 137
+    if _matches(os.environ.get("FAKE_FAIL_AT", ""), cmd, args):
+        print(f"{cmd}: failing as FAKE_FAIL_AT asks", file=sys.stderr)
+        return 1
     return HANDLERS[name](args)
 
 

@@ -144,6 +144,8 @@ def test_first_run_sets_up_the_whole_device(machine):
     assert "systemd-cat -t niuniu-kiosk /usr/local/bin/niuniu-kiosk-browser &" in autostart
     assert "kanshi" in autostart  # display rotation survives replacing the desktop autostart
     assert "swayidle" not in autostart
+    assert not (root / "etc/systemd/timesyncd.conf.d").exists()  # the clock is left alone without NIUNIU_NTP
+    assert not (root / "opt/niuniu/.restart-pending").exists()
     assert "done:" in out
 
 
@@ -233,7 +235,15 @@ def test_pc_install_uses_the_x86_torch_pins_and_skips_pi_packages(machine):
     assert machine.calls_of("venv-python")[0][-2:] == ["torch==2.14.1", "torchvision==0.29.1"]
 
 
-def test_git_checkout_copies_only_what_git_would_keep(machine):
+def _git_init(src: Path) -> list[str]:
+    git = ["git", "-C", str(src), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
+    return git
+
+
+def test_git_checkout_copies_only_what_git_tracks(machine):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     src = machine.src
@@ -242,12 +252,237 @@ def test_git_checkout_copies_only_what_git_would_keep(machine):
     (src / ".venv/bin/python").write_text("not for the device\n")
     (src / "runs").mkdir()
     (src / "runs/last.pt").write_text("training checkpoint\n")
-    git = ["git", "-C", str(src), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
-    (src / "kiosk/untracked_new.py").write_text("NEW = 1\n")  # not yet committed: still copied
+    git = _git_init(src)
+    # Untracked, not ignored: README's whole-device archive made in the clone (every key of
+    # the table), a zones.json downloaded there, a module nobody added.
+    (src / "niuniu-2026-12-06.tar.gz").write_bytes(b"secret keys and password hashes")
+    (src / "zones.json").write_text("{}\n")
+    (src / "kiosk/untracked_new.py").write_text("NEW = 1\n")
+    (src / "kiosk/added_new.py").write_text("ADDED = 1\n")
+    subprocess.run([*git, "add", "kiosk/added_new.py"], check=True)  # added, not committed
+    out = _ok(machine.run())
+    code = machine.root / "opt/niuniu/src"
+    assert (code / "kiosk/__init__.py").is_file() and (code / "kiosk/added_new.py").is_file()
+    assert not (code / "niuniu-2026-12-06.tar.gz").exists()
+    assert not (code / "zones.json").exists() and not (code / "kiosk/untracked_new.py").exists()
+    assert not (code / ".venv").exists() and not (code / "runs").exists() and not (code / ".git").exists()
+    assert "3 file(s)" in out and "git does not track are not copied" in out
+
+
+def test_plain_tree_leaves_out_archives_keys_and_zone_files(machine):
+    src = machine.src  # not a git checkout: a copied or unpacked source tree
+    (src / "niuniu-2026-12-06.tar.gz").write_bytes(b"secret keys and password hashes")
+    (src / "backup").mkdir()
+    (src / "backup/evidence.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    (src / "zones.json").write_text("{}\n")
     _ok(machine.run())
     code = machine.root / "opt/niuniu/src"
-    assert (code / "kiosk/untracked_new.py").is_file()
-    assert not (code / ".venv").exists() and not (code / "runs").exists() and not (code / ".git").exists()
+    assert (code / "kiosk/__init__.py").is_file() and (code / "deploy/install.sh").is_file()
+    assert not (code / "niuniu-2026-12-06.tar.gz").exists()
+    assert not (code / "backup/evidence.pem").exists() and not (code / "zones.json").exists()
+
+
+# ---------------------------------------------------------------- upgrades that fail or stop
+
+
+def _new_version(machine: Machine) -> None:
+    """A new release in the checkout: new dependencies (pyproject) and new code."""
+    pyproject = machine.src / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n# version 2: a new dependency\n")
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+
+
+def _assert_old_version_in_place(machine: Machine, old_pyproject: str, old_stamp: str) -> None:
+    code = machine.root / "opt/niuniu/src"
+    assert (code / "pyproject.toml").read_text() == old_pyproject
+    assert (code / "kiosk/__init__.py").read_text() == '"""kiosk"""\n'
+    assert (machine.root / "opt/niuniu/venv/.niuniu-install").read_text() == old_stamp
+    assert not (machine.root / "opt/niuniu/src.old").exists()
+    assert not (machine.root / "opt/niuniu/.src.new").exists()
+    assert ["restart", "niuniu.service"] not in machine.calls_of("systemctl")
+
+
+def _installed(machine: Machine) -> tuple[str, str]:
+    _ok(machine.run())
+    return ((machine.root / "opt/niuniu/src/pyproject.toml").read_text(),
+            (machine.root / "opt/niuniu/venv/.niuniu-install").read_text())
+
+
+def test_upgrade_without_pypi_switches_nothing(machine):
+    old_pyproject, old_stamp = _installed(machine)
+    _new_version(machine)
+    # A casino LAN: pip cannot reach PyPI, so already its dry run of the new tree fails.
+    result = machine.run(FAKE_FAIL_AT="venv-python --editable")
+    assert result.returncode == 1
+    _assert_old_version_in_place(machine, old_pyproject, old_stamp)
+    (dry_run,) = machine.calls_of("venv-python")  # nothing installed, not even the torch pins
+    assert "--dry-run" in dry_run and dry_run[-1] == f"{machine.root}/opt/niuniu/.src.new[pi]"
+    assert "nothing was switched" in result.stderr and "keeps running the version it was running" in result.stderr
+    assert "/opt/niuniu/venv is unchanged too" in result.stderr
+    assert not (machine.root / "opt/niuniu/.restart-pending").exists()
+
+    _ok(machine.run())  # back online: the upgrade goes through
+    assert (machine.root / "opt/niuniu/src/kiosk/__init__.py").read_text() == '"""kiosk, version 2"""\n'
+    assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
+
+
+def test_pip_failure_after_the_switch_puts_the_previous_code_back(machine):
+    old_pyproject, old_stamp = _installed(machine)
+    _new_version(machine)
+    result = machine.run(FAKE_FAIL_AT="venv-python --editable !--dry-run")
+    assert result.returncode == 1
+    editable = [a for a in machine.calls_of("venv-python") if "--editable" in a and "--dry-run" not in a]
+    assert editable == [[*editable[0][:-1], f"{machine.root}/opt/niuniu/src[pi]"]]  # it was tried, in place
+    _assert_old_version_in_place(machine, old_pyproject, old_stamp)
+    assert "nothing was switched" in result.stderr and "may already have installed" in result.stderr
+    assert not (machine.root / "opt/niuniu/.restart-pending").exists()
+
+
+def test_power_cut_during_pip_is_undone_by_the_next_run(machine):
+    old_pyproject, old_stamp = _installed(machine)
+    _new_version(machine)
+    result = machine.run(FAKE_KILL_AT="venv-python --editable !--dry-run")
+    assert result.returncode == -9
+    assert (machine.root / "opt/niuniu/src.old").is_dir()  # the switch had happened
+
+    result = machine.run(FAKE_FAIL_AT="venv-python --editable")  # still no PyPI
+    assert result.returncode == 1
+    assert "put the previous code back" in result.stdout
+    _assert_old_version_in_place(machine, old_pyproject, old_stamp)
+
+    out = _ok(machine.run())
+    assert (machine.root / "opt/niuniu/src/kiosk/__init__.py").read_text() == '"""kiosk, version 2"""\n'
+    assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
+    assert "done:" in out
+
+
+def test_first_install_without_pypi_says_nothing_is_installed(machine):
+    result = machine.run(FAKE_FAIL_AT="venv-python --editable")
+    assert result.returncode == 1
+    assert "NOT installed yet" in result.stderr and "internet" in result.stderr
+    assert not (machine.root / "opt/niuniu/venv/.niuniu-install").exists()
+
+
+def test_restart_survives_a_run_stopped_after_the_code_copy(machine):
+    _ok(machine.run())
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+    result = machine.run(FAKE_KILL_AT="systemctl is-enabled")  # power cut after the copy
+    assert result.returncode == -9
+    assert (machine.root / "opt/niuniu/src/kiosk/__init__.py").read_text() == '"""kiosk, version 2"""\n'
+
+    out = _ok(machine.run())
+    assert machine.calls_of("systemctl")[-2:] == [["daemon-reload"], ["restart", "niuniu.service"]]
+    assert "an earlier run stopped before restarting it" in out
+    assert not (machine.root / "opt/niuniu/.restart-pending").exists()
+    assert "nothing changed" in _ok(machine.run())
+
+
+def test_failed_restart_is_tried_again_by_the_next_run(machine):
+    _ok(machine.run())
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+    assert machine.run(FAKE_FAIL_AT="systemctl restart niuniu.service").returncode != 0
+    _ok(machine.run())
+    assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
+
+
+# ---------------------------------------------------------------- the desktop user
+
+
+def test_mistyped_kiosk_user_stops_before_any_change(machine):
+    _ok(machine.run())
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+    before = machine.snapshot()
+    result = machine.run(NIUNIU_KIOSK_USER="ghost")
+    assert result.returncode == 2
+    assert "desktop user 'ghost' does not exist; set NIUNIU_KIOSK_USER" in result.stderr
+    assert machine.snapshot() == before  # the code was not copied either
+    assert [c for c in machine.calls() if c["cmd"] in MUTATING] == []
+
+
+def test_no_desktop_user_is_a_warning_not_a_silent_stop(machine):
+    (machine.state / "users.json").write_text("{}")  # no uid 1000
+    out = _ok(machine.run())
+    assert "warning: no desktop user found" in out
+
+
+# ---------------------------------------------------------------- the desktop's autostart
+
+XDG_AUTOSTART = "[ -x /usr/bin/lxsession-xdg-autostart ] && /usr/bin/lxsession-xdg-autostart &"
+
+
+def _active_xdg_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines()
+            if "lxsession-xdg-autostart" in line and not line.lstrip().startswith("#")]
+
+
+def test_new_autostart_keeps_the_desktops_xdg_autostart(machine):
+    _ok(machine.run())
+    lines = (machine.root / "home/pi/.config/labwc/autostart").read_text().splitlines()
+    assert XDG_AUTOSTART in lines  # an on-screen keyboard the desktop starts still starts
+    assert lines.index(XDG_AUTOSTART) < next(i for i, line in enumerate(lines) if "niuniu-kiosk-browser" in line)
+
+
+@pytest.mark.parametrize("existing", [
+    # written by an earlier installer: the managed block, without the XDG autostart
+    "[ -x /usr/bin/kanshi ] && /usr/bin/kanshi &\n"
+    "# >>> niuniu kiosk >>> (managed by niuniu deploy/install.sh; replaced on every run)\n"
+    "systemd-cat -t niuniu-kiosk /usr/local/bin/niuniu-kiosk-browser &\n# <<< niuniu kiosk <<<\n",
+    "/usr/bin/wayvnc &\n",
+])
+def test_existing_autostart_gains_the_xdg_autostart_once(machine, existing):
+    autostart = machine.root / "home/pi/.config/labwc/autostart"
+    autostart.parent.mkdir(parents=True)
+    autostart.write_text(existing)
+    _ok(machine.run())
+    assert _active_xdg_lines(autostart.read_text()) == [XDG_AUTOSTART]
+    before = machine.snapshot()
+    _ok(machine.run())
+    assert machine.snapshot() == before
+
+
+def test_autostart_that_runs_the_xdg_autostart_itself_is_not_given_a_second(machine):
+    autostart = machine.root / "home/pi/.config/labwc/autostart"
+    autostart.parent.mkdir(parents=True)
+    autostart.write_text("/usr/bin/lxsession-xdg-autostart\n")
+    _ok(machine.run())
+    assert _active_xdg_lines(autostart.read_text()) == ["/usr/bin/lxsession-xdg-autostart"]
+
+
+# ---------------------------------------------------------------- the clock
+
+DROPIN = "etc/systemd/timesyncd.conf.d/niuniu.conf"
+
+
+def test_ntp_servers_go_into_a_timesyncd_dropin(machine):
+    _ok(machine.run(NIUNIU_NTP="ntp1.casino.lan, 10.0.0.5"))
+    dropin = machine.root / DROPIN
+    assert "[Time]\nNTP=ntp1.casino.lan 10.0.0.5\n" in dropin.read_text()
+    assert dropin.stat().st_mode & 0o777 == 0o644
+    assert ["restart", "systemd-timesyncd"] in machine.calls_of("systemctl")
+    assert "systemd-timesyncd" in [a for a in machine.calls_of("apt-get") if "install" in a][0]
+
+    before = machine.snapshot()
+    out = _ok(machine.run(NIUNIU_NTP="ntp1.casino.lan,10.0.0.5"))  # the same servers again
+    assert machine.snapshot() == before and "nothing changed" in out
+    assert [a for a in machine.calls_of("systemctl") if a[0] != "is-enabled"] == []
+
+    _ok(machine.run(NIUNIU_NTP="ntp2.casino.lan"))
+    assert "NTP=ntp2.casino.lan\n" in dropin.read_text()
+    assert machine.calls_of("systemctl").count(["restart", "systemd-timesyncd"]) == 1
+
+    _ok(machine.run())  # NIUNIU_NTP unset: the servers set earlier stay
+    assert "NTP=ntp2.casino.lan\n" in dropin.read_text()
+
+
+@pytest.mark.parametrize("value", ["ntp1.casino.lan;reboot", "ntp1 $(id)", " , "])
+def test_bad_ntp_value_stops_before_any_change(machine, value):
+    result = machine.run(NIUNIU_NTP=value)
+    assert result.returncode == 2 and "NIUNIU_NTP" in result.stderr
+    assert machine.calls_of("apt-get") == [] and not (machine.root / "opt").exists()
+
+
+def test_ntp_refused_where_another_daemon_keeps_the_time(machine):
+    (machine.state / "packages.json").write_text(json.dumps(["chrony"]))
+    result = machine.run(NIUNIU_NTP="ntp1.casino.lan")
+    assert result.returncode == 2 and "chrony keeps the time" in result.stderr
+    assert machine.calls_of("apt-get") == []

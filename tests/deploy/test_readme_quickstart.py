@@ -57,8 +57,8 @@ def test_documented_torch_pins_are_the_ones_installed():
             assert pin in readme, f"README does not document {pin}"
 
 
-def _run_quickstart(tmp_path: Path, arch: str) -> list[dict]:
-    """deploy/quickstart.sh in a copy of the checkout, with python and uname faked."""
+def _run_quickstart(tmp_path: Path, arch: str, fakes: tuple[str, ...] = (), **fake_env: str) -> list[dict]:
+    """deploy/quickstart.sh in a copy of the checkout, with python, uname and FAKES faked."""
     checkout = tmp_path / "checkout"
     (checkout / "deploy").mkdir(parents=True)
     shutil.copy(REPO / "deploy/quickstart.sh", checkout / "deploy/quickstart.sh")
@@ -68,11 +68,11 @@ def _run_quickstart(tmp_path: Path, arch: str) -> list[dict]:
     fake = fakebin / "_fake"
     fake.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
     fake.chmod(0o755)
-    for name in ("python3", "uname"):
+    for name in ("python3", "uname", *fakes):
         (fakebin / name).symlink_to(fake)
     (state / "log.jsonl").write_text("")
     env = {**os.environ, "PATH": f"{fakebin}{os.pathsep}{os.environ['PATH']}", "FAKE_STATE": str(state),
-           "FAKE_ARCH": arch}
+           "FAKE_ARCH": arch, **fake_env}
     env.pop("NIUNIU_TORCH_PINS", None)
     env.pop("PYTHON", None)
     subprocess.run(["bash", str(checkout / "deploy/quickstart.sh")], env=env, cwd=tmp_path,
@@ -91,3 +91,15 @@ def test_quickstart_pins_torch_before_installing_the_project(tmp_path, arch, pin
     assert len(pip) == 2
     assert pip[0][-2:] == pins  # first, so ultralytics' bare "torch" is already satisfied
     assert pip[1][-2:] == ["--editable", ".[ml,dev]"]
+
+
+def test_quickstart_updates_empty_package_lists_before_installing_venv(tmp_path):
+    # A fresh Debian 12 image as root: no python3-venv, and package lists that are empty
+    # (the install fails until `apt-get update` has run).
+    calls = _run_quickstart(tmp_path, "x86_64", ("apt-get", "id"), FAKE_UID="0", FAKE_NO_ENSUREPIP="1",
+                            FAKE_APT_NEEDS_UPDATE="1")
+    apt = [c["args"] for c in calls if c["cmd"] == "apt-get"]
+    assert ["update"] in apt
+    last_install = max(i for i, a in enumerate(apt) if "install" in a)
+    assert apt.index(["update"]) < last_install and "python3-venv" in apt[last_install]
+    assert ["-m", "venv", ".venv"] in [c["args"] for c in calls if c["cmd"] == "python3"]
