@@ -111,13 +111,15 @@ def _camera(spec: str | None, config: TableConfig, view: TableView | None) -> Fi
     if not spec:
         return Finding("camera", FAIL, "no camera: set camera.source in the table file (picamera2, 0, a URL)")
     from vision.cli import grab_frame
-    from vision.sources import oriented
+    from vision.sources import CameraLibraryError, oriented
 
     got: dict = {}
 
     def grab() -> None:
         try:
             got["image"] = grab_frame(spec)
+        except CameraLibraryError as exc:   # its own cause and fix: no other process is to blame
+            got["library"] = str(exc)
         except Exception as exc:   # any camera library error is the finding
             got["error"] = str(exc)
 
@@ -127,6 +129,8 @@ def _camera(spec: str | None, config: TableConfig, view: TableView | None) -> Fi
     if thread.is_alive():
         return Finding("camera", FAIL, f"{spec} gave no frame in {CAMERA_TIMEOUT_S:.0f} s: check the cable or the "
                                        "stream's address")
+    if "library" in got:
+        return Finding("camera", FAIL, got["library"])
     if "error" in got:
         return Finding("camera", FAIL, f"{got['error']} (is the kiosk running? stop it first: one process owns a "
                                        "camera)")

@@ -6,20 +6,27 @@ Two kinds of source behave differently on purpose:
   pipeline; the pipeline must always read the *newest* frame, never work through a
   backlog, so :class:`LatestFrameReader` reads them on its own thread into a one-slot
   buffer and drops what the pipeline did not take.  A live camera that raises, returns
-  nothing or goes silent is reported offline and reopened with exponential backoff.
+  nothing or goes silent is reported offline and reopened with exponential backoff.  One
+  whose read never returns at all (a driver call stuck in the kernel) cannot be reopened
+  from the process stuck in it: the reader says so (:meth:`LatestFrameReader.stuck`) and
+  the kiosk restarts (kiosk/server.py).
 * **file** sources (a video, a folder or glob of images) are recordings: every frame is
   read in order and none is dropped, so a replay sees exactly what was filmed.  Their
   timestamps come from the file's own timeline, not the wall clock, so a replay gives
   the same times however fast the machine is.
 
 ``picamera2`` is imported only when chosen: it exists only on a Raspberry Pi (from apt's
-``python3-picamera2``), and importing it elsewhere would fail.
+``python3-picamera2``), and importing it elsewhere would fail.  On a Pi it can also fail to
+load beside the venv's numpy (apt built it for another one); that is named as such, with the
+fix, by :class:`CameraLibraryError`, not left to look like a camera outage.
 """
 
 from __future__ import annotations
 
 import glob as globlib
+import importlib.metadata
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -44,6 +51,13 @@ _URL_SCHEMES = ("rtsp://", "rtsps://", "rtmp://", "http://", "https://", "udp://
 
 class SourceError(NiuniuError):
     """A frame source that cannot be opened or read; the message names the source."""
+
+
+class CameraLibraryError(SourceError):
+    """The camera's library cannot be loaded at all (not installed, or built for another numpy).
+
+    Not an outage that reconnecting or a restart cures: the message names the cause and the
+    fix, and ``niuniu check`` shows it as it is (no "is the kiosk running?" hint)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,16 +188,30 @@ class Picamera2Source(FrameSource):
     def __init__(self, width: int | None = None, height: int | None = None, fps: float | None = None) -> None:
         self.width, self.height, self.fps = width or 1920, height or 1080, fps
         self._camera = None
+        # A failed import is kept: importing again after a half-done import fails differently
+        # (a partly initialised module), and the reconnect loop would log a new cause each time.
+        self._load_error: str | None = None
+
+    def _load(self):
+        """The Picamera2 class, or CameraLibraryError naming why it cannot be loaded and the fix."""
+        if self._load_error is None:
+            try:
+                from picamera2 import Picamera2  # only on a Pi: apt install python3-picamera2
+                return Picamera2
+            except ModuleNotFoundError as exc:
+                if (exc.name or "").split(".")[0] == "numpy":
+                    self._load_error = picamera2_load_error(exc)
+                else:
+                    self._load_error = (
+                        f"picamera2 is not installed (no module {exc.name or 'picamera2'}); on a Raspberry Pi run "
+                        "`sudo apt install python3-picamera2` and create the venv with --system-site-packages")
+            except Exception as exc:  # ValueError, AttributeError, ImportError: a binary mismatch
+                self._load_error = picamera2_load_error(exc)
+        raise CameraLibraryError(self._load_error)
 
     def open(self) -> None:
         self.close()
-        try:
-            from picamera2 import Picamera2  # only on a Pi: apt install python3-picamera2
-        except ImportError:
-            raise SourceError(
-                "picamera2 is not installed; on a Raspberry Pi run `sudo apt install python3-picamera2` "
-                "and create the venv with --system-site-packages"
-            ) from None
+        Picamera2 = self._load()
         try:
             camera = Picamera2()
             controls = {"FrameRate": float(self.fps)} if self.fps else {}
@@ -210,6 +238,44 @@ class Picamera2Source(FrameSource):
             except Exception:  # closing a failed camera must not hide the original failure
                 log.debug("picamera2 close failed", exc_info=True)
             self._camera = None
+
+
+def picamera2_load_error(exc: BaseException) -> str:
+    """One line for a picamera2 that is installed but will not import: the cause, the numpy
+    versions involved and the fix.
+
+    apt's picamera2 stack (simplejpeg, the libcamera bindings) is compiled against Debian's
+    numpy; a venv made with --system-site-packages that installs its own numpy 2 shadows it,
+    and the compiled parts then fail with "numpy.dtype size changed" (ValueError),
+    "_ARRAY_API not found" (AttributeError) or "numpy.core.multiarray failed to import"
+    (ImportError).  Any of them would otherwise read as a camera outage that never ends."""
+    cause = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(cause) > 200:
+        cause = cause[:197] + "..."
+    loaded, others = _numpy_installs()
+    if others:
+        built_for = ", ".join(f"numpy {version} ({where})" for version, where in others)
+        numpy_line = f"this Python loads numpy {loaded}, apt's picamera2 stack was built for {built_for}"
+    else:
+        numpy_line = f"this Python loads numpy {loaded}, likely not the numpy apt's picamera2 stack was built for"
+    return (f"picamera2 cannot be loaded ({cause}): {numpy_line}. Fix: reinstall the project with its pi extra, "
+            "which pins a numpy apt's picamera2 can load (numpy<2): `sudo deploy/install.sh` on the table device, "
+            f"or `{sys.executable} -m pip install -e '.[pi]'` in the checkout")
+
+
+def _numpy_installs() -> tuple[str, list[tuple[str, str]]]:
+    """The numpy version loaded here, and (version, folder) of every other numpy on sys.path
+    (apt's, in /usr/lib/python3/dist-packages, beside the venv's); never raises."""
+    others: dict[str, str] = {}
+    try:
+        here = Path(np.__file__).resolve().parent.parent
+        for dist in importlib.metadata.distributions(name="numpy"):
+            where = Path(str(dist.locate_file(""))).resolve()
+            if where != here and dist.version:
+                others.setdefault(dist.version, str(where))
+    except Exception:  # a message about a broken install must not break in turn
+        log.debug("looking for numpy installations failed", exc_info=True)
+    return np.__version__, sorted(others.items())
 
 
 class VideoFileSource(FrameSource):
@@ -375,6 +441,16 @@ def open_source(spec: str, *, width: int | None = None, height: int | None = Non
 StatusCallback = Callable[[bool, str], None]
 """Called with (online, reason) whenever the camera goes offline or comes back."""
 
+STUCK_MIN_S = 60.0
+"""A camera call (open, read, close) that has not returned in this long is stuck, whatever
+``offline_after_s`` says.  Above OpenCV's own 30 s open and read timeouts for network
+streams, so a stream those end is reopened in place; and it spaces the kiosk's restarts for a
+camera that hangs every time more than a minute apart, so systemd's start limit (10 in 600 s)
+is never reached and the kiosk keeps trying."""
+STUCK_FACTOR = 10.0
+"""... and at least this many times ``offline_after_s``: a camera set to be called offline only
+after a long silence (a slow frame rate) is given as much more before it is called stuck."""
+
 
 class LatestFrameReader:
     """Reads a live source on its own thread and keeps only the newest frame.
@@ -384,15 +460,29 @@ class LatestFrameReader:
     they become an offline report and a reconnect loop whose delay doubles from
     ``initial_backoff_s`` up to ``max_backoff_s``.  A camera that simply stops sending
     (a hung stream) is caught by :meth:`get`'s ``offline_after_s`` watchdog.
+
+    A call into the source that never returns (picamera2's capture after a CSI frontend
+    timeout or a pulled cable, a stream read with no timeout) would leave the table dark
+    for good: no exception, so no reconnect.  It cannot be undone here either: the thread
+    cannot be interrupted, the camera it holds cannot be opened a second time (libcamera
+    lets one Picamera2 own a camera) and closing it under a running call is unsafe.  So
+    the reader only says so: :meth:`stuck` names the call once it has run longer than
+    ``stuck_after_s`` (default: ``STUCK_FACTOR`` times ``offline_after_s``, at least
+    ``STUCK_MIN_S``), and the kiosk restarts the process, which frees the camera.
     """
 
     def __init__(self, source: FrameSource, on_status: StatusCallback | None = None, *,
                  initial_backoff_s: float = 0.5, max_backoff_s: float = 30.0, offline_after_s: float = 3.0,
-                 rotate: int = 0, mirror: bool = False, sleep: Callable[[float], None] | None = None) -> None:
+                 rotate: int = 0, mirror: bool = False, sleep: Callable[[float], None] | None = None,
+                 stuck_after_s: float | None = None) -> None:
         self.source = source
         self.on_status = on_status
         self.initial_backoff_s, self.max_backoff_s = initial_backoff_s, max_backoff_s
         self.offline_after_s = offline_after_s
+        self.stuck_after_s = (stuck_after_s if stuck_after_s is not None
+                              else max(STUCK_MIN_S, STUCK_FACTOR * offline_after_s))
+        self._call: tuple[str, float] | None = None  # (open/read/close, monotonic start) while inside the source
+        self._stuck_logged = False
         self.rotate, self.mirror = rotate, mirror
         self._stop = threading.Event()
         self._sleep = sleep or self._stop.wait
@@ -421,12 +511,31 @@ class LatestFrameReader:
         with self._cond:
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout)
+            # A thread stuck in the source will not notice: waiting for it would only delay
+            # the restart that frees the camera.  It is a daemon, and leaves when its call does.
+            self._thread.join(0 if self.stuck() else timeout)
             self._thread = None
 
     @property
     def online(self) -> bool:
         return bool(self._online)
+
+    def stuck(self) -> str | None:
+        """Why the reader cannot recover by itself, or None: the source call it has been in
+        for longer than ``stuck_after_s``.  Logged once, as the cause of what follows."""
+        call = self._call
+        if call is None or self._thread is None:
+            return None
+        what, since = call
+        if time.monotonic() - since <= self.stuck_after_s:
+            return None
+        reason = (f"{self.source.description}: {what}() has not returned in {self.stuck_after_s:g} s "
+                  "(a stuck camera driver or stream)")
+        with self._cond:   # asked from the pipeline's and the heartbeat's threads: log it once
+            first, self._stuck_logged = not self._stuck_logged, True
+        if first:
+            log.error("%s; it cannot be reopened while the call is stuck: the kiosk must be restarted", reason)
+        return reason
 
     # -- consumer side
 
@@ -452,6 +561,7 @@ class LatestFrameReader:
         last = self.last_frame_wall
         if self._online and last is not None and time.monotonic() - last > self.offline_after_s:
             self._set_online(False, f"no frame for {self.offline_after_s:g} s")
+        self.stuck()  # logs the cause once, with or without systemd to act on it
 
     # -- producer side
 
@@ -459,9 +569,9 @@ class LatestFrameReader:
         backoff = self.initial_backoff_s
         while not self._stop.is_set():
             try:
-                self.source.open()
+                self._calling("open", self.source.open)
                 while not self._stop.is_set():
-                    image = self.source.read()
+                    image = self._calling("read", self.source.read)
                     if image is None:  # a finite source ended: nothing to reconnect to
                         self.finished = True
                         with self._cond:
@@ -508,9 +618,17 @@ class LatestFrameReader:
             except Exception:  # a broken listener must not stop the camera
                 log.exception("camera status listener failed")
 
+    def _calling(self, what: str, call: Callable[[], object]):
+        """Run one source call, noting when it began, so :meth:`stuck` can tell one that never returns."""
+        self._call = (what, time.monotonic())
+        try:
+            return call()
+        finally:
+            self._call = None
+
     def _safe_close(self) -> None:
         try:
-            self.source.close()
+            self._calling("close", self.source.close)
         except Exception:
             log.debug("closing %s failed", self.source.description, exc_info=True)
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.sources import (FrameSource, ImageFilesSource, LatestFrameReader, OpenCVSource, Picamera2Source,
-                            SourceError, VideoFileSource, open_source)
+from vision.sources import (CameraLibraryError, FrameSource, ImageFilesSource, LatestFrameReader, OpenCVSource,
+                            Picamera2Source, SourceError, VideoFileSource, open_source)
 
 
 def coded_image(i: int, size=(64, 48)) -> np.ndarray:
@@ -94,6 +95,69 @@ def test_picamera2_is_imported_only_when_opened():
     except ImportError:
         with pytest.raises(SourceError, match="apt install python3-picamera2"):
             source.open()
+
+
+@pytest.fixture
+def apt_picamera2(tmp_path, monkeypatch):
+    """A stand-in for apt's picamera2 in /usr/lib/python3/dist-packages, beside the numpy it
+    was built for (Debian's egg-info), that fails to import as the real one does beside a
+    numpy 2 in the venv.  Call it with the exception the import raises."""
+    site = tmp_path / "dist-packages"
+    (site / "picamera2").mkdir(parents=True)
+    (site / "numpy-1.24.2.egg-info").mkdir()
+    (site / "numpy-1.24.2.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.2\nName: numpy\nVersion: 1.24.2\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "picamera2", raising=False)
+
+    def failing_with(raise_line: str) -> None:
+        (site / "picamera2" / "__init__.py").write_text(f"import numpy\n{raise_line}\n")
+    return failing_with
+
+
+@pytest.mark.parametrize("raise_line, cause", [
+    ('raise ValueError("numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, '
+     'got 88 from PyObject")', "ValueError: numpy.dtype size changed, may indicate binary incompatibility"),
+    ('raise AttributeError("_ARRAY_API not found")', "AttributeError: _ARRAY_API not found"),
+    ('raise ImportError("numpy.core.multiarray failed to import")',
+     "ImportError: numpy.core.multiarray failed to import"),
+])
+def test_a_picamera2_built_for_another_numpy_is_one_line_with_the_fix(apt_picamera2, raise_line, cause):
+    """QA 45, finding 1: on a Pi, apt's picamera2 stack is built for Debian's numpy 1.24;
+    a numpy 2 in the venv makes its import raise ValueError (not ImportError), which used
+    to escape open() and look like a camera outage that never ends."""
+    apt_picamera2(raise_line)
+    source = open_source("picamera2")
+    with pytest.raises(CameraLibraryError) as first:
+        source.open()
+    message = str(first.value)
+    assert "\n" not in message and message.startswith("picamera2 cannot be loaded (")
+    assert cause in message
+    assert f"this Python loads numpy {np.__version__}" in message
+    assert "apt's picamera2 stack was built for numpy 1.24.2" in message
+    assert "reinstall the project with its pi extra" in message and "sudo deploy/install.sh" in message
+    with pytest.raises(CameraLibraryError) as again:   # a reconnect says the same, not a half-import's error
+        source.open()
+    assert str(again.value) == message
+
+
+def test_a_missing_picamera2_module_still_says_to_install_it(apt_picamera2):
+    apt_picamera2("import libcamera")                 # python3-libcamera missing from the apt stack
+    with pytest.raises(CameraLibraryError, match=r"picamera2 is not installed \(no module libcamera\); .*"
+                                                 r"apt install python3-picamera2"):
+        open_source("picamera2").open()
+
+
+def test_niuniu_check_fails_the_camera_with_that_line(apt_picamera2, tmp_path):
+    from kiosk.preflight import FAIL, check_device
+
+    apt_picamera2('raise ValueError("numpy.dtype size changed, may indicate binary incompatibility")')
+    table = Path(__file__).resolve().parents[2] / "deploy/table.example.yaml"
+    (tmp_path / "data").mkdir()
+    camera = next(f for f in check_device(table, tmp_path / "data", source="picamera2") if f.part == "camera")
+    assert camera.level == FAIL
+    assert camera.message.startswith("picamera2 cannot be loaded (ValueError: numpy.dtype size changed")
+    assert "pi extra" in camera.message
+    assert "is the kiosk running" not in camera.message   # no other process is to blame
 
 
 def test_frame_folder_is_read_in_order_with_file_timing(tmp_path):
