@@ -84,6 +84,7 @@ class AuditType(StrEnum):
     RECORDING_RELEASED = "recording_released"
     RECORDING_SEALED = "recording_sealed"
     RECORDING_CHANGED = "recording_changed"
+    RECORDING_HOLD_LOST = "recording_hold_lost"     # the log holds a recording whose hold.json is gone
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"

@@ -402,14 +402,21 @@ def run_audit_evidence(args) -> int:
                              "(sudo -u niuniu niuniu audit evidence ...)") from None
     finally:
         log.close()
-    deleted = manifest["recording_deleted"]
+    deleted, missing = manifest["recording_deleted"], manifest.get("recording_missing")
     kept = (f"recording {manifest['recording']}" if recording else
             f"no recording (deleted by retention, audit record {deleted['seq']})" if deleted else
+            f"no recording (sealed at log seq {missing['seq']}, not restored from the backup at seq "
+            f"{missing['restore_seq']})" if missing and missing["restore_seq"] else
+            f"no recording: MISSING (sealed at log seq {missing['seq']}, but gone from the disk and no retention "
+            "record deleted it; the package's manifest says so as recording_missing)" if missing else
             "no recording (none on this kiosk for this round)")
     if args.json:
         print(json.dumps({"package": str(output), **manifest}))
         return 0
     print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
+    if missing and not missing["restore_seq"]:
+        print(f"WARNING: round {args.round_no}'s sealed recording {missing['folder']} was deleted or moved by hand "
+              "(niuniu audit check-recordings)", file=sys.stderr)
     return 0
 
 
@@ -472,19 +479,26 @@ def run_audit_check_forwarded(args) -> int:
 
 
 def _print_check(result, args, against_log: bool, against_key: bool, what: str) -> int:
-    """A check's verdict as ``check-evidence`` and ``check-export`` print it; 0 when it holds."""
+    """A check's verdict as ``check-evidence`` and ``check-export`` print it; 0 when it holds.
+
+    A warning (a hole in the collector's copy that may be loss or removal) exits 1 as a
+    problem does: a script reading only the exit code must not take it for a clean copy."""
+    warnings = getattr(result, "warnings", [])
+    held = result.ok and not warnings
     if args.json:
-        print(json.dumps({"ok": result.ok, "facts": result.facts, "problems": result.problems,
+        print(json.dumps({"ok": held, "facts": result.facts, "warnings": warnings, "problems": result.problems,
                           "against_log": against_log, "against_key": against_key}))
-        return 0 if result.ok else 1
+        return 0 if held else 1
     for fact in result.facts:
         print(f"ok: {fact}")
+    for warning in warnings:
+        print(f"WARNING: {warning}")
     for problem in result.problems:
         print(f"PROBLEM: {problem}")
     if result.ok and not against_log and not against_key:
         print(f"not checked against the log or the published key: pass --data-dir, or --public-key, to confirm "
               f"the {what} is the one the table exported")
-    return 0 if result.ok else 1
+    return 0 if held else 1
 
 
 def run_audit_public_key(args) -> int:

@@ -59,7 +59,8 @@ camera.json    the camera's records that bear on the round, as stored: a fault (
                moved or covered) still in force when it started, and every camera turn until it ended
 recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
                (replay: niuniu replay recording/<folder> --json); where retention had deleted it,
-               MANIFEST.json's recording_deleted names the audit record that did.  Its files'
+               MANIFEST.json's recording_deleted names the audit record that did; where it was
+               gone with no record of its deletion, recording_missing names its seal.  Its files'
                SHA-256 were sealed in the audit log when the round ended: audit.json's
                recording_sealed record
 
@@ -83,6 +84,7 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     if not records:
         raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
     deleted = None if recording else deletion_of(log, round_no, since=records[0].ts, table_id=table_id)
+    missing = None if recording or deleted else _missing_recording(log, records)
     summary = fold_round(records)
     camera = camera_during(log, summary["started"], summary["ended"], table_id=table_id)
     head = log.last()
@@ -112,12 +114,27 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
                     "signing_key": fingerprint(signer.public_key()) if signer else None,
                     "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
                     if deleted else None,
+                    "recording_missing": missing,
                     "files": dict(sorted(digests.items()))}
         raw_manifest = _json_bytes(manifest)
         package.writestr(MANIFEST, raw_manifest)
         if signer is not None:
             package.writestr(SIGNATURE, signature_bytes(signer, raw_manifest))
     return manifest
+
+
+def _missing_recording(log: AuditLog, records: list[AuditRecord]) -> dict | None:
+    """The round's seal when its recording is gone and no retention record deleted it.
+
+    Left unsaid, a package without the recording reads as a round that was never recorded,
+    though its own audit.json holds the seal: the manifest names the seal (and a backup
+    restore after it, which explains a recording left on the replaced disk), so whoever
+    receives the package is told the video was removed, not that there never was one."""
+    seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
+    if seal is None:
+        return None
+    restore = next(iter(log.records(types=[AuditType.BACKUP_RESTORED], after_seq=seal.seq, limit=1)), None)
+    return {"seq": seal.seq, "folder": seal.data.get("folder"), "restore_seq": restore.seq if restore else None}
 
 
 def manifest_digest(manifest: dict) -> str:
@@ -139,6 +156,9 @@ def export_record(manifest: dict) -> dict:
 class EvidenceCheck:
     problems: list[str]
     facts: list[str]
+    # What may be innocent but must not read as "ok" (a hole in the collector's copy): printed
+    # as WARNING, and the command exits non-zero for it too.
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -158,7 +178,8 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
     except (OSError, zipfile.BadZipFile) as exc:
         return EvidenceCheck([f"{path} is not a readable zip: {exc}"], [])
     with package:
-        names = set(package.namelist())
+        entries = package.namelist()
+        names = set(entries)
         try:
             raw_manifest = package.read(MANIFEST)
             manifest = json.loads(raw_manifest)
@@ -171,9 +192,14 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
                 problems.append(f"{name} is listed in the manifest but missing")
             elif sha256(package.read(name)) != digest:
                 problems.append(f"{name} differs from the file exported (SHA-256 mismatch)")
+        # zipfile reads the *last* entry of a name, other tools the first: a second entry of a
+        # name lets a forged copy sit beside the checked one, so every entry must be one the
+        # export wrote, once (a folder entry too: the export writes none).
+        for name in sorted({n for n in entries if entries.count(n) > 1}):
+            problems.append(f"{name} appears {entries.count(name)} times in the zip: a second copy was added "
+                            "after export")
         for name in sorted(names - set(listed) - {MANIFEST, SIGNATURE}):
-            if not name.endswith("/"):
-                problems.append(f"{name} was added after export (not in the manifest)")
+            problems.append(f"{name} was added after export (not in the manifest)")
         if not problems:
             facts.append(f"{len(listed)} files as the manifest lists them")
         records = _records(package, problems)
@@ -218,7 +244,10 @@ def _check_recording_seal(package: zipfile.ZipFile, names: set[str], manifest: d
     a frame changed on the kiosk's disk before the export shows, not only one changed since."""
     folder = manifest.get("recording")
     seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
-    if not folder or seal is None or seal.expected_hash() != seal.hash:
+    if seal is None or seal.expected_hash() != seal.hash:
+        return
+    if not folder:
+        _check_missing_recording(manifest, seal, problems, facts)
         return
     if seal.data.get("folder") != folder:
         problems.append(f"the recording {folder} is not the one sealed in the log (seq {seal.seq}: "
@@ -228,30 +257,68 @@ def _check_recording_seal(package: zipfile.ZipFile, names: set[str], manifest: d
     files = {name[len(prefix):]: package.read(name) for name in names
              if name.startswith(prefix) and not name.endswith("/")}
     changes = seal_changes(files, seal.data.get("files", {}))
-    problems.extend(f"recording: {change} in the log (seq {seal.seq})" for change in changes)
+    problems.extend(_seal_change(change, seal.seq) for change in changes)
     if not changes:
         facts.append(f"the recording's {len(seal.data.get('files', {}))} files are the ones sealed in the audit "
                      f"log when the round ended (seq {seal.seq})")
+
+
+def _seal_change(change: str, seq: int) -> str:
+    """"...was sealed but is missing in the log" read as if the file were missing from the log."""
+    missing = " was sealed but is missing"
+    if change.endswith(missing):
+        return f"recording: {change[:-len(missing)]} was sealed (log seq {seq}) but is missing from the recording"
+    return f"recording: {change} in the log (seq {seq})"
+
+
+def _check_missing_recording(manifest: dict, seal: AuditRecord, problems: list[str], facts: list[str]) -> None:
+    """A package holding the round's seal but no recording: retention's deletion and a backup
+    restore explain that; nothing else does — the recording was deleted or moved by hand."""
+    deleted = manifest.get("recording_deleted")
+    if deleted:
+        facts.append(f"the recording sealed at log seq {seal.seq} was deleted by retention (audit record "
+                     f"{deleted.get('seq') if isinstance(deleted, dict) else deleted})")
+        return
+    missing = manifest.get("recording_missing")
+    restore = missing.get("restore_seq") if isinstance(missing, dict) else None
+    if restore:
+        facts.append(f"the recording sealed at log seq {seal.seq} was not restored from the backup (restore at seq "
+                     f"{restore})")
+        return
+    problems.append(f"the round's recording {seal.data.get('folder')} was sealed (log seq {seal.seq}) but the "
+                    "package holds none and no retention record deleted it: it was deleted or moved by hand "
+                    "before the export")
 
 
 def _check_camera_against_log(log: AuditLog, camera: list[AuditRecord], problems: list[str]) -> None:
     if not camera:
         return
     seqs = [r.seq for r in camera]
-    stored = {r.seq: r.hash for r in log.records(after_seq=min(seqs) - 1, upto_seq=max(seqs), types=CAMERA_TYPES)}
-    for record in camera:
-        if stored.get(record.seq) != record.hash:
-            problems.append(f"camera record seq {record.seq} is not the one the log holds at that seq")
+    stored = {r.seq: r for r in log.records(after_seq=min(seqs) - 1, upto_seq=max(seqs), types=CAMERA_TYPES)}
+    _compare_with_log(camera, stored, "camera record", problems)
+
+
+def _compare_with_log(records: list[AuditRecord], stored: dict[int, AuditRecord], what: str,
+                      problems: list[str]) -> None:
+    """Each packaged record against the log's row at its seq — the row re-hashed too.
+
+    The log's hash column alone would vouch for a row whose amount was edited in place with
+    its hash left as it was: the package then matches a hash the log's own record no longer
+    has, and "the one the log holds" would be untrue."""
+    for record in records:
+        row = stored.get(record.seq)
+        if row is None or row.hash != record.hash:
+            problems.append(f"{what} seq {record.seq} is not the one the log holds at that seq")
+        elif row.expected_hash() != row.hash:
+            problems.append(f"the log's record seq {record.seq} no longer matches its hash: the log was edited; "
+                            "the package holds the record as written")
 
 
 def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list[AuditRecord],
                        problems: list[str], facts: list[str]) -> None:
     # The round's records and its exports, each one indexed query (exports are logged under the round).
     held = log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"))
-    stored = {r.seq: r.hash for r in held}
-    for record in records:
-        if stored.get(record.seq) != record.hash:
-            problems.append(f"audit record seq {record.seq} is not the one the log holds at that seq")
+    _compare_with_log(records, {r.seq: r for r in held}, "audit record", problems)
     vouched = next((r for r in held if r.type == AuditType.EXPORTED and r.data.get("format") == "evidence"
                     and r.data.get("manifest_sha256") == digest), None)
     if vouched is not None:
@@ -259,7 +326,7 @@ def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list
     else:
         problems.append("the log has no audit_exported record of this manifest: the package was not exported "
                         "from this log as it is")
-    if not any(p.startswith("audit record") for p in problems) and records:
+    if not any(p.startswith(("audit record", "the log's record")) for p in problems) and records:
         facts.append("each audit record is the one the log holds at its seq (check the whole chain with "
                      "niuniu audit verify)")
     # The head at export is an anchor too: a history rewritten and re-hashed since no longer holds it.

@@ -29,7 +29,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from kiosk.anchors import HELD, check_head
-from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, canonical_json, utc_iso
+from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, canonical_json, log_moment, utc_iso
 from kiosk.evidence import EvidenceCheck
 from kiosk.signing import ALGORITHM, UNREADABLE, check_signer, fingerprint, logged_key, verified_signer
 
@@ -74,8 +74,9 @@ def sign_export(log: AuditLog, key: Ed25519PrivateKey, *, actor: str, fmt: str, 
     payload = {"format": fmt, "from": since, "to": until, "count": count, "first_seq": first, "last_seq": last,
                "records_sha256": digest, "head_seq": upto, "head_hash": head.hash if head else None,
                "signing_key": fingerprint(key.public_key())}
-    # A console opens the log without a table id: the export is then the table whose head it is.
-    table_id = log.table_id or (head.table_id if head else "")
+    # A console opens the log without a table id: the export is then the table of the newest
+    # record naming one — the head itself may be the console's own key record, of no table.
+    table_id = log.table()
     body = _body(payload, table_id=table_id, exported_by=actor, exported_at=utc_iso(now))
     payload["signature"] = base64.b64encode(key.sign(canonical_json(body).encode("utf-8"))).decode("ascii")
     return log.append(AuditType.EXPORTED, actor, payload, ts=now, table_id=table_id)
@@ -152,6 +153,7 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
 
 def _check_records(records: list[AuditRecord], signed: dict, problems: list[str], facts: list[str]) -> None:
     found: list[str] = []
+    gaps: list[tuple[int, int]] = []        # (seq before, seq after) where seqs jump
     before = None
     for record in records:
         if record.expected_hash() != record.hash:
@@ -162,23 +164,70 @@ def _check_records(records: list[AuditRecord], signed: dict, problems: list[str]
                          "or repeated")
         elif before is not None and record.seq == before.seq + 1 and record.prev_hash != before.hash:
             found.append(f"audit record seq {record.seq} does not follow seq {before.seq} in the chain")
+        elif before is not None and record.seq > before.seq + 1:
+            gaps.append((before.seq, record.seq))
         before = record
+    digest, count, first, last = records_digest(records)
+    named = (digest, count, first, last) == tuple(signed.get(k) for k in ("records_sha256", "count", "first_seq",
+                                                                           "last_seq"))
+    # A jump in the seqs is a record left out, unless the statement signed the same jump (a
+    # record whose time lies outside the period: the clock was set back between them).
+    if not named:
+        found += [f"seq {_span(a + 1, b - 1)} {'is' if b - a == 2 else 'are'} missing (seq {b} follows seq {a})"
+                  for a, b in gaps]
     # A year's export edited throughout would name every record: the first few say what happened.
     problems.extend(found[:PROBLEMS_NAMED])
     if len(found) > PROBLEMS_NAMED:
         problems.append(f"and {len(found) - PROBLEMS_NAMED} more problems with single records")
-    if not found:
+    if not found and not gaps:
         facts.append(f"{len(records)} audit records, each hash recomputes and each follows the one before")
-    digest, count, first, last = records_digest(records)
-    if (digest, count, first, last) == tuple(signed.get(k) for k in ("records_sha256", "count", "first_seq",
-                                                                       "last_seq")):
+    elif not found:
+        facts.append(f"{len(records)} audit records, each hash recomputes; the seqs jump where the statement's "
+                     f"do too ({', '.join(f'{a} to {b}' for a, b in gaps[:5])}: records outside the period)")
+    if named:
         facts.append(f"the file holds exactly the records the statement names: seq {first}..{last}, {count} records")
-    elif isinstance(signed.get("count"), int) and count != signed["count"]:
-        problems.append(f"the file holds {count} records, the statement {signed['count']}: records were "
-                        f"{'added' if count > signed['count'] else 'left out'} after export")
+        return
+    s_count, s_first, s_last = signed.get("count"), signed.get("first_seq"), signed.get("last_seq")
+    if not (isinstance(s_count, int) and isinstance(s_first, int) and isinstance(s_last, int)) \
+            or first is None or (first, last) == (s_first, s_last):
+        if isinstance(s_count, int) and count != s_count:
+            problems.append(f"the file holds {count} records, the statement {s_count}: records were "
+                            f"{'added' if count > s_count else 'left out'} after export")
+        else:
+            problems.append("the file's records are not the ones the statement names (SHA-256 of their seq and hash "
+                            "differs): a record was changed or swapped after export")
+    elif s_first <= first and last <= s_last and (first == s_first or last == s_last):
+        # Cut at one end: the records the statement names there are the ones left out.
+        if first > s_first:
+            problems.append(f"seq {_span(s_first, first - 1)} missing at the start (the statement's first is seq "
+                            f"{s_first})")
+        if last < s_last:
+            problems.append(f"seq {_span(last + 1, s_last)} missing at the end (the statement's last is seq {s_last})")
+        problems.append(f"the file holds {count} records, the statement {s_count}: records were left out after export")
     else:
-        problems.append("the file's records are not the ones the statement names (SHA-256 of their seq and hash "
-                        "differs): a record was changed or swapped after export")
+        # Neither end agrees, or the file reaches past the statement's: another period's statement
+        # is the likelier mistake than records added or cut at both ends, so say both.
+        period = _period(signed)
+        problems.append(f"the file holds seq {first}..{last} ({count} records), the statement seq {s_first}..{s_last} "
+                        f"({s_count} records, {period}): it is another export's statement, or records were added or "
+                        "left out at the ends after export")
+
+
+def _period(signed: dict) -> str:
+    """The statement's period, its bounds said plainly as UTC: the log stores them so, and a
+    day asked for in the table's zone otherwise reads as the wrong day."""
+    def bound(value, open_end: str) -> str:
+        if not isinstance(value, str) or not value:
+            return open_end
+        try:
+            return log_moment(value).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except ValueError:
+            return value
+    return f"{bound(signed.get('from'), 'the start')} to {bound(signed.get('to'), 'its head')}"
+
+
+def _span(a: int, b: int) -> str:
+    return str(a) if a == b else f"{a}..{b}"
 
 
 def _check_statement_signature(signed: dict, published: Ed25519PublicKey | None, log: AuditLog | None,
@@ -196,21 +245,35 @@ def _check_statement_signature(signed: dict, published: Ed25519PublicKey | None,
     if signed.get("signing_key") != key_id:
         problems.append(f"the statement names signing key {signed.get('signing_key')}, but is signed by key {key_id}")
         return
-    period = f"{signed.get('from') or 'the start'} to {signed.get('to') or 'its head'}"
     check_signer(key_id, published, log, problems, facts, signed="the statement",
-                 proves=f"table {signed['table_id']}'s export of {period}, by {signed['exported_by']} at "
+                 proves=f"table {signed['table_id']}'s export of {_period(signed)}, by {signed['exported_by']} at "
                         f"{signed['exported_at']}")
 
 
 def _check_export_against_log(log: AuditLog, records: list[AuditRecord], signed: dict, problems: list[str],
                               facts: list[str]) -> None:
     if records:
-        stored = {r.seq: r.hash for r in log.records(after_seq=records[0].seq - 1, upto_seq=records[-1].seq)}
-        changed = [r.seq for r in records if stored.get(r.seq) != r.hash]
+        # The log read a batch at a time (a year's export), each row compared with the file's.
+        # The log's hash column alone would vouch for a row edited in place with its hash left:
+        # each row compared is re-hashed too, or "the one the log holds" is untrue.
+        held = {r.seq: r for r in records}
+        matched: set[int] = set()
+        edited: list[int] = []
+        for row in log.iter_records(after_seq=records[0].seq - 1, upto_seq=records[-1].seq):
+            mine = held.get(row.seq)
+            if mine is not None and row.hash == mine.hash:
+                matched.add(row.seq)
+                if row.expected_hash() != row.hash:
+                    edited.append(row.seq)
+        changed = [r.seq for r in records if r.seq not in matched]
         if changed:
             problems.append(f"{len(changed)} audit records are not the ones the log holds at their seq (first: "
                             f"seq {changed[0]})")
-        else:
+        problems.extend(f"the log's record seq {seq} no longer matches its hash: the log was edited; the file holds "
+                        "the record as written" for seq in edited[:PROBLEMS_NAMED])
+        if len(edited) > PROBLEMS_NAMED:
+            problems.append(f"and {len(edited) - PROBLEMS_NAMED} more records of the log edited")
+        if not changed and not edited:
             facts.append("each audit record is the one the log holds at its seq")
     after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
     vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)

@@ -9,6 +9,11 @@ must be able to tell a recording that aged out from one that went missing.  If t
 still short of space with nothing left it may delete, that is logged once (``disk_low``,
 saying what it had to keep) and shown on the dealer's screen until there is room again:
 days before the audit log would fill the disk, someone can still free it.
+
+A hold is kept in two places: the ``hold.json`` in the folder and the ``recording_held``
+record in the log.  The file is what a person with shell access can delete; the log is not.
+So retention keeps a recording either one holds (:func:`log_holds`), and a held recording
+whose hold file has gone is logged once (``recording_hold_lost``) for surveillance to see.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Callable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from kiosk.seals import SealWatch
-from vision.record import round_in_name
+from vision.record import HOLD, round_in_name
 from vision.retention import Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
 
@@ -36,13 +41,18 @@ class RecordingRetention(threading.Thread):
                  busy: Callable[[], list[Path]] = list, period_s: float = PERIOD_S,
                  free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free,
                  warn: Callable[[str | None], None] = lambda message: None,
-                 clock: Callable[[], float] = time.time, seals: SealWatch | None = None):
+                 clock: Callable[[], float] = time.time, seals: SealWatch | None = None,
+                 table_id: str | None = None):
         super().__init__(name="recording-retention", daemon=True)
         self.root, self.settings, self.audit, self.busy = Path(root), settings, audit, busy
         self.period_s, self.free_bytes, self.warn, self.clock = period_s, free_bytes, warn, clock
         self.stop_event = threading.Event()
         self._low = False
         self.seals = seals        # checks a few sealed recordings against their seals each pass
+        # The table whose holds apply: the recordings folder is recordings/<table id>.
+        self.table_id = self.root.name if table_id is None else table_id
+        self._told_lost = {r.data["held_seq"] for r in audit.records(types=[AuditType.RECORDING_HOLD_LOST])
+                           if isinstance(r.data.get("held_seq"), int)}
 
     def run(self) -> None:
         while True:
@@ -62,8 +72,10 @@ class RecordingRetention(threading.Thread):
         """One pass: prune, log what went, and say (once in the log, on the screen until
         it passes) when the disk stays short of room."""
         busy, now = self.busy(), self.clock()
-        removed = prune_recordings(self.root, self.settings, busy=busy, now=now, free_bytes=self.free_bytes,
-                                   limit=LIMIT)
+        holds = {name: record for (table, name), record in log_holds(self.audit).items() if table == self.table_id}
+        self._tell_lost_holds(holds)
+        removed = prune_recordings(self.root, self.settings, busy=busy, held=set(holds), now=now,
+                                   free_bytes=self.free_bytes, limit=LIMIT)
         if removed:
             self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
                 "count": len(removed), "bytes": sum(r.bytes for r in removed),
@@ -76,7 +88,7 @@ class RecordingRetention(threading.Thread):
             return
         if len(removed) >= LIMIT:
             return              # still deleting: the next pass goes on
-        kept = unprunable(self.root, self.settings, busy=busy, now=now)
+        kept = unprunable(self.root, self.settings, busy=busy, held=set(holds), now=now)
         message = disk_low_message(free, self.settings, kept)
         if not self._low:
             self.audit.append(AuditType.DISK_LOW, "system", {
@@ -84,6 +96,37 @@ class RecordingRetention(threading.Thread):
                 "too_young": kept.too_young, "message": message})
         self._low = True
         self.warn(message)
+
+    def _tell_lost_holds(self, holds: dict[str, AuditRecord]) -> None:
+        """Log, once per hold, a recording the log holds whose ``hold.json`` is gone: retention
+        keeps it all the same, but someone removed the file, and surveillance must hear of it."""
+        for name, held in holds.items():
+            folder = self.root / name
+            if held.seq in self._told_lost or not folder.is_dir() or (folder / HOLD).exists():
+                continue
+            self._told_lost.add(held.seq)
+            self.audit.append(AuditType.RECORDING_HOLD_LOST, "system", {
+                "folder": name, "held_seq": held.seq, "held_by": held.actor,
+                "held_reason": held.data.get("reason"),
+                "message": f"{name} is held in the audit log (seq {held.seq}, by {held.actor}, never released) "
+                           f"but its {HOLD} is gone; retention keeps it as held"}, round_no=held.round_no,
+                table_id=held.table_id)
+
+
+def log_holds(log: AuditLog) -> dict[tuple[str, str], AuditRecord]:
+    """The holds the audit log records and no release has lifted: ``(table id, folder)`` ->
+    its ``recording_held`` record.  What a hold is, whatever became of the hold file: the
+    file can be deleted by hand, the log cannot."""
+    held: dict[tuple[str, str], AuditRecord] = {}
+    for record in log.iter_records(types=[AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED]):
+        name = record.data.get("folder")
+        if not isinstance(name, str) or not name:
+            continue
+        if record.type == AuditType.RECORDING_HELD:
+            held[(record.table_id, name)] = record
+        else:
+            held.pop((record.table_id, name), None)
+    return held
 
 
 def disk_low_message(free: int, settings: RecordingSettings, kept: Unprunable) -> str:
@@ -105,5 +148,13 @@ def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: st
     for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
         names = record.data.get("folders", [])
         if record.table_id == table_id and any(round_in_name(n) == round_no for n in names):
+            return record
+    return None
+
+
+def folder_deletion(log: AuditLog, folder: str, *, since: str | None, table_id: str) -> AuditRecord | None:
+    """The retention record that deleted one recording folder (by its exact name), if one did."""
+    for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
+        if record.table_id == table_id and folder in record.data.get("folders", []):
             return record
     return None

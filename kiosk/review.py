@@ -18,11 +18,11 @@ from flask import Blueprint, Response, abort, flash, g, redirect, render_templat
 from kiosk.audit import AuditError, AuditType, parse_period, parse_time
 from kiosk.auth import Role, require
 from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, matches, round_numbers
-from kiosk.retention import deletion_of
+from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
 from scoring.categories import Category
-from vision.record import recordings_dir, round_folder, round_in_name
+from vision.record import HOLD, recordings_dir, round_folder, round_in_name
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -40,8 +40,8 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
                 AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,
-                AuditType.RECORDING_CHANGED, AuditType.SIGNING_KEY_CREATED, AuditType.FORWARD_FAILED,
-                AuditType.FORWARD_RESTORED)
+                AuditType.RECORDING_CHANGED, AuditType.RECORDING_HOLD_LOST, AuditType.SIGNING_KEY_CREATED,
+                AuditType.FORWARD_FAILED, AuditType.FORWARD_RESTORED)
 
 
 def _zone() -> tzinfo:
@@ -120,12 +120,32 @@ def round_detail(round_no: int):
     camera = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
     changes = against_seal(folder, seal) if folder and seal else None
+    # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
+    # file is gone still holds (kiosk.retention), and one whose recording is gone is a finding.
+    log_hold = _log_hold(round_no, folder.name if folder else None)
+    hold = hold_of(folder) if folder else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
                            seal=seal, seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
-                           hold=hold_of(folder) if folder else None,
+                           hold=hold or (_as_hold(log_hold) if folder and log_hold else None),
+                           hold_file_lost=bool(folder and log_hold and hold is None and not (folder / HOLD).exists()),
+                           log_hold=log_hold,
                            house_net=house_net_of(summary["settlement"]),
                            banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
+
+
+def _log_hold(round_no: int, folder: str | None):
+    """The unreleased ``recording_held`` record of this round's recording (its folder when on
+    disk, else any folder of the round), or None."""
+    table_id = service().config.table_id
+    found = [r for (table, name), r in log_holds(audit()).items()
+             if table == table_id and r.round_no == round_no and (folder is None or name == folder)]
+    return max(found, key=lambda r: r.seq, default=None)
+
+
+def _as_hold(record) -> dict:
+    """A log hold in the shape of a ``hold.json`` (``vision.retention.hold_of``)."""
+    return {"by": record.actor, "reason": str(record.data.get("reason") or ""), "ts": None, "seq": record.seq}
 
 
 HOLD_REASON_MAX = 500
@@ -175,6 +195,8 @@ def release(round_no: int):
     folder = _recording_dir(round_no)
     try:
         held = hold_of(folder) if folder else None
+        if held is None and folder is not None and (record := _log_hold(round_no, folder.name)) is not None:
+            held = _as_hold(record)    # its hold.json was removed: the log's hold is released all the same
         if held is None:
             raise ValueError(f"round {round_no}'s recording is not held")
         reason = _hold_reason()
@@ -239,13 +261,25 @@ def public_key():
 def holds():
     """Every held recording of this table: what the disk must keep, and why."""
     root = _recordings_root()
+    table_id = service().config.table_id
+    logged = {name: r for (table, name), r in log_holds(audit()).items() if table == table_id}
     found = []
     for folder in sorted(root.iterdir() if root.is_dir() else [], reverse=True):
         held = hold_of(folder) if folder.is_dir() else None
+        record = logged.pop(folder.name, None) if folder.is_dir() else None
+        if held is None and record is not None:
+            # The log holds it but its hold.json is gone: retention keeps it; say so.
+            held = {**_as_hold(record), "problem": f"its {HOLD} is gone; held by the audit log (seq {record.seq})"}
         if held is not None:
             found.append({"folder": folder.name, "round": round_in_name(folder.name), **held,
                           "bytes": folder_bytes(folder)})
-    return render_template("review/holds.html", holds=found)
+    # Held in the log, never released, and not on disk: the recording a dispute rests on is gone.
+    gone = []
+    for name, record in sorted(logged.items(), key=lambda item: item[1].seq):
+        pruned = folder_deletion(audit(), name, since=record.ts, table_id=table_id)
+        gone.append({"folder": name, "round": record.round_no, "by": record.actor, "seq": record.seq,
+                     "reason": str(record.data.get("reason") or ""), "pruned": pruned.seq if pruned else None})
+    return render_template("review/holds.html", holds=found, gone=gone)
 
 
 @bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")
@@ -362,8 +396,21 @@ def _export_name(record) -> str:
     """The export's file name, the same for the data and (with its suffix) the statement, so
     ``niuniu audit check-export`` finds the statement beside the file by itself."""
     data = record.data
-    return (f"audit-{record.table_id}-{(data.get('from') or 'start')[:10]}-{(data.get('to') or 'now')[:10]}"
+    return (f"audit-{record.table_id}-{_zone_date(data.get('from'), 'start')}-{_zone_date(data.get('to'), 'now')}"
             f"-e{record.seq}.{data.get('format', 'csv')}")
+
+
+def _zone_date(bound: str | None, open_end: str) -> str:
+    """A period's bound (stored in UTC) as the date it was asked for in the table's zone: a day
+    asked for in Phnom Penh starts at 17:00 UTC the day before, which is not the day to name."""
+    from kiosk.audit import log_moment
+
+    if not bound:
+        return open_end
+    try:
+        return log_moment(bound).astimezone(_zone()).strftime("%Y-%m-%d")
+    except ValueError:
+        return bound[:10]
 
 
 @bp.route("/export/<int:seq>.statement.json")

@@ -5,7 +5,11 @@ checked when it is handed over; a key frame changed on the kiosk's disk in a rou
 has disputed yet shows only in a sweep.  ``niuniu audit check-recordings`` sweeps a period
 at once (a busy table's day: about 10 GB read); :class:`SealWatch` runs inside the kiosk
 and checks the sealed recordings in turn, a few each minute, so a change is logged
-(``recording_changed``, under the round) without anyone asking.
+(``recording_changed``, under the round) without anyone asking.  A sealed recording whose
+folder is gone with nothing in the log to say why (no ``recordings_pruned``, no restore), or
+gone while the log still holds it, is logged the same way (``recording_changed`` with
+``"missing": true``): a deleted recording is the most thorough change of all, and a sweep
+that only lists the folders on disk would never see it.
 """
 
 from __future__ import annotations
@@ -44,20 +48,20 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
     record names it, or when a ``backup_restored`` record follows its seal (a backup carries
     only the held recordings: the others stayed on the disk it replaced); otherwise it is
     ``missing`` — deleted or moved by hand."""
-    pruned = {(r.table_id, name) for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
-              for name in r.data.get("folders", []) if isinstance(name, str)}
-    restores = [r.seq for r in log.records(types=[AuditType.BACKUP_RESTORED])]
+    gone_why = _Whereabouts(log)
     sweep = SealSweep()
     for seal in log.records(types=[AuditType.RECORDING_SEALED], table_id=table_id, since=since, until=until):
         name = str(seal.data.get("folder", ""))
         folder = recordings_dir(data_dir, seal.table_id) / name
         label = f"round {seal.round_no} ({name}, sealed at seq {seal.seq})"
         if not name or not folder.is_dir():
-            restore = next((seq for seq in restores if seq > seal.seq), None)
-            if (seal.table_id, name) in pruned:
-                sweep.gone.append(f"{label}: deleted by retention")
-            elif restore is not None:
-                sweep.gone.append(f"{label}: not restored from the backup (restore at seq {restore})")
+            kind, why = gone_why.of(seal)
+            if kind == "held":
+                # Not "missing" (the console's line for that says no record names the
+                # deletion, which may be untrue here): a problem line of its own.
+                sweep.changed[label] = [why]
+            elif kind == "gone":
+                sweep.gone.append(f"{label}: {why}")
             else:
                 sweep.missing.append(label)
             continue
@@ -69,6 +73,37 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
     return sweep
 
 
+class _Whereabouts:
+    """Why a sealed recording is no longer on disk, from the log: deleted by retention (a
+    ``recordings_pruned`` record), left behind by a restore, or nothing — and whether the log
+    still held it, which no deletion excuses."""
+
+    def __init__(self, log: AuditLog) -> None:
+        from kiosk.retention import log_holds     # kiosk.retention imports this module
+
+        self.pruned = {(r.table_id, name): r.seq for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
+                       for name in r.data.get("folders", []) if isinstance(name, str)}
+        self.restores = [r.seq for r in log.records(types=[AuditType.BACKUP_RESTORED])]
+        self.holds = log_holds(log)
+
+    def of(self, seal: AuditRecord) -> tuple[str, str]:
+        """``("held" | "gone" | "missing", why)``."""
+        key = (seal.table_id, str(seal.data.get("folder", "")))
+        pruned = self.pruned.get(key)
+        held = self.holds.get(key)
+        if held is not None:
+            how = (f"deleted by retention at seq {pruned}" if pruned is not None
+                   else "no record says who deleted it")
+            return "held", (f"held at seq {held.seq} by {held.actor} ({held.data.get('reason') or 'no reason'}), "
+                            f"never released, but no longer on disk: {how}")
+        if pruned is not None:
+            return "gone", "deleted by retention"
+        restore = next((seq for seq in self.restores if seq > seal.seq), None)
+        if restore is not None:
+            return "gone", f"not restored from the backup (restore at seq {restore})"
+        return "missing", "no longer on disk, and no recordings_pruned record says retention deleted it"
+
+
 class SealWatch:
     """Checks the recordings on disk against their seals one after another, oldest first,
     round and round.
@@ -78,22 +113,28 @@ class SealWatch:
     every folder has been checked it lists the folders again.  A folder's seal is found by
     its round number (the log's round index), so the folders retention deleted cost nothing.
     A change is logged once per seal: the log itself remembers which seals it has told of,
-    so a restarted kiosk does not log the same change again every run."""
+    so a restarted kiosk does not log the same change again every run.
+
+    Each time it lists the folders again it also goes through the seals of folders that are
+    not on disk (:meth:`missing`): one read of the seal records per round of the disk, not per
+    minute."""
 
     def __init__(self, log: AuditLog, root: str | Path, table_id: str, budget_bytes: int = 50_000_000) -> None:
         self.log, self.root, self.table_id, self.budget = log, Path(root), table_id, budget_bytes
         self.checked = 0
         self._queue: list[Path] = []
-        self._told: set[int] = {r.data["seal_seq"] for r in log.records(types=[AuditType.RECORDING_CHANGED],
-                                                                       table_id=table_id)
-                                if isinstance(r.data.get("seal_seq"), int)}
+        told = [r for r in log.records(types=[AuditType.RECORDING_CHANGED], table_id=table_id)
+                if isinstance(r.data.get("seal_seq"), int)]
+        self._told: set[int] = {r.data["seal_seq"] for r in told if not r.data.get("missing")}
+        self._told_missing: set[int] = {r.data["seal_seq"] for r in told if r.data.get("missing")}
 
     def step(self) -> list[AuditRecord]:
         """Check folders until the budget is spent or the listing is done; return the
         ``recording_changed`` records written."""
+        written, spent = [], 0
         if not self._queue:
             self._queue = sorted(p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
-        written, spent = [], 0
+            written += self.missing({p.name for p in self._queue})
         while self._queue and spent < self.budget:
             folder = self._queue.pop(0)
             seal = self._seal_of(folder)
@@ -107,6 +148,29 @@ class SealWatch:
                 written.append(self.log.append(AuditType.RECORDING_CHANGED, "system", {
                     "folder": folder.name, "seal_seq": seal.seq, "changes": changes[:50],
                     "changed_files": len(changes)}, round_no=seal.round_no))
+        return written
+
+    def missing(self, on_disk: set[str]) -> list[AuditRecord]:
+        """Log each sealed recording of this table that is not on disk and that nothing in the
+        log accounts for (nor one deleted while held), once per seal."""
+        gone_why = None
+        written = []
+        for seal in self.log.iter_records(types=[AuditType.RECORDING_SEALED]):
+            name = seal.data.get("folder")
+            if (seal.table_id != self.table_id or not isinstance(name, str) or name in on_disk
+                    or seal.seq in self._told_missing):
+                continue
+            gone_why = gone_why or _Whereabouts(self.log)
+            kind, why = gone_why.of(seal)
+            if kind == "gone" or (self.root / name).is_dir():
+                continue
+            self._told_missing.add(seal.seq)
+            files = seal.data.get("files", {})
+            written.append(self.log.append(AuditType.RECORDING_CHANGED, "system", {
+                "folder": name, "seal_seq": seal.seq, "missing": True,
+                "changes": [f"the whole recording (sealed at seq {seal.seq}) is missing: {why}"],
+                "changed_files": len(files) if isinstance(files, dict) else 0}, round_no=seal.round_no,
+                table_id=seal.table_id))
         return written
 
     def _seal_of(self, folder: Path) -> AuditRecord | None:

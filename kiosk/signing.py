@@ -80,8 +80,11 @@ def table_key(data_dir: str | Path, log: AuditLog, actor: str) -> Ed25519Private
         draft.unlink(missing_ok=True)
     public = key.public_key()
     try:
+        # table(): a console opens the log without a table id, and a record of no table reads
+        # as "table 's key" wherever it is shown.
         log.append(AuditType.SIGNING_KEY_CREATED, actor,
-                   {"algorithm": ALGORITHM, "fingerprint": fingerprint(public), "public_key": public_pem(public)})
+                   {"algorithm": ALGORITHM, "fingerprint": fingerprint(public), "public_key": public_pem(public)},
+                   table_id=log.table())
     except Exception:
         path.unlink(missing_ok=True)   # a key the log never recorded must not sign anything
         raise

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from vision.aim import view_path
 from vision.calibrate import (CalibrationError, build_config, check_zones, click_zones, draw_zones, even_layout,
                               grid_layout, has_display, parse_grid, seat_names, zones_from_json)
-from vision.replay import format_rounds, jsonable, replay
+from vision.replay import format_rounds, jsonable, replay, seal_line
 from vision.sources import SourceError, open_source, oriented
 from vision.table import (CameraSettings, ConfigError, TableConfig, parse_config_text, table_config_from_dict,
                           table_config_text)
@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="run the model again on the key frames and list differences")
     rep.add_argument("--model", help="card model for videos, frames and --redetect (default: models/)")
     rep.add_argument("--fps", type=frame_rate, help="frame rate of a frame folder (default: the table's camera.fps)")
+    rep.add_argument("--data-dir", type=Path,
+                     help="the kiosk's data directory whose audit log sealed the recording (default: the one the "
+                          "recording lies in, if it has an audit.sqlite3): each recording is checked against its seal")
     rep.set_defaults(func=replay_command)
 
     try:
@@ -374,7 +377,8 @@ def frame_rate(text: str) -> float:
 def replay_command(args: argparse.Namespace) -> int:
     """Rounds to stdout; each recording or frame that could not be read as one error line
     on stderr (after the rounds that could), and then exit 2."""
-    rounds = replay(args.path, config=args.config, redetect=args.redetect, model=args.model, fps=args.fps)
+    rounds = replay(args.path, config=args.config, redetect=args.redetect, model=args.model, fps=args.fps,
+                    data_dir=args.data_dir)
     errors = [r for r in rounds if "error" in r]
     if args.json:
         json.dump(jsonable(rounds), sys.stdout, indent=2)
@@ -384,6 +388,14 @@ def replay_command(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     for entry in errors:
         print(f"niuniu replay: error: {entry['error']}", file=sys.stderr)
+    # A replay that matches a swapped recording proves nothing: the seal and the folder's name
+    # are said on stderr too, where --json readers and scripts see them.
+    for r in rounds:
+        for warning in r.get("warnings", []):
+            print(f"niuniu replay: warning: {r['recording']}: {warning}", file=sys.stderr)
+        if "seal" in r and not r["seal"]["ok"]:
+            print(f"niuniu replay: {r['recording']}: {seal_line(r['seal'])}", file=sys.stderr)
     if errors:
         return 2
-    return 0 if all(r.get("matches_recording", True) for r in rounds) else 1
+    return 0 if all(r.get("matches_recording", True) and (r.get("seal") or {}).get("ok", True)
+                    for r in rounds) else 1

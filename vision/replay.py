@@ -21,7 +21,15 @@ Output, one dict per round, oldest first::
      "frames": [first, last], "started": ts, "ended": ts,
      # recordings only:
      "recording": path, "matches_recording": true, "differences": [],
+     "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
+     "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
      "redetect": {"model", "frames", "differences": [...]}}   # with redetect=True
+
+A replay that matches says the recording is consistent with itself, not that it is the one the
+table made: a whole folder can be swapped.  So a kiosk recording (one under
+``<data dir>/recordings/<table>/`` beside an ``audit.sqlite3``, or with ``data_dir`` given) is
+also checked against its ``recording_sealed`` record in the audit log (:class:`SealBook`), and
+a folder whose name says another round than its ``meta.json`` is always warned about.
 """
 
 from __future__ import annotations
@@ -43,8 +51,8 @@ from scoring.settle import Bet
 from vision.corners import Detection
 from vision.images import ImageError, read_image
 from vision.pipeline import Detector, TablePipeline, normalise_detections
-from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RecordingError, find_recordings,
-                           read_jsonl)
+from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RECORDINGS, RecordingError,
+                           find_recordings, read_jsonl, recording_digests, round_in_name, seal_changes)
 from vision.round import CAMERA_KINDS, EventKind, RoundEvent, RoundMachine
 from vision.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, FrameSource, ImageFilesSource, VideoFileSource
 from vision.table import TableConfig, ZoneMap, load_table_config, table_config_from_dict
@@ -59,8 +67,8 @@ class ReplayError(NiuniuError):
 
 
 def replay(path: str | Path, config: TableConfig | str | Path | None = None, redetect: bool = False, *,
-           detector: Detector | None = None, model: str | Path | None = None, fps: float | None = None
-           ) -> list[dict]:
+           detector: Detector | None = None, model: str | Path | None = None, fps: float | None = None,
+           data_dir: str | Path | None = None) -> list[dict]:
     """Every round found at ``path`` (a round folder, a folder of them, a video or a frame folder).
 
     In a folder of recordings a recording that cannot be read does not hide the others: it
@@ -80,12 +88,13 @@ def replay(path: str | Path, config: TableConfig | str | Path | None = None, red
     damaged = damaged_recordings(path) if path.is_dir() else []
     if recordings or damaged:
         checker = (detector or load_detector(model)) if redetect else None
+        seals = SealBook(data_dir)
         if recordings == [path]:
-            return [replay_recording(path, config, redetect_with=checker)]
+            return [seals.check(path, replay_recording(path, config, redetect_with=checker))]
         out = []
         for folder in recordings:
             try:
-                out.append(replay_recording(folder, config, redetect_with=checker))
+                out.append(seals.check(folder, replay_recording(folder, config, redetect_with=checker)))
             except NiuniuError as exc:   # one damaged round must not hide the rest of the day
                 out.append({"recording": str(folder), "error": str(exc)})
         out += [{"recording": str(folder), "error": damaged_message(folder)} for folder in damaged]
@@ -97,6 +106,72 @@ def replay(path: str | Path, config: TableConfig | str | Path | None = None, red
     config = config or find_config(path)
     source = media_source(media, fps or config.camera.fps)
     return replay_source(source, config, detector or load_detector(model))
+
+
+class SealBook:
+    """The ``recording_sealed`` records of the audit logs the replayed recordings lie beside.
+
+    A recording at ``<data dir>/recordings/<table>/<round>`` with ``<data dir>/audit.sqlite3``
+    is a kiosk's: its seal is looked up there (or in ``data_dir``'s log when given, for a
+    recording copied elsewhere).  Each log is read once however many rounds are replayed.
+    The log belongs to the kiosk package, imported only here: a recording without a log
+    replays with vision alone."""
+
+    def __init__(self, data_dir: str | Path | None = None) -> None:
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self._logs: dict[Path, dict[tuple[str, str], Any] | str] = {}
+
+    def log_dir(self, folder: Path) -> Path | None:
+        if self.data_dir is not None:
+            return self.data_dir
+        parents = folder.resolve().parents
+        if len(parents) >= 3 and parents[1].name == RECORDINGS and (parents[2] / "audit.sqlite3").is_file():
+            return parents[2]
+        return None
+
+    def check(self, folder: Path, summary: dict) -> dict:
+        """Add the folder's warnings and its seal check to its replay ``summary``."""
+        folder = Path(folder)
+        warnings = summary.setdefault("warnings", [])
+        named = round_in_name(folder.name)
+        if named is not None and named != summary.get("round"):
+            warnings.append(f"the folder's name says round {named} but its {META} says round {summary.get('round')}: "
+                            "the folder was renamed or another round's recording was put in its place")
+        log_dir = self.log_dir(folder)
+        if log_dir is None:
+            return summary
+        seals = self._seals(log_dir)
+        if isinstance(seals, str):
+            summary["seal"] = {"seq": None, "ok": False, "changes": [], "error": seals}
+            return summary
+        table = folder.parent.name
+        seal = seals.get((table, folder.name)) or next(
+            (record for (_, name), record in seals.items() if name == folder.name), None)
+        if seal is None:
+            summary["seal"] = {"seq": None, "ok": True, "changes": [],
+                               "note": f"the audit log in {log_dir} has no recording_sealed record for {folder.name} "
+                                       "(recorded before sealing, or the kiosk stopped before sealing it)"}
+            return summary
+        changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+        summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "log": str(log_dir)}
+        return summary
+
+    def _seals(self, log_dir: Path) -> dict[tuple[str, str], Any] | str:
+        """``(table, folder)`` -> its latest seal, or why the log cannot be read."""
+        if log_dir not in self._logs:
+            from kiosk.audit import AuditError, AuditLog, AuditType
+
+            try:
+                log = AuditLog.in_dir(log_dir, read_only=True)
+            except AuditError as exc:
+                self._logs[log_dir] = f"the recording's seal cannot be checked: {exc}"
+            else:
+                try:
+                    self._logs[log_dir] = {(r.table_id, str(r.data.get("folder", ""))): r
+                                           for r in log.iter_records(types=[AuditType.RECORDING_SEALED])}
+                finally:
+                    log.close()
+        return self._logs[log_dir]
 
 
 def is_damaged_recording(folder: Path) -> bool:
@@ -491,6 +566,10 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
             for diff in r["differences"][:5]:
                 lines.append(f"    {json.dumps(diff, sort_keys=True)[:200]}")
             lines += _tracker_note(r)
+        for warning in r.get("warnings", []):
+            lines.append(f"  WARNING: {warning}")
+        if "seal" in r:
+            lines.append(f"  {seal_line(r['seal'])}")
         if "redetect" in r:
             red = r["redetect"]
             lines.append(f"  re-detected {red['frames']} key frame(s) with {red['model']}: "
@@ -499,6 +578,19 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
                 lines.append(f"    frame {diff['frame_no']} seat {diff.get('seat', '?')}: "
                              f"recorded only {diff.get('recorded_only')}, now only {diff.get('redetected_only')}")
     return "\n".join(lines) if lines else "no rounds found"
+
+
+def seal_line(seal: dict) -> str:
+    """The recording against its seal in the audit log, in a line."""
+    if seal.get("error"):
+        return f"seal NOT CHECKED: {seal['error']}"
+    if seal.get("seq") is None:
+        return f"seal: none: {seal.get('note', '')}"
+    if seal["ok"]:
+        return f"seal: every file is as sealed in the audit log (seq {seal['seq']})"
+    shown = "; ".join(seal["changes"][:5]) + (f"; and {len(seal['changes']) - 5} more" if len(seal["changes"]) > 5
+                                                  else "")
+    return f"seal: the recording is NOT AS SEALED in the audit log (seq {seal['seq']}): {shown}"
 
 
 def _tracker_note(r: dict) -> list[str]:

@@ -2,7 +2,9 @@
 
 A busy table records about 10 GB of key frames a day, so recordings must be deleted, but
 two kinds must not be: one surveillance holds for a dispute (a ``hold.json`` in its folder,
-put there from the round's review page), and, where the regulator fixes a minimum
+put there from the round's review page, or a hold the audit log still records: the caller
+passes those folders as ``held``, since a hold file deleted by hand must not be what frees a
+disputed recording for deletion), and, where the regulator fixes a minimum
 retention (``recordings.min_keep_days``), one younger than it, even when the disk is short.
 The rule lives here, beside the recorder that writes the folders; the kiosk runs it and
 logs what it did (``kiosk.retention``), since vision never writes the audit log.
@@ -86,13 +88,14 @@ def release_recording(folder: Path) -> dict | None:
 
 
 def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Collection[Path] = (),
-                     now: float | None = None, limit: int = 50,
+                     held: Collection[str] = (), now: float | None = None, limit: int = 50,
                      free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free
                      ) -> list[PrunedRecording]:
     """Delete the oldest round folders under ``root`` as ``settings`` ask: those older than
     ``keep_days``, then more while the disk has less than ``min_free_gb`` free, but none
-    younger than ``min_keep_days``.  Never a held folder nor one in ``busy`` (being
-    recorded); at most ``limit`` a call, so one call stays short."""
+    younger than ``min_keep_days``.  Never a held folder (a ``hold.json`` in it, or its name in
+    ``held``: the holds the audit log records) nor one in ``busy`` (being recorded); at most
+    ``limit`` a call, so one call stays short."""
     root = Path(root)
     min_free = settings.min_free_gb * 1e9
     if not root.is_dir() or (settings.keep_days is None and free_bytes(root) >= min_free):
@@ -103,7 +106,7 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
     for started, folder in sorted((folder_started(f), f) for f in root.iterdir() if f.is_dir()):
         if len(removed) >= limit:
             break
-        if folder.resolve() in keep or (folder / HOLD).exists():
+        if folder.resolve() in keep or folder.name in held or (folder / HOLD).exists():
             continue
         age = now - started
         if settings.keep_days is not None and age > settings.keep_days * DAY_S:
@@ -125,19 +128,19 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
 
 
 def unprunable(root: str | Path, settings: RecordingSettings, *, busy: Collection[Path] = (),
-               now: float | None = None) -> Unprunable:
+               held: Collection[str] = (), now: float | None = None) -> Unprunable:
     """What retention must leave on the disk: said when the disk stays short, so whoever
     frees it knows whether holds, the minimum retention or plain size is the cause."""
     root = Path(root)
     now = time.time() if now is None else now
     keep = {Path(b).resolve() for b in busy}
     folders = [f for f in root.iterdir() if f.is_dir()] if root.is_dir() else []
-    held = sum(1 for f in folders if (f / HOLD).exists())
+    kept = {f for f in folders if f.name in held or (f / HOLD).exists()}
     young = 0
     if settings.min_keep_days is not None:
-        young = sum(1 for f in folders if not (f / HOLD).exists() and f.resolve() not in keep
+        young = sum(1 for f in folders if f not in kept and f.resolve() not in keep
                     and now - folder_started(f) < settings.min_keep_days * DAY_S)
-    return Unprunable(held=held, too_young=young)
+    return Unprunable(held=len(kept), too_young=young)
 
 
 def storage_status(root: str | Path) -> dict:

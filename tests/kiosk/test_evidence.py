@@ -415,3 +415,91 @@ def test_asking_for_a_round_that_does_not_exist_makes_no_signing_key(played, app
                            "-o", str(tmp_path / "r99.zip")])
     assert code != 0 and "no round 99 on table t1" in err
     assert audit.last().seq == before and not (data_dir / "evidence_key").exists()
+
+
+def test_a_second_entry_of_the_same_name_is_caught(package, audit, tmp_path):
+    """zipfile reads the last entry of a name, other tools the first: a forged round.json put
+    before the genuine one must not pass because the checker happened to read the genuine."""
+    data, _ = package
+    forged = tmp_path / "dup.zip"
+    import warnings
+
+    with zipfile.ZipFile(io.BytesIO(data)) as old, zipfile.ZipFile(forged, "w") as new, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # zipfile warns of the duplicate name
+        new.writestr("round.json", b'{"forged": true}')
+        for info in old.infolist():
+            new.writestr(info, old.read(info))
+    for log in (audit, None):
+        assert check_evidence(forged, log).problems[:1] == [
+            "round.json appears 2 times in the zip: a second copy was added after export"]
+    folder_entry = rezip(data, tmp_path / "dir.zip", {})
+    with zipfile.ZipFile(folder_entry, "a") as z:
+        z.writestr("recording/", b"")
+    assert check_evidence(folder_entry, audit).problems == ["recording/ was added after export (not in the manifest)"]
+
+
+def sealed_recording(app, service, audit, round_no: int):
+    folder = recording(app, service, round_no)
+    service.seal_recording(folder, {"round_no": round_no, "interrupted": False})
+    service.wait_sealed()
+    seal = audit.last()
+    assert seal.type == AuditType.RECORDING_SEALED
+    return folder, seal
+
+
+def test_a_sealed_recording_deleted_by_hand_is_named_in_the_package_and_by_the_check(
+        played, app, service, audit, runner, tmp_path):
+    import shutil
+
+    data_dir = str(app.extensions["niuniu"].data_dir)
+    folder, seal = sealed_recording(app, service, audit, 2)
+    shutil.rmtree(folder)                               # no recordings_pruned record says why
+    target = tmp_path / "r2.zip"
+    code, out, err = runner(["audit", "evidence", "--data-dir", data_dir, "--round", "2", "-o", str(target)])
+    assert code == 0, err
+    assert f"no recording: MISSING (sealed at log seq {seal.seq}" in out and "deleted or moved by hand" in err
+    with zipfile.ZipFile(target) as z:
+        manifest = json.loads(z.read("MANIFEST.json"))
+    assert manifest["recording"] is None and manifest["recording_deleted"] is None
+    assert manifest["recording_missing"] == {"seq": seal.seq, "folder": folder.name, "restore_seq": None}
+    expected = (f"the round's recording {folder.name} was sealed (log seq {seal.seq}) but the package holds none and "
+                "no retention record deleted it: it was deleted or moved by hand before the export")
+    for log in (audit, None):
+        assert check_evidence(target, log).problems == [expected]
+    code, out, _ = runner(["audit", "check-evidence", str(target), "--data-dir", data_dir])
+    assert code == 1 and f"PROBLEM: {expected}" in out
+
+    # The review page's download carries the same mark.
+    with zipfile.ZipFile(io.BytesIO(played.get("/review/round/2/evidence.zip").data)) as z:
+        assert json.loads(z.read("MANIFEST.json"))["recording_missing"]["seq"] == seal.seq
+    # A package from before this mark (no recording_missing) still fails: its audit.json holds the seal.
+    with zipfile.ZipFile(target) as z:
+        manifest.pop("recording_missing")
+        old = rezip(target.read_bytes(), tmp_path / "old.zip", {"MANIFEST.json": json.dumps(manifest).encode()})
+    assert expected in check_evidence(old).problems
+
+
+def test_a_frame_removed_is_named_as_missing_from_the_recording(played, app, service, audit, tmp_path):
+    folder, seal = sealed_recording(app, service, audit, 2)
+    (folder / "frames" / "00000005.jpg").unlink()
+    path = tmp_path / "r2.zip"
+    path.write_bytes(played.get("/review/round/2/evidence.zip").data)
+    assert check_evidence(path, audit).problems == [
+        f"recording: frames/00000005.jpg was sealed (log seq {seal.seq}) but is missing from the recording"]
+
+
+def test_a_log_record_edited_in_place_is_not_vouched_for(package, audit, tmp_path):
+    """The package matches the log's hash column, but the log's row itself was edited: the
+    check re-hashes the rows it reads instead of saying they are "the ones the log holds"."""
+    from tamper_testing import edit_in_place
+
+    data, _ = package
+    path = tmp_path / "evidence.zip"
+    path.write_bytes(data)
+    seq = audit.records(round_no=2)[1].seq
+    edit_in_place(audit.path, seq, "someone else")
+    result = check_evidence(path, audit)
+    assert result.problems == [f"the log's record seq {seq} no longer matches its hash: the log was edited; the "
+                               "package holds the record as written"]
+    assert not any("each audit record is the one the log holds" in f for f in result.facts)

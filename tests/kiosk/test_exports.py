@@ -11,7 +11,8 @@ import pytest
 
 from kiosk.audit import AuditRecord, AuditType
 from kiosk.exports import check_export, statement_path
-from kiosk_testing import login
+from kiosk_testing import login, table_dict
+from vision.table import table_config_from_dict
 
 
 @pytest.fixture
@@ -124,7 +125,9 @@ def test_a_record_changed_added_or_left_out_fails_the_published_key(exported, tm
 
     # The last round's records cut off the end (a chain that still follows), or a voided round dropped.
     cut = check_export(write_rows(tmp_path / "cut.csv", header, rows[:-5]), statement, public_key=key)
-    assert cut.problems == [f"the file holds {len(rows) - 5} records, the statement {len(rows)}: records were left "
+    last = int(rows[-1]["seq"])
+    assert cut.problems == [f"seq {last - 4}..{last} missing at the end (the statement's last is seq {last})",
+                            f"the file holds {len(rows) - 5} records, the statement {len(rows)}: records were left "
                             "out after export"]
     gap = [r for r in rows if r["round"] != "3"]
     assert any("does not follow" in p or "left out" in p
@@ -244,3 +247,66 @@ def test_an_unreadable_key_stops_the_review_export(played, app, audit):
     response = played.get("/review/export?format=json", follow_redirects=True)
     assert response.mimetype == "text/html" and "Nothing exported" in response.get_data(as_text=True)
     assert audit.last().seq == before
+
+
+def test_a_record_left_out_is_named_and_the_chain_is_not_called_whole(exported, tmp_path):
+    """Seq 199 followed by seq 201: the file is no chain in which each record follows the one
+    before, re-hashed or not, and the record left out is named."""
+    target, pem, _ = exported
+    key, statement = _key(pem), statement_path(target)
+    header, rows = rows_of(target)
+    dropped = rows[5]["seq"]
+    for name, kept in (("drop", rows[:5] + rows[6:]), ("rehash", [dict(r) for r in rows[:5] + rows[6:]])):
+        if name == "rehash":
+            rehash(kept[5:])
+        result = check_export(write_rows(tmp_path / f"{name}.csv", header, kept), statement, public_key=key)
+        assert result.problems[0] == f"seq {dropped} is missing (seq {int(dropped) + 1} follows seq " \
+                                     f"{int(dropped) - 1})", name
+        assert "left out after export" in result.problems[-1]
+        assert not any("each follows the one before" in f for f in result.facts)
+
+
+def test_another_exports_statement_is_not_called_records_added(exported, app, runner, tmp_path):
+    target, pem, data_dir = exported
+    day = tmp_path / "later.csv"
+    code, _, err = runner(["audit", "export", "--data-dir", data_dir, "-o", str(day), "--by", "watch1"])
+    assert code == 0, err
+    problems = check_export(day, statement_path(target), public_key=_key(pem)).problems
+    assert len(problems) == 1 and "it is another export's statement, or records were added or left out" in problems[0]
+
+
+def test_a_log_row_edited_in_place_is_not_the_one_the_log_holds(exported, audit):
+    """The file matches the log's hash column; the log's row was edited with its hash left."""
+    from tamper_testing import edit_in_place
+
+    target, _, _ = exported
+    _, rows = rows_of(target)
+    seq = int(rows[7]["seq"])
+    edit_in_place(audit.path, seq, "someone else")
+    result = check_export(target, log=audit)
+    assert result.problems == [f"the log's record seq {seq} no longer matches its hash: the log was edited; the file "
+                               "holds the record as written"]
+    assert "each audit record is the one the log holds at its seq" not in result.facts
+
+
+def test_a_console_export_names_the_table_and_its_period_in_utc(exported, audit, runner):
+    """The console opens the log without a table id: its key record and statement still name
+    the table ("table 's export" otherwise), and the period is said plainly as UTC."""
+    target, pem, data_dir = exported
+    assert json.loads(statement_path(target).read_text())["table_id"] == "t1"
+    assert audit.records(types=[AuditType.SIGNING_KEY_CREATED])[0].table_id == "t1"
+    day = target.parent / "day.csv"
+    code, _, err = runner(["audit", "export", "--data-dir", data_dir, "-o", str(day), "--from", "2000-01-01",
+                           "--to", "2999-12-31", "--timezone", "Asia/Phnom_Penh"])
+    assert code == 0, err
+    code, out, _ = runner(["audit", "check-export", str(day), "--public-key", str(pem)])
+    assert code == 0 and ("table t1's export of 1999-12-31 17:00:00 UTC to 2999-12-31 16:59:59 UTC" in out), out
+
+
+@pytest.mark.parametrize("table", [table_config_from_dict({**table_dict(), "timezone": "Asia/Phnom_Penh"})])
+def test_the_review_export_is_named_by_the_dates_asked_in_the_tables_zone(played, audit):
+    response = played.get("/review/export?format=csv&from=2026-12-07&to=2026-12-07")
+    name = response.headers["Content-Disposition"].split('filename="')[1].rstrip('"')
+    logged = audit.records(types=[AuditType.EXPORTED])[-1]
+    assert logged.data["from"].startswith("2026-12-06T17:00:00")          # stored in UTC
+    assert name == f"audit-t1-2026-12-07-2026-12-07-e{logged.seq}.csv"

@@ -162,3 +162,89 @@ def test_the_admin_page_shows_the_disk_and_the_recordings_on_it(client, app):
     storage = page.split('id="storage">')[1].split("</p>")[0]
     assert "GB free of" in storage and "2 round recordings since 2026-01-01 00:00:00 UTC, 1 held" in storage
     assert "retention: keep 5.0 GB free" in storage
+
+
+def held_in_log(log: AuditLog, folder: Path, round_no: int, reason: str = "case 2026-114") -> int:
+    """A hold as the review page makes it: the hold.json and the log's recording_held."""
+    hold_recording(folder, by="watch1", reason=reason, ts=NOW)
+    return log.append(AuditType.RECORDING_HELD, "watch1", {"folder": folder.name, "reason": reason},
+                      round_no=round_no).seq
+
+
+def test_a_recording_the_log_holds_is_kept_when_its_hold_file_is_removed_and_the_removal_is_logged_once(tmp_path):
+    """S2: the hold file can be deleted by hand, the log cannot; retention goes by both."""
+    root = tmp_path / "recordings" / "t1"
+    held, old = recording(root, 40, 7), recording(root, 35, 8)
+    log = AuditLog.in_dir(tmp_path, "t1")
+    held_seq = held_in_log(log, held, 7)
+    (held / "hold.json").unlink()                                        # removed by hand, never released
+    disk = Disk(root, capacity=2_500)                                   # short of room: would delete all
+    retention = RecordingRetention(root, RecordingSettings(keep_days=30, min_free_gb=1e-5), log,
+                                   free_bytes=disk, clock=lambda: NOW)
+    retention.check()
+    assert held.exists() and not old.exists()
+    assert log.records(types=[AuditType.RECORDINGS_PRUNED])[0].data["folders"] == [old.name]
+    lost = log.records(types=[AuditType.RECORDING_HOLD_LOST])
+    assert len(lost) == 1 and lost[0].round_no == 7 and lost[0].data["held_seq"] == held_seq
+    assert lost[0].data["folder"] == held.name and "hold.json is gone" in lost[0].data["message"]
+    assert log.records(types=[AuditType.DISK_LOW])[0].data["held"] == 1
+    retention.check()
+    RecordingRetention(root, RecordingSettings(keep_days=30), log, clock=lambda: NOW).check()   # restarted
+    assert len(log.records(types=[AuditType.RECORDING_HOLD_LOST])) == 1 and held.exists()
+    # Released (in the log): retention treats it as any other again.
+    log.append(AuditType.RECORDING_RELEASED, "watch1", {"folder": held.name, "reason": "closed"}, round_no=7)
+    RecordingRetention(root, RecordingSettings(keep_days=30), log, free_bytes=disk, clock=lambda: NOW).check()
+    assert not held.exists()
+
+
+def test_a_held_recording_deleted_anyway_is_a_problem_for_check_recordings(tmp_path):
+    from kiosk.seals import check_recordings
+    from vision.record import recording_digests
+
+    root = tmp_path / "recordings" / "t1"
+    folder = recording(root, 40, 7)
+    log = AuditLog.in_dir(tmp_path, "t1")
+    seal = log.append(AuditType.RECORDING_SEALED, "system", {"folder": folder.name,
+                                                             "files": recording_digests(folder)}, round_no=7)
+    held_seq = held_in_log(log, folder, 7)
+    import shutil
+    shutil.rmtree(folder)                          # as the old retention did once hold.json was gone
+    pruned = log.append(AuditType.RECORDINGS_PRUNED, "system", {"count": 1, "folders": [folder.name]})
+    sweep = check_recordings(log, tmp_path)
+    label = f"round 7 ({folder.name}, sealed at seq {seal.seq})"
+    assert not sweep.ok and sweep.gone == [] and sweep.missing == []
+    assert sweep.changed == {label: [f"held at seq {held_seq} by watch1 (case 2026-114), never released, but no "
+                                     f"longer on disk: deleted by retention at seq {pruned.seq}"]}
+
+
+def test_the_round_and_holds_pages_name_a_held_recording_that_is_gone_or_lost_its_hold_file(played, app, service,
+                                                                                           audit):
+    import shutil
+
+    root = app.extensions["niuniu"].data_dir / "recordings" / service.config.table_id
+    folders = {}
+    for n in (1, 2):
+        folders[n] = root / f"2026010{n}T000000Z-round-000{n}"
+        (folders[n] / "frames").mkdir(parents=True)
+        (folders[n] / "meta.json").write_text(f'{{"round_no": {n}}}')
+        (folders[n] / "frames" / "00000005.jpg").write_bytes(b"\xff\xd8")
+    seqs = {n: held_in_log(audit, folders[n], n, reason=f"case {n}") for n in (1, 2)}
+    (folders[1] / "hold.json").unlink()                     # hold file removed, recording still there
+    shutil.rmtree(folders[2])                               # held recording deleted
+    pruned = audit.append(AuditType.RECORDINGS_PRUNED, "system", {"count": 1, "folders": [folders[2].name]})
+
+    page = played.get("/review/round/1").get_data(as_text=True)
+    assert 'id="release-form"' in page and 'id="hold-file-lost"' in page and f"(record {seqs[1]})" in page
+    page = played.get("/review/round/2").get_data(as_text=True)
+    gone = page.split('id="recording-held-gone">')[1].split("</p>")[0]
+    assert f"record {seqs[2]}, by watch1: case 2" in gone and f"(audit record {pruned.seq})" in gone
+    assert 'id="recording-pruned"' not in page
+    listed = played.get("/review/holds").get_data(as_text=True)
+    assert 'id="no-holds"' not in listed and "hold.json is gone; held by the audit log" in listed
+    gone = listed.split('id="holds-gone">')[1].split("</div>")[0]
+    assert folders[2].name in gone and f"held at seq {seqs[2]}" in gone and f"retention at seq {pruned.seq}" in gone
+    # The log's hold is released from the round page although its file is gone.
+    from kiosk_testing import csrf_from
+    released = played.post("/review/round/1/release", data={"csrf_token": csrf_from(page), "reason": "closed"},
+                           follow_redirects=True).get_data(as_text=True)
+    assert "is released" in released and audit.last().type == AuditType.RECORDING_RELEASED
