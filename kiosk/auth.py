@@ -295,10 +295,19 @@ def authorize_supervisor(pin: str, purpose: str) -> str:
 
 
 def _safe_next(target: str | None) -> str | None:
+    """Where to go after logging in: a page of this kiosk, or None (the role's home).
+
+    Refused: another site (``https://``, ``//host``), control characters (a CR/LF would
+    fail the redirect after the login had succeeded), backslashes (read as ``/`` by
+    browsers) and the login pages themselves (``/auth/logout`` is POST only)."""
     if not target:
         return None
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target) or "\\" in target:
+        return None
     parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/"):
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return None
+    if parts.path == "/auth" or parts.path.startswith("/auth/"):
         return None
     return target.rstrip("?")
 
@@ -312,26 +321,45 @@ def setup():
     conn = db.get_db()
     if user_count(conn):
         return redirect(url_for("auth.login"))
-    error = None
+    error, status = None, 200
     if request.method == "POST":
-        code = request.form.get("setup_code", "").strip()
+        code = request.form.get("setup_code", "").strip().lower()   # printed as lower-case hex
         username = request.form.get("username", "").strip()
         password = request.form.get("password", "")
-        if not hmac.compare_digest(code.encode(), db.setup_code(runtime().data_dir).encode()):
-            error = "setup code is wrong; it is printed on the console where the kiosk was started"
-        elif password != request.form.get("password2", ""):
-            error = "the two passwords differ; type the same password twice"
-        else:
-            try:
-                create_user(conn, username, Role.ADMIN.value, password, created_by="first-run setup")
-            except AuthError as exc:
-                error = str(exc)
-            else:
-                db.forget_setup_code(runtime().data_dir)
-                audit().append(AuditType.SETUP_ADMIN, username, {"ip": _client()})
-                flash("Administrator created. Log in, then add dealer, supervisor and surveillance accounts.")
+        now = time.time()
+        keys = [f"ip:{_client()}"]
+        # One at a time, and the "no accounts yet" checked again inside: two submits at once
+        # (a double click, two screens) must not both make an administrator with one code.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if user_count(conn):
+                conn.execute("ROLLBACK")
+                flash("The administrator has been created already; log in.")
                 return redirect(url_for("auth.login"))
-    return render_template("auth/setup.html", error=error), (400 if error else 200)
+            wait = _lock_remaining(conn, "setup", keys, now)
+            if wait > 0:
+                error, status = f"too many wrong setup codes; wait {int(wait) + 1} s and try again", 429
+            elif not hmac.compare_digest(code.encode(), db.setup_code(runtime().data_dir).encode()):
+                _record_failure(conn, "setup", keys, now)
+                error = "setup code is wrong; it is printed on the console where the kiosk was started"
+            elif password != request.form.get("password2", ""):
+                error = "the two passwords differ; type the same password twice"
+            else:
+                try:
+                    create_user(conn, username, Role.ADMIN.value, password, created_by="first-run setup")
+                except AuthError as exc:
+                    error = str(exc)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if error is None:
+            db.forget_setup_code(runtime().data_dir)
+            audit().append(AuditType.SETUP_ADMIN, username, {"ip": _client()})
+            flash("Administrator created. Log in, then add dealer, supervisor and surveillance accounts.")
+            return redirect(url_for("auth.login"))
+    return render_template("auth/setup.html", error=error), (status if status != 200 else 400 if error else 200)
 
 
 @bp.route("/login", methods=("GET", "POST"))

@@ -13,14 +13,52 @@ from __future__ import annotations
 import json
 import time
 
-from flask import Blueprint, Response, current_app, jsonify, request, session
+from flask import Blueprint, Response, current_app, g, jsonify, request, session
 
+from kiosk import db
 from kiosk.auth import Role, passive, require
 from kiosk.runtime import service
 
 bp = Blueprint("live", __name__, url_prefix="/live")
 
 VIEW_ROLES = (Role.DEALER, Role.SUPERVISOR, Role.SURVEILLANCE)
+
+
+ACCOUNT_CHECK_S = 1.0
+"""How often an open stream checks that its account may still watch."""
+
+
+def _account_check():
+    """A check, for a stream's own thread, that the account which opened it may still watch:
+    not disabled, its sessions not ended (an admin's password reset or Disable), its role
+    still one that views.  A stream outlives the request that checked the session, so
+    without this a camera left open would go on showing the table to an account shut out
+    hours ago."""
+    data_dir = current_app.config["DATA_DIR"]
+    uid, gen = g.user["id"], session.get("gen", 0)
+    state = {"conn": None, "at": time.monotonic(), "ok": True}
+
+    def allowed() -> bool:
+        now = time.monotonic()
+        if not state["ok"] or now - state["at"] < ACCOUNT_CHECK_S:
+            return state["ok"]
+        state["at"] = now
+        try:
+            if state["conn"] is None:
+                state["conn"] = db.connect(data_dir)
+            row = state["conn"].execute("SELECT role, active, session_gen FROM users WHERE id = ?",
+                                        (uid,)).fetchone()
+        except Exception:   # the accounts cannot be read: stop rather than show the table unchecked
+            row = None
+        state["ok"] = bool(row and row["active"] and row["session_gen"] == gen and row["role"] in VIEW_ROLES)
+        return state["ok"]
+
+    def close() -> None:
+        if state["conn"] is not None:
+            state["conn"].close()
+            state["conn"] = None
+
+    return allowed, close
 
 
 def _sse(event: str, data: str, event_id: int | None = None) -> str:
@@ -44,21 +82,26 @@ def events() -> Response:
     except ValueError:
         version = 0
 
+    allowed, close = _account_check()
+
     def stream():
         nonlocal version
         started = time.monotonic()
-        yield "retry: 1000\n\n"
-        last_status = 0.0
-        while True:
-            for v, text in svc.updates_since(version, timeout=keepalive):
-                version = v
-                yield _sse("state", text, v)
-            now = time.monotonic()
-            if now - last_status >= keepalive:
-                last_status = now
-                yield _sse("status", json.dumps(svc.status()))
-            if now - started > max_s or svc.stopped:
-                return
+        try:
+            yield "retry: 1000\n\n"
+            last_status = 0.0
+            while allowed():
+                for v, text in svc.updates_since(version, timeout=keepalive):
+                    version = v
+                    yield _sse("state", text, v)
+                now = time.monotonic()
+                if now - last_status >= keepalive:
+                    last_status = now
+                    yield _sse("status", json.dumps(svc.status()))
+                if now - started > max_s or svc.stopped:
+                    return
+        finally:
+            close()
 
     return Response(stream(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -76,19 +119,25 @@ def status():
 @passive
 def camera() -> Response:
     """The camera with the detector's boxes drawn; ``?boxes=0`` shows the plain image."""
-    pipeline = service().pipeline
+    svc = service()
+    pipeline = svc.pipeline
     if pipeline is None:
         return jsonify(error="no camera is attached to this kiosk"), 404
     boxes = request.args.get("boxes", "1") != "0"
     period = 1.0 / max(0.5, float(current_app.config["MJPEG_FPS"]))
+    allowed, close = _account_check()
 
     def stream():
-        while True:
-            jpeg = pipeline.latest_jpeg(draw_boxes=boxes)
-            if jpeg:
-                yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
-                       + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
-            time.sleep(period)
+        # Ends when the account may no longer watch, or the kiosk stops.
+        try:
+            while allowed() and not svc.stopped:
+                jpeg = pipeline.latest_jpeg(draw_boxes=boxes)
+                if jpeg:
+                    yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                           + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
+                time.sleep(period)
+        finally:
+            close()
 
     return Response(stream(), mimetype="multipart/x-mixed-replace; boundary=frame",
                     headers={"Cache-Control": "no-store"})

@@ -75,10 +75,22 @@
     zones = JSON.parse(JSON.stringify(original)); draw(); save();
   });
   if (frame) {
-    frame.addEventListener("load", () => {   // the picture's own size decides the shape
+    const missing = document.getElementById("zones-no-frame");
+    const view = document.getElementById("zone-view");
+    const shown = () => {   // the picture's own size decides the shape
+      if (!frame.isConnected) { editor.prepend(frame); if (view) frame.after(view); }
+      if (missing) missing.hidden = true;
       width = frame.naturalWidth; height = frame.naturalHeight; draw();
-    });
-    frame.addEventListener("error", () => frame.replaceWith(document.createTextNode("")));
+    };
+    // No picture (the camera offline or not started): say so, and take the broken image out
+    // (the zones then keep the table's shape) but keep it, so that New picture brings it back.
+    const failed = () => {
+      frame.remove(); if (view) view.remove();
+      if (missing) missing.hidden = false;
+    };
+    frame.addEventListener("load", shown);
+    frame.addEventListener("error", failed);
+    if (frame.complete) { if (frame.naturalWidth) shown(); else failed(); }   // before this script ran
     const refresh = document.getElementById("zones-refresh");
     if (refresh) refresh.addEventListener("click", () => { frame.src = frame.src.split("?")[0] + "?t=" + Date.now(); });
   }
@@ -87,5 +99,13 @@
     const show = () => { overlay.style.opacity = String(Number(blend.value) / 100); };
     blend.addEventListener("input", show); show();
   }
+  // Leaving with zones moved and not downloaded (a reload, a link, closing the tab) asks
+  // first: nothing is kept on the kiosk, so the corners would be lost.
+  let downloaded = JSON.stringify(original);
+  document.getElementById("zones-form").addEventListener("submit", () => { downloaded = field.value; });
+  window.addEventListener("beforeunload", event => {
+    if (JSON.stringify(zones) === downloaded) return;
+    event.preventDefault(); event.returnValue = "";
+  });
   draw(); save();
 })();

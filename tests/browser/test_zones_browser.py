@@ -39,3 +39,70 @@ def test_dragging_a_corner_moves_it_in_the_zones_to_download(browser, live_kiosk
     shots(driver, "zones-editor")
     driver.find_element(By.ID, "zones-reset").click()
     assert json.loads(driver.find_element(By.ID, "zones-field").get_attribute("value")) == before
+
+
+def _login_to_zones(driver, live_kiosk):
+    driver.get(live_kiosk.url + "auth/login")
+    driver.find_element(By.ID, "username").send_keys("admin1")
+    driver.find_element(By.ID, "password").send_keys(ACCOUNTS["admin1"][1])
+    driver.find_element(By.ID, "login").click()
+    WebDriverWait(driver, 5).until(EC.element_to_be_clickable((By.LINK_TEXT, "Seat zones"))).click()
+    WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.CSS_SELECTOR, ".zone-corner")))
+
+
+def test_no_picture_yet_is_said_and_new_picture_brings_it_back(browser, live_kiosk, shots, monkeypatch):
+    """The camera offline when the page opened: the page says so, the zones stay editable,
+    and New picture shows the table once the camera is back (it used to drop the picture
+    for good)."""
+    import cv2
+    import numpy as np
+
+    class Camera:
+        jpeg = None
+
+        def latest_jpeg(self, draw_boxes=True):
+            return self.jpeg
+
+        def status(self):
+            return {"camera": "online" if self.jpeg else "offline"}
+
+    camera = Camera()
+    monkeypatch.setattr(live_kiosk.service, "pipeline", camera)
+    driver = browser
+    _login_to_zones(driver, live_kiosk)
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "zones-no-frame")))
+    assert driver.find_element(By.ID, "camera-state").is_displayed()
+    assert not driver.find_elements(By.ID, "zone-frame")
+    assert driver.find_element(By.ID, "zone-layer").rect["height"] > 100     # the zones still show
+    shots(driver, "zones-no-picture")
+    camera.jpeg = cv2.imencode(".jpg", np.full((240, 320, 3), 90, np.uint8))[1].tobytes()
+    driver.find_element(By.ID, "zones-refresh").click()
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "zone-frame")))
+    assert not driver.find_element(By.ID, "zones-no-frame").is_displayed()
+    assert driver.execute_script("return document.getElementById('zone-frame').naturalWidth") == 320
+    layer = driver.find_element(By.ID, "zone-layer").rect
+    assert layer["height"] / layer["width"] == pytest.approx(240 / 320, abs=0.01)
+
+
+LEAVING = ("const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); "
+           "return e.defaultPrevented;")
+
+
+def test_leaving_with_zones_not_downloaded_asks_first(browser, live_kiosk):
+    driver = browser
+    _login_to_zones(driver, live_kiosk)
+    assert driver.execute_script(LEAVING) is False                            # nothing moved
+    box = driver.find_element(By.ID, "zone-layer").rect
+
+    def drag():   # the handles are drawn again after every move: find one each time
+        handle = driver.find_elements(By.CSS_SELECTOR, '.zone-corner[data-seat="2"]')[0]
+        ActionChains(driver).click_and_hold(handle).move_by_offset(box["width"] * 0.02, box["height"] * 0.02) \
+            .release().perform()
+
+    drag()
+    assert driver.execute_script(LEAVING) is True                             # a reload would lose it
+    driver.find_element(By.ID, "zones-reset").click()
+    assert driver.execute_script(LEAVING) is False
+    drag()
+    driver.find_element(By.CSS_SELECTOR, "#zones-form button[type=submit]").click()   # downloaded
+    assert driver.execute_script(LEAVING) is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -37,6 +38,58 @@ def test_first_run_sends_everyone_to_setup_and_needs_the_console_code(bare_app):
     login(client, "boss", "long-enough-pw")
     assert client.get("/").location.endswith("/admin/users")
     assert AuditType.SETUP_ADMIN in types(bare_app.extensions["niuniu"].audit)
+
+
+def test_two_setup_submits_at_once_make_one_administrator(bare_app, monkeypatch):
+    """A double click (or two screens) on Create administrator: the second waits for the
+    first and is sent to log in, instead of a second admin from the same code (or a 500)."""
+    from kiosk import auth
+
+    slow_hash = auth.hash_secret
+
+    def hash_secret(secret):   # scrypt on a Pi takes this long: both submits are inside it at once
+        time.sleep(0.3)
+        return slow_hash(secret)
+
+    monkeypatch.setattr(auth, "hash_secret", hash_secret)
+    code = db.setup_code(bare_app.config["DATA_DIR"])
+    answers = {}
+
+    def submit(username):
+        client = bare_app.test_client()
+        token = csrf_from(client.get("/auth/setup").get_data(as_text=True))
+        answers[username] = client.post("/auth/setup", data={
+            "csrf_token": token, "setup_code": code, "username": username,
+            "password": "long-enough-pw", "password2": "long-enough-pw"})
+
+    threads = [threading.Thread(target=submit, args=(name,)) for name in ("boss", "boss2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.status_code for r in answers.values()) == [302, 302]
+    conn = db.connect(bare_app.config["DATA_DIR"])
+    assert conn.execute("SELECT COUNT(*) FROM users").fetchone()[0] == 1
+    conn.close()
+    audit = bare_app.extensions["niuniu"].audit
+    assert types(audit).count(AuditType.SETUP_ADMIN) == 1
+
+
+def test_wrong_setup_codes_are_throttled(bare_app):
+    client = bare_app.test_client()
+    token = csrf_from(client.get("/auth/setup").get_data(as_text=True))
+    form = {"csrf_token": token, "username": "boss", "password": "long-enough-pw", "password2": "long-enough-pw"}
+    for guess in range(bare_app.config["THROTTLE_MAX_FAILURES"]):
+        assert client.post("/auth/setup", data={**form, "setup_code": f"{guess:08x}"}).status_code == 400
+    code = db.setup_code(bare_app.config["DATA_DIR"])
+    locked = client.post("/auth/setup", data={**form, "setup_code": code})
+    assert locked.status_code == 429 and b"too many wrong setup codes" in locked.data
+    conn = db.connect(bare_app.config["DATA_DIR"])
+    assert conn.execute("SELECT COUNT(*) FROM users").fetchone()[0] == 0
+    conn.execute("DELETE FROM failures")   # the wait is over
+    conn.close()
+    ok = client.post("/auth/setup", data={**form, "setup_code": code.upper()})   # as read off the console
+    assert ok.status_code == 302 and ok.location.endswith("/auth/login")
 
 
 def test_passwords_and_pins_are_stored_hashed(app):
@@ -96,6 +149,18 @@ def test_open_redirect_after_login_is_refused(client):
     assert r.location == "/dealer/"
 
 
+@pytest.mark.parametrize("target", ["/%0D%0ASet-Cookie:%20x=1", "/%5C%5Cevil.example", "/\\evil.example",
+                                    "/auth/logout", "/auth/login?next=/dealer/"])
+def test_a_next_that_cannot_be_followed_sends_the_user_home(client, audit, target):
+    """A CR/LF in next= failed the redirect (500) after the login had succeeded and been
+    logged; the logout (POST only) or the login page are no place to land either."""
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    r = client.post(f"/auth/login?next={target}",
+                    data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1], "csrf_token": token})
+    assert r.status_code == 302 and r.location == "/dealer/"
+    assert client.get("/dealer/").status_code == 200
+
+
 def test_idle_session_times_out_and_is_logged(app, client, audit):
     login(client, "dealer1")
     app.config["SESSION_IDLE_S"] = 0.05
@@ -113,6 +178,36 @@ def test_disabled_account_loses_its_session(app, client):
     conn.execute("UPDATE users SET active = 0 WHERE username = 'dealer1'")
     conn.close()
     assert client.get("/dealer/").status_code == 302
+
+
+@pytest.mark.parametrize("url", ["/live/camera.mjpg", "/live/events"])
+def test_an_open_stream_ends_when_the_account_is_disabled(app, client, service, monkeypatch, url):
+    """The camera (and the screen's events) must not go on streaming to an account an
+    admin has shut out: the stream outlives the request that checked the session."""
+    from kiosk import live
+
+    class Camera:
+        def latest_jpeg(self, draw_boxes=True):
+            return b"\xff\xd8a picture of the table"
+
+        def status(self):
+            return {"camera": "online"}
+
+    monkeypatch.setattr(service, "pipeline", Camera())
+    monkeypatch.setattr(live, "ACCOUNT_CHECK_S", 0.05)
+    app.config.update(MJPEG_FPS=100.0, SSE_KEEPALIVE_S=0.02, SSE_MAX_S=None)
+    login(client, "dealer1")
+    response = client.get(url, buffered=False)
+    assert response.status_code == 200
+    chunks = response.iter_encoded()
+    assert next(chunks)
+    conn = db.connect(app.config["DATA_DIR"])
+    conn.execute("UPDATE users SET active = 0 WHERE username = 'dealer1'")
+    conn.close()
+    started = time.monotonic()
+    for _ in chunks:
+        assert time.monotonic() - started < 3, f"{url} still streaming to a disabled account"
+    response.close()
 
 
 # ------------------------------------------------------------------ CSRF
