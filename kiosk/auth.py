@@ -199,6 +199,9 @@ def load_user() -> None:
         audit().append(AuditType.SESSION_TIMEOUT, row["username"],
                        {"role": row["role"], "idle_limit_s": idle, "ip": _client()})
         session.clear()
+        # said on the login page the request lands on: a dealer sent back to it mid-shift
+        # should know why, not suspect a fault
+        flash(f"{row['username']}'s session ended after {idle / 60:g} minutes without use; log in again.")
         return
     endpoint = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     if not getattr(endpoint, "passive", False):
@@ -248,6 +251,10 @@ def check_csrf():
     """Every POST (form or fetch) must carry the session's token; a page on another
     site cannot read it, so it cannot make the kiosk settle or void anything."""
     if request.method in SAFE_METHODS:
+        return None
+    if request.endpoint == "auth.logout" and g.get("user") is None:
+        # Log out pressed after the session timed out: nobody is logged in, so there is
+        # nothing a forged request could do, and "stale token" would read as a fault.
         return None
     sent = request.headers.get("X-CSRF-Token") or request.form.get("csrf_token", "")
     expected = session.get("csrf", "")
@@ -403,7 +410,8 @@ def login():
 def logout():
     if g.get("user"):
         audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
-    session.clear()
+        session.clear()
+    # else the session has ended already, holding at most why (the timeout's message)
     return redirect(url_for("auth.login"))
 
 

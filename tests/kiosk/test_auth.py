@@ -172,6 +172,19 @@ def test_idle_session_times_out_and_is_logged(app, client, audit):
     assert api.status_code == 401 and "log in again" in api.json["error"]
 
 
+def test_after_a_timeout_the_login_page_says_why_and_log_out_still_works(app, client):
+    """A dealer sent back to the login page mid-shift once saw no reason, and pressing Log out
+    on the stale screen answered "security token is missing or stale"."""
+    token = login(client, "dealer1")
+    app.config["SESSION_IDLE_S"] = 60
+    with client.session_transaction() as sess:
+        sess["last_seen"] = time.time() - 120
+    r = client.post("/auth/logout", data={"csrf_token": token})
+    assert r.status_code == 302 and "/auth/login" in r.location
+    page = client.get("/auth/login").get_data(as_text=True)
+    assert "dealer1&#39;s session ended after 1 minutes without use; log in again." in page
+
+
 def test_disabled_account_loses_its_session(app, client):
     login(client, "dealer1")
     conn = db.connect(app.config["DATA_DIR"])
