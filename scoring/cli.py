@@ -17,7 +17,7 @@ from typing import Any
 
 from scoring.cards import parse_cards
 from scoring.evaluate import HandResult, evaluate
-from scoring.rules import Preset, list_presets, load_preset
+from scoring.rules import PRESET_DIR, Preset, list_presets, load_preset
 from scoring.settle import Bet, Settlement, SettlementError, money_text, settle_round, to_money
 from scoring.stats import hand_stats
 
@@ -73,8 +73,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------------------
 
+def _load(rules: str) -> Preset:
+    """The preset, with a note on stderr where a preset file takes a built-in's name but not
+    its rules: screens, exports and the audit log would show it under the built-in's name."""
+    preset = load_preset(rules)
+    if _reuses_builtin_name(preset):
+        print(f"niuniu: note: preset file {preset.path} is named {preset.name!r} like the built-in preset, "
+              f"but its rules differ; screens and logs show it as {preset.name}: give it a name of its own "
+              f"(name = \"house-{preset.name}\")", file=sys.stderr)
+    return preset
+
+
+def _reuses_builtin_name(preset: Preset) -> bool:
+    if preset.path is None or preset.name not in list_presets():
+        return False
+    builtin = PRESET_DIR / f"{preset.name}.toml"
+    if preset.path.resolve() == builtin.resolve():
+        return False
+    return load_preset(preset.name).rules_digest != preset.rules_digest
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    preset = load_preset(args.rules)
+    preset = _load(args.rules)
     hand = evaluate(parse_cards(" ".join(args.cards), 5, unique=preset.decks == 1), preset)
     if args.json:
         _print_json({"rules": preset.name, **hand.to_json()})
@@ -87,7 +107,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_settle(args: argparse.Namespace) -> int:
-    preset = load_preset(args.rules)
+    preset = _load(args.rules)
     seats: dict[str, tuple[str, Bet]] = {}
     for spec in args.seat:
         seat, cards, bet = _seat_spec(spec, preset)
@@ -103,7 +123,7 @@ def cmd_settle(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    stats = hand_stats(args.rules)
+    stats = hand_stats(_load(args.rules))
     if args.json:
         _print_json(stats.to_json())
         return 0
@@ -116,7 +136,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_odds(args: argparse.Namespace) -> int:
     from scoring.odds import exact_odds  # numpy is only needed here; keep other commands quick to start
 
-    odds = exact_odds(args.rules)
+    odds = exact_odds(_load(args.rules))
     if args.json:
         _print_json(odds.to_json())
         return 0
@@ -146,12 +166,14 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
 
 
 def cmd_rules_show(args: argparse.Namespace) -> int:
-    preset = load_preset(args.preset)
+    preset = _load(args.preset)
     if getattr(args, "json", False):
         _print_json(preset.to_json())
         return 0
     print(f"{preset.name} — {preset.title}")
     print(f"  source: {preset.source}")
+    if preset.path is not None and preset.path.resolve().parent != PRESET_DIR:
+        print(f"  file: {preset.path}")
     if preset.interpretation:
         print(f"  interpretation: {' '.join(preset.interpretation.split())}")
     banker = preset.banker

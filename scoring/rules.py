@@ -108,6 +108,7 @@ class _Schema(BaseModel):
 
 
 Multiple = Annotated[int, Field(strict=True, ge=1, le=1000)]
+MAX_PLACES = 6   # decimal places a commission rate or money unit may have
 
 
 class HandsSchema(_Schema):
@@ -131,7 +132,20 @@ class HandsSchema(_Schema):
         bulls = [c for c in order if c in BULL_CATEGORIES]
         if bulls != list(reversed(BULL_CATEGORIES)):
             raise ValueError("ordinary categories must run niuniu, bull_9, ..., bull_1, no_bull (strongest first)")
+        # A special listed among or below the ordinary categories is never reached (five face
+        # is always a niu niu too) or ranks a bomb under a bull 8: never what a table plays.
+        below = [c.value for c in order[order.index(Category.NIUNIU) + 1:] if c not in BULL_CATEGORIES]
+        if below:
+            raise ValueError(f"{', '.join(below)} {'is' if len(below) == 1 else 'are'} listed below niuniu; special "
+                             "hands outrank every ordinary category, so list them before niuniu (strongest first)")
         return order
+
+    @model_validator(mode="after")
+    def _limit_needs_five_small(self) -> "HandsSchema":
+        if "five_small_limit" in self.model_fields_set and Category.FIVE_SMALL not in self.order:
+            raise ValueError("five_small_limit is set but order does not list five_small, so no hand is a five "
+                             "small: add \"five_small\" to order, or remove five_small_limit")
+        return self
 
 
 class CompareSchema(_Schema):
@@ -154,7 +168,7 @@ class BetSchema(_Schema):
 
 
 class CommissionSchema(_Schema):
-    rate: Decimal = Field(ge=0, lt=1, description="Fraction of a winner's winnings kept by the house, e.g. '0.05'.")
+    rate: Decimal = Field(ge=0, description="Fraction of a winner's winnings kept by the house, e.g. '0.05'.")
     on_banker: bool = Field(False, description="Whether a winning player-banker pays it too (on the round's net).")
     quantum: Decimal = Field(Decimal("0.01"), gt=0, description="Smallest money unit commission is rounded to.")
     rounding: Literal["half_up", "half_even", "down", "up", "floor", "ceiling"] = "half_up"
@@ -165,6 +179,31 @@ class CommissionSchema(_Schema):
         # A TOML float like 0.05 is a binary approximation; its shortest repr is what the
         # author typed, so read that rather than the float itself.
         return repr(value) if isinstance(value, float) else value
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _no_percent_sign(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().endswith("%"):
+            raise ValueError(f"{value!r} is a percentage; write the rate as a fraction, e.g. \"0.05\" for 5%")
+        return value
+
+    @field_validator("rate")
+    @classmethod
+    def _a_fraction(cls, rate: Decimal) -> Decimal:
+        # 5 meant as 5% would take 500%: refuse rather than guess which was meant.
+        if rate >= 1:
+            raise ValueError(f"{rate} would be {rate * 100:f}% of the winnings; write the rate as a fraction "
+                             "below 1, e.g. \"0.05\" for 5%")
+        return rate
+
+    @field_validator("rate", "quantum")
+    @classmethod
+    def _few_places(cls, value: Decimal) -> Decimal:
+        # Money is settled exactly in 28 digits: a unit of 1e-30 cannot divide a stake.
+        exponent = value.as_tuple().exponent
+        if isinstance(exponent, int) and exponent < -MAX_PLACES:
+            raise ValueError(f"{value} has more than {MAX_PLACES} decimal places; write it like \"0.05\" or \"0.01\"")
+        return value
 
 
 class BankerSchema(_Schema):
@@ -209,7 +248,7 @@ class PresetSchema(_Schema):
         if not self.bets:
             raise ValueError("bets: list at least one bet kind")
         for kind, bet in self.bets.items():
-            if not kind.replace("_", "").replace("-", "").isalnum() or not kind.islower():
+            if not kind.isascii() or not kind.replace("_", "").replace("-", "").isalnum() or not kind.islower():
                 raise ValueError(f"bets.{kind}: a bet kind name is lower-case letters, digits, - or _")
             for key in bet.multipliers:
                 if key != "default" and key not in enabled:
@@ -444,7 +483,8 @@ def load_preset(name_or_path: str | Path | Preset) -> Preset:
     if isinstance(name_or_path, Preset):
         return name_or_path
     text = str(name_or_path)
-    looks_like_path = isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(PRESET_SUFFIXES)
+    looks_like_path = (isinstance(name_or_path, Path) or "/" in text or "\\" in text
+                       or text.lower().endswith(PRESET_SUFFIXES))
     if not looks_like_path:
         key = text.strip().lower()
         cached = _BUILTIN_CACHE.get(key)
@@ -473,8 +513,12 @@ def load_preset_file(path: Path) -> Preset:
     except OSError as exc:
         raise PresetError(f"preset file {path} cannot be read: {exc.strerror or exc}") from None
     data = _parse(path, raw)
+    if data is None or data == {}:
+        raise PresetError(f"preset file {path} is empty; start from a copy of a built-in preset such as "
+                          f"{PRESET_DIR / 'cambodia.toml'} and edit it")
     if not isinstance(data, dict):
-        raise PresetError(f"preset file {path}: expected a table of keys at the top level")
+        raise PresetError(f"preset file {path}: expected a table of keys at the top level, not a "
+                          f"{type(data).__name__}")
     try:
         spec = PresetSchema.model_validate(data)
     except ValidationError as exc:
@@ -484,9 +528,9 @@ def load_preset_file(path: Path) -> Preset:
 
 def _parse(path: Path, raw: bytes) -> Any:
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")   # editors on Windows start with a BOM
     except UnicodeDecodeError as exc:
-        raise PresetError(f"preset file {path}: not UTF-8 text (byte {exc.start})") from None
+        raise PresetError(f"preset file {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     if path.suffix.lower() == ".toml":
         try:
             return tomllib.loads(text)
@@ -495,21 +539,91 @@ def _parse(path: Path, raw: bytes) -> Any:
     import yaml  # only custom presets use YAML
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_key_loader())
+    except _DuplicateKey as exc:
+        raise PresetError(f"preset file {path}: key {exc.key!r} is given twice (line {exc.line}); YAML would "
+                          "silently keep the last one: keep one") from None
     except yaml.YAMLError as exc:
         raise PresetError(f"preset file {path}: invalid YAML: {' '.join(str(exc).split())}") from None
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int) -> None:
+        super().__init__(key, line)
+        self.key, self.line = key, line
+
+
+_LOADER: list[type] = []
+
+
+def _unique_key_loader() -> type:
+    """yaml's SafeLoader, except that a key given twice in one mapping is an error (TOML's
+    rule), not silently the last value: a second ``commission:`` would replace the first."""
+    if not _LOADER:
+        import yaml
+
+        class UniqueKeyLoader(yaml.SafeLoader):
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                seen: set = set()
+                if isinstance(node, yaml.MappingNode):
+                    for key_node, _ in node.value:
+                        if key_node.tag == "tag:yaml.org,2002:merge":   # "<<: *defaults"
+                            continue
+                        key = self.construct_object(key_node, deep=deep)
+                        try:
+                            if key in seen:
+                                raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                            seen.add(key)
+                        except TypeError:   # an unhashable key: SafeLoader reports it
+                            pass
+                return super().construct_mapping(node, deep=deep)
+
+        _LOADER.append(UniqueKeyLoader)
+    return _LOADER[0]
+
+
+# How to write a value, by the key it is given for (pydantic's own words say only what is wrong).
+_HINTS = {
+    "multipliers": "write a whole number from 1 to 1000, like 2",
+    "bids": "write whole numbers from 1 to 1000, like [1, 2, 3, 4]",
+    "bet_multiples": "write whole numbers from 1 to 1000, like [1, 2, 3, 4, 5]",
+    "decks": "write a whole number from 1 to 8",
+    "five_small_limit": "write a whole number from 5 to 20 (10, or 9 for 'below ten')",
+    "rate": "write a fraction of the winnings as text, e.g. \"0.05\" for 5%",
+    "quantum": "write the smallest money unit as text, e.g. \"0.01\" for cents or \"1\"",
+    "name": "use lower-case letters, digits, - and _, e.g. \"my-casino\"",
+    "suits": "list S, H, D and C, strongest first, e.g. [\"S\", \"H\", \"C\", \"D\"]",
+    "order": "use the category names as `niuniu rules show cambodia --json` lists them",
+    "rotate_at": "use a category name from hands.order, e.g. \"bull_9\"",
+}
+
+
 def _describe(exc: ValidationError) -> str:
-    """All validation problems on one line, each naming its dotted key."""
-    parts = []
+    """All validation problems on one line, each naming its dotted key, the value given
+    and, where pydantic's words do not say it, how to write it."""
+    parts: list[str] = []
+    hinted: set[str] = set()
     for error in exc.errors(include_url=False):
         key = ".".join(str(p) for p in error["loc"])
         if error["type"] == "extra_forbidden":
             parts.append(f"unknown key {key!r} (remove it or check its spelling)")
         elif error["type"] == "missing":
             parts.append(f"missing key {key!r}")
-        else:
+        elif error["type"] == "value_error":   # our own checks: the message names the value and the fix
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"key {key!r}: {message}" if key else message)
+        else:
+            given = error.get("input")
+            shown = repr(given)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            got = "" if isinstance(given, (dict, list)) else f" (got {shown})"
+            names = [p for p in error["loc"] if isinstance(p, str)]
+            field = "multipliers" if "multipliers" in names else names[-1] if names else ""
+            hint = ""
+            if error["type"] == "string_type":   # YAML reads no, on, 2024-01-01 as other types
+                hint = "; put the text in quotes"
+            elif field in _HINTS and field not in hinted:   # once, not for each of four suits
+                hint = f"; {_HINTS[field]}"
+                hinted.add(field)
+            parts.append(f"key {key!r}: {error['msg']}{got}{hint}")
     return "; ".join(parts)
