@@ -430,6 +430,13 @@ def load_table_config(path: str | Path) -> TableConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"table file {path} cannot be read: {exc}") from None
     data = parse_config_text(text, path)
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if (isinstance(rules, str) and rules.strip().lower().endswith((".toml", ".yaml", ".yml"))
+            and not Path(rules.strip()).is_absolute() and (path.parent / rules.strip()).is_file()):
+        # A preset file named beside the table file is that one, wherever the command runs
+        # (the service runs from /, a console from anywhere): read against the current
+        # directory, it failed at the kiosk's start or, worse, found another file of that name.
+        data = {**data, "rules": str(path.parent / rules.strip())}
     return table_config_from_dict(data, path)
 
 

@@ -177,3 +177,21 @@ def test_zone_map_assigns_by_box_centre_and_first_zone_wins():
     assert zones.seat_of((45, 10, 55, 20)) == "banker"      # overlap: first listed
     assert zones.seat_of((30, 40, 90, 90)) == "1"           # centre (60, 65)
     assert zones.seat_of((0, 80, 10, 90)) is None           # no zone
+
+
+def test_a_preset_file_named_beside_the_table_file_is_found_from_any_directory(tmp_path, monkeypatch):
+    """The service runs from /: `rules: house.toml` was read against the current directory."""
+    from scoring.rules import PRESET_DIR
+    from vision.table import load_table_config
+
+    folder = tmp_path / "etc-niuniu"
+    folder.mkdir()
+    (folder / "house.toml").write_text((PRESET_DIR / "classic.toml").read_text().replace('name = "classic"',
+                                                                                       'name = "house"'))
+    (folder / "table.yaml").write_text(
+        "table_id: t1\nrules: house.toml\nseats:\n"
+        "  - {name: banker, polygon: [[0, 0], [1, 0], [1, 0.4], [0, 0.4]]}\n"
+        "  - {name: '1', polygon: [[0, 0.5], [1, 0.5], [1, 1], [0, 1]]}\n")
+    monkeypatch.chdir(tmp_path)
+    config = load_table_config(folder / "table.yaml")
+    assert config.rules == str(folder / "house.toml")
