@@ -127,6 +127,8 @@ class SealWatch:
                 if isinstance(r.data.get("seal_seq"), int)]
         self._told: set[int] = {r.data["seal_seq"] for r in told if not r.data.get("missing")}
         self._told_missing: set[int] = {r.data["seal_seq"] for r in told if r.data.get("missing")}
+        self._seen_upto = 0                            # the last seal record read (see missing)
+        self._open: dict[int, AuditRecord] = {}        # seals whose folder may still go missing
 
     def step(self) -> list[AuditRecord]:
         """Check folders until the budget is spent or the listing is done; return the
@@ -152,23 +154,35 @@ class SealWatch:
 
     def missing(self, on_disk: set[str]) -> list[AuditRecord]:
         """Log each sealed recording of this table that is not on disk and that nothing in the
-        log accounts for (nor one deleted while held), once per seal."""
+        log accounts for (nor one deleted while held), once per seal.
+
+        Seals are read once, as they are written (``_seen_upto``): only those whose folder
+        may yet go missing are kept (``_open``), and a seal accounted for (retention's, a
+        restore's) or told of leaves them for good.  A year's seals are not parsed again at
+        every round of the disk, beside the frame loop."""
+        for seal in self.log.iter_records(types=[AuditType.RECORDING_SEALED], after_seq=self._seen_upto):
+            self._seen_upto = seal.seq
+            if (seal.table_id == self.table_id and isinstance(seal.data.get("folder"), str)
+                    and seal.seq not in self._told_missing):
+                self._open[seal.seq] = seal
         gone_why = None
         written = []
-        for seal in self.log.iter_records(types=[AuditType.RECORDING_SEALED]):
-            name = seal.data.get("folder")
-            if (seal.table_id != self.table_id or not isinstance(name, str) or name in on_disk
-                    or seal.seq in self._told_missing):
+        for seq, seal in list(self._open.items()):
+            name = seal.data["folder"]
+            if name in on_disk:
                 continue
             gone_why = gone_why or _Whereabouts(self.log)
             kind, why = gone_why.of(seal)
-            if kind == "gone" or (self.root / name).is_dir():
+            if (self.root / name).is_dir():
                 continue
-            self._told_missing.add(seal.seq)
+            del self._open[seq]
+            if kind == "gone":
+                continue
+            self._told_missing.add(seq)
             files = seal.data.get("files", {})
             written.append(self.log.append(AuditType.RECORDING_CHANGED, "system", {
-                "folder": name, "seal_seq": seal.seq, "missing": True,
-                "changes": [f"the whole recording (sealed at seq {seal.seq}) is missing: {why}"],
+                "folder": name, "seal_seq": seq, "missing": True,
+                "changes": [f"the whole recording (sealed at seq {seq}) is missing: {why}"],
                 "changed_files": len(files) if isinstance(files, dict) else 0}, round_no=seal.round_no,
                 table_id=seal.table_id))
         return written

@@ -105,9 +105,9 @@ class FrameLoopHeartbeat(threading.Thread):
 
 
 def _camera_stuck(pipeline) -> str | None:
-    """The pipeline's camera reader's :meth:`~vision.sources.LatestFrameReader.stuck`, if it
-    has one (a file replay has none).  The pipeline keeps it private and is not ours to edit."""
-    stuck = getattr(getattr(pipeline, "_reader", None), "stuck", None)
+    """:meth:`~vision.pipeline.TablePipeline.camera_stuck`, guarded: a broken check must not
+    stop the beats of a healthy loop."""
+    stuck = getattr(pipeline, "camera_stuck", None)
     if not callable(stuck):
         return None
     try:

@@ -296,6 +296,11 @@ class TablePipeline:
 
     # ------------------------------------------------------------ views
 
+    def camera_stuck(self) -> str | None:
+        """Why the camera's reader is stuck in a call that will not return (None: it is not,
+        or this pipeline reads a file, which has no reader); the kiosk restarts on it."""
+        return self._reader.stuck() if self._reader is not None else None
+
     def status(self) -> dict:
         with self._lock:
             times = list(self._step_times)

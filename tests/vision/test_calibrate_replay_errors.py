@@ -30,16 +30,8 @@ from vision.sources import Frame, ImageFilesSource
 from vision.table import ConfigError, dump_table_config, load_table_config, table_config_from_dict
 
 
-@pytest.fixture(autouse=True)
-def headless(monkeypatch):
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+# The CLI tests' runner, and their autouse fixture that keeps calibrate from opening a window.
+from test_vision_cli import headless, run  # noqa: E402,F401
 
 
 def one_error(err: str, command: str = "calibrate") -> str:
