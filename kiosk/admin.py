@@ -105,12 +105,12 @@ def reset_secret(user_id: int):
     except AuthError as exc:
         flash(str(exc), "error")
         return redirect(url_for("admin.users"))
-    # One statement: there is no moment when the new secret is set and the old sessions
+    # One transaction: there is no moment when the new secret is set and the old sessions
     # (or a login made with the old password just before) still hold.
-    conn.execute("UPDATE users SET password_hash = ?, pin_hash = COALESCE(?, pin_hash), "
-                 "session_gen = session_gen + 1 WHERE id = ?",
-                 (auth.hash_secret(password), auth.hash_secret(pin) if pin is not None else None, user_id))
-    generation = conn.execute("SELECT session_gen FROM users WHERE id = ?", (user_id,)).fetchone()[0]
+    with conn:
+        conn.execute("UPDATE users SET password_hash = ?, pin_hash = COALESCE(?, pin_hash) WHERE id = ?",
+                     (auth.hash_secret(password), auth.hash_secret(pin) if pin is not None else None, user_id))
+        generation = auth.end_sessions(conn, user_id)
     if user_id == g.user["id"]:
         # An admin resetting their own password is the one who knows the new one: keep
         # this session, end the others.

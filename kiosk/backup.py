@@ -410,7 +410,7 @@ def _may_replace(folder: Path, data_dir: Path, manifest: dict, present: list[str
     if os.path.lexists(existing):
         try:
             count, last, at_head = _log_head(existing, head_seq)
-        except (sqlite3.Error, OSError) as exc:
+        except (AuditError, sqlite3.Error, OSError) as exc:
             # A log the dead disk damaged (truncated, garbage) is the case restore exists for.
             if replace:
                 return
@@ -437,20 +437,15 @@ def _may_replace(folder: Path, data_dir: Path, manifest: dict, present: list[str
 
 def _log_head(path: Path, seq: int) -> tuple[int, tuple[int, str] | None, str | None]:
     """A log's record count, its last record's (seq, hash), and the hash it holds at ``seq``,
-    read without writing a byte: a damaged log that a refused restore leaves where it was is
-    left as it was (an ``AuditLog`` opens read-write, and SQLite leaves -wal and -shm files
-    beside a database it could not close cleanly).  While a -wal exists (a kiosk has the log
-    open, or was killed) it is read through it; otherwise the file is read as immutable."""
-    wal = path.with_name(path.name + "-wal")
-    query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=30)
+    read without writing a byte (``AuditLog(read_only=True)``): a damaged log that a refused
+    restore leaves where it was is left as it was."""
+    log = AuditLog(path, read_only=True)
     try:
-        count = conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
-        last = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        at = conn.execute("SELECT hash FROM audit WHERE seq = ?", (seq,)).fetchone()
+        last = log.last()
+        at = log.records(after_seq=seq - 1, upto_seq=seq) if seq >= 1 else []
+        return log.count(), ((last.seq, last.hash) if last else None), (at[0].hash if at else None)
     finally:
-        conn.close()
-    return count, (tuple(last) if last else None), (at[0] if at else None)
+        log.close()
 
 
 def _move_aside(data_dir: Path, present: list[str], now: float | None) -> Path:

@@ -174,16 +174,13 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
     return reports
 
 
-def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int | None = None) -> list[tuple[AuditRecord, str]]:
+def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:
     """Each of ``records`` that does not hash to its stored hash or is not linked to the records
-    on either side of it in the chain, with what is wrong.  ``head_seq``: the log's last seq,
-    if the caller has it (a record there has no record after it to link to it).
+    on either side of it in the chain, with what is wrong.  ``head_seq``: the log's last seq
+    (a record there has no record after it to link to it).
 
     Its own hash shows an edit left unhashed; the link from the record after it shows one
     whose hash was recomputed too; a gap on either side, a record removed next to it."""
-    if head_seq is None:
-        last = log.last()
-        head_seq = last.seq if last else 0
     seqs = {r.seq for r in records}
     links = log.links({s + d for s in seqs for d in (-1, 1)} - seqs)
     links.update((r.seq, (r.prev_hash, r.hash)) for r in records)
