@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from scoring.errors import NiuniuError
-from vision.detector import LIVE_IMGSZ
+from vision.detector import DETECTOR_IMGSZ_RULE, LIVE_IMGSZ, is_detector_imgsz
 
 BACKENDS = {"pt": "torch", "onnx": "onnxruntime", "ncnn": "ncnn"}
 
@@ -89,8 +89,8 @@ def run_bench(source: str, models_dir: Path, frames_limit: int = 30, imgsz: int 
     # so the table below recommended a runtime from a reading that found nothing.
     if frames_limit < 1:
         raise NiuniuError(f"frames {frames_limit}: time at least 1 frame")
-    if not 32 <= imgsz <= 4096 or imgsz % 32:
-        raise NiuniuError(f"imgsz {imgsz}: give the detector's input size, a multiple of 32 from 32 to 4096")
+    if not is_detector_imgsz(imgsz):
+        raise NiuniuError(f"imgsz {imgsz}: give the detector's input size, {DETECTOR_IMGSZ_RULE}")
     backends = installed_backends(models_dir)
     if not backends:
         raise NiuniuError(f"no card model found in {models_dir} for any installed runtime (torch, onnxruntime, ncnn)")

@@ -67,6 +67,20 @@ CROP_SIZE = 64  # classifier input: an index crop is resized to this square (or 
 # v11 with each card's own box and the lone-corner rule (session 15): 79.2% against 71.6%; 443 against 441.
 LIVE_IMGSZ = 384
 PHOTO_IMGSZ = 480
+# Past MAX_IMGSZ a detector's input no longer fits in memory (100000 asked OpenCV for 30 GB)
+# and no model here was trained near it.
+MAX_IMGSZ = 4096
+
+
+DETECTOR_IMGSZ_RULE = (f"a whole number of pixels from 32 to {MAX_IMGSZ}, a multiple of 32 "
+                       f"(e.g. {LIVE_IMGSZ} or {PHOTO_IMGSZ})")
+
+
+def is_detector_imgsz(imgsz: int) -> bool:
+    """A multiple of the detector's 32-pixel stride from 32 to MAX_IMGSZ: ultralytics would
+    round any other size up with a warning, and read at 32 pixels for 0 or a negative size
+    ("no cards" that says nothing about the image)."""
+    return 32 <= imgsz <= MAX_IMGSZ and imgsz % 32 == 0
 
 # Tiling (IndexFinder._tile_side): a region is read again in tiles sized so that the smaller
 # indices its whole pass found (the TILE_QUANTILE-th percentile) show at about TARGET_INDEX_PX

@@ -31,7 +31,7 @@ _JPEG_DAMAGE = ("premature end", "bad huffman code", "corrupt jpeg data: found m
 
 
 def read_image(path: Path, *, quiet: bool = True) -> np.ndarray:
-    """``path`` decoded (BGR, EXIF orientation applied, as ``cv2.imread``), or :class:`ImageError`
+    """``path`` decoded (BGR, EXIF orientation applied, as ``cv2.imread`` does), or :class:`ImageError`
     with one line that names the file and says what is wrong with it.
 
     OpenCV decodes a truncated JPEG without error: libjpeg fills what is missing with grey and
@@ -50,23 +50,24 @@ def read_image(path: Path, *, quiet: bool = True) -> np.ndarray:
     if not data:
         raise ImageError(f"{path} is empty (0 bytes); re-copy the file")
     kind = next((name for magic, name in _IMAGE_MAGIC if data.startswith(magic)), None)
+    if kind == "JPEG" and _jpeg_ends_early(data):       # no need to decode what is cut short
+        raise ImageError(f"{path} is truncated or corrupt (its JPEG data ends early); re-copy the file")
+    # decoded from the bytes already read (EXIF orientation applied, as imread does), not read again
+    buffer = np.frombuffer(data, np.uint8)
     if quiet:
         with native_stderr_captured() as said:
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            image = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
     else:      # a running kiosk's threads share descriptor 2: the byte check below still holds
-        said, image = [], cv2.imread(str(path), cv2.IMREAD_COLOR)
+        said, image = [], cv2.imdecode(buffer, cv2.IMREAD_COLOR)
     if image is None and kind == "GIF":
         image = _gif_first_frame(data)      # OpenCV reads GIF only from 4.12; the Pi's stays below
     if image is None:
         if kind is None:
             raise ImageError(f"{path} is not a readable image (JPEG, PNG, BMP, ...)")
         raise ImageError(f"{path} is truncated or corrupt (a {kind} file the decoder cannot read); re-copy the file")
-    if kind == "JPEG":
-        damage = next((line.strip() for line in said if any(s in line.lower() for s in _JPEG_DAMAGE)), None)
-        cut = _jpeg_ends_early(data)
-        if cut or damage:
-            why = "its JPEG data ends early" if cut else f"libjpeg: {damage}"
-            raise ImageError(f"{path} is truncated or corrupt ({why}); re-copy the file")
+    damage = next((line.strip() for line in said if any(s in line.lower() for s in _JPEG_DAMAGE)), None)
+    if kind == "JPEG" and damage:
+        raise ImageError(f"{path} is truncated or corrupt (libjpeg: {damage}); re-copy the file")
     return image
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from scoring.errors import NiuniuError
-from vision.detector import CROP_SIZE, LIVE_IMGSZ, PHOTO_IMGSZ
+from vision.detector import CROP_SIZE, DETECTOR_IMGSZ_RULE, LIVE_IMGSZ, MAX_IMGSZ, PHOTO_IMGSZ, is_detector_imgsz
 from vision.synth.scene import MIN_INDEX_VISIBLE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -257,21 +257,14 @@ _scene_count = _whole_from(1, 10_000_000, "a number of scenes")
 _workers = _whole_from(1, 256, "a number of processes")
 _per_scene = _whole_from(0, 1000, "a number of crops per scene")
 # A model's input size: a classifier reads crops at any size (64, 96), the detector at a
-# multiple of its 32-pixel stride.  Past MAX_IMGSZ a detector's input no longer fits in
-# memory (100000 asked OpenCV for 30 GB) and no model here was trained near it.
-MAX_IMGSZ = 4096
+# multiple of its 32-pixel stride (is_detector_imgsz).
 _model_imgsz = _whole_from(16, MAX_IMGSZ, "an input size", " of pixels")
 
 
 def _detector_imgsz(text: str) -> int:
-    """An argparse type: the detector's input size, a multiple of 32 from 32 to MAX_IMGSZ.
-
-    ultralytics would round any other size up to a multiple of 32 with a warning, and read
-    at 32 pixels for 0 or a negative size: "no cards" that says nothing about the image."""
-    if not (text.isascii() and text.isdigit()) or not 32 <= int(text) <= MAX_IMGSZ or int(text) % 32:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a detector input size: give a whole number of pixels "
-                                         f"from 32 to {MAX_IMGSZ}, a multiple of 32 (e.g. {LIVE_IMGSZ} or "
-                                         f"{PHOTO_IMGSZ})")
+    """An argparse type: the detector's input size (``is_detector_imgsz``)."""
+    if not (text.isascii() and text.isdigit() and is_detector_imgsz(int(text))):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a detector input size: give {DETECTOR_IMGSZ_RULE}")
     return int(text)
 
 

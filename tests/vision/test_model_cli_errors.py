@@ -451,6 +451,6 @@ def test_a_gif_is_read_where_opencv_cannot(tmp_path, monkeypatch):
     from vision.images import read_image
 
     Image.new("RGB", (40, 30), (200, 10, 20)).save(tmp_path / "f.gif")
-    monkeypatch.setattr("vision.images.cv2.imread", lambda *a, **k: None)
+    monkeypatch.setattr("vision.images.cv2.imdecode", lambda *a, **k: None)
     image = read_image(tmp_path / "f.gif")
     assert image.shape == (30, 40, 3) and tuple(int(v) for v in image[5, 5]) == (20, 10, 200)   # BGR
