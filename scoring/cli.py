@@ -17,7 +17,7 @@ from typing import Any
 
 from scoring.cards import parse_cards
 from scoring.evaluate import HandResult, evaluate
-from scoring.rules import PRESET_DIR, Preset, list_presets, load_preset
+from scoring.rules import PRESET_DIR, BankerCover, Preset, list_presets, load_preset
 from scoring.settle import Bet, Settlement, SettlementError, money_text, settle_round, to_money
 from scoring.stats import hand_stats
 
@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help='the banker\'s five cards, e.g. "5S 8H 2D 4C 9S"')
     settle.add_argument("--seat", action="append", required=True, metavar="SPEC", help="one per seat (repeat)")
     settle.add_argument("--bid", type=int, default=1, help="banker's bank multiple (grab-the-banker presets)")
+    settle.add_argument("--banker-stack", metavar="AMOUNT",
+                        help="what the player-banker holds (presets whose banker.cover limits what a banker pays)")
     settle.add_argument("--escape", action="append", default=[], metavar="SEAT",
                         help="a seat whose player left mid-round (presets with an escape penalty)")
     settle.add_argument("--json", action="store_true", help="print JSON")
@@ -114,7 +116,8 @@ def cmd_settle(args: argparse.Namespace) -> int:
         if seat in seats:
             raise SettlementError(f"--seat {spec!r}: seat {seat} is given twice")
         seats[seat] = (cards, bet)
-    settlement = settle_round(preset, args.banker, seats, banker_bid=args.bid, escaped=tuple(args.escape))
+    settlement = settle_round(preset, args.banker, seats, banker_bid=args.bid, escaped=tuple(args.escape),
+                              banker_stack=args.banker_stack)
     if args.json:
         _print_json(settlement.to_json())
     else:
@@ -184,6 +187,7 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
     if preset.banking.value == "player":
         print(f"  bank bids: {', '.join(map(str, banker.bids))}; "
               f"bet multiples: {', '.join(map(str, banker.bet_multiples))}")
+        print(f"  banker's cover: {_COVER_TEXT[preset.banker_cover]}")
     print(f"  suits (strongest first): {' > '.join(s.value for s in preset.suits)}"
           f"{'' if preset.suits_break_ties else ' (not used)'}; full tie: {preset.full_tie.value}")
     if any(c.value == "five_small" for c in preset.order):
@@ -223,6 +227,13 @@ def _seat_spec(spec: str, preset: Preset) -> tuple[str, str, Bet]:
     return seat, cards, Bet(seat, amount, kind, multiple)
 
 
+_COVER_TEXT = {
+    BankerCover.UNLIMITED: "unlimited (every win is paid in full)",
+    BankerCover.STRONGEST_FIRST: "the banker's stack (winners paid in full, strongest hand first, until it runs out)",
+    BankerCover.PRO_RATA: "the banker's stack (winners share it in proportion to what each won)",
+}
+
+
 def _print_settlement(s: Settlement, preset: Preset) -> None:
     banker = s.banker
     assert banker is not None
@@ -242,6 +253,12 @@ def _print_settlement(s: Settlement, preset: Preset) -> None:
     widths = [max(at_least, *(_width(row[i]) + 2 for row in rows)) for i, at_least in enumerate(least)]
     for row in rows:
         print("  " + "".join(_pad(cell, w, left=i < 4) for i, (cell, w) in enumerate(zip(row, widths))))
+    for line in s.lines:
+        if line.owed is not None:
+            print(f"  seat {line.seat} won {money_text(line.owed)}; the banker's stack covered "
+                  f"{money_text(line.gross)} ({money_text(line.short)} short)")
+    if s.banker_stack is not None:
+        print(f"  banker's stack {money_text(s.banker_stack)}")
     print(f"  banker net {money_text(s.banker_net)}"
           + (f" (after {money_text(s.banker_commission)} commission)" if s.banker_commission else "")
           + f"   house commission {money_text(s.total_commission)}   house net {money_text(s.house_net)}")

@@ -82,6 +82,14 @@ class BankerSelection(StrEnum):
     GRAB = "grab"          # players bid a bank multiple; the highest bid banks
 
 
+class BankerCover(StrEnum):
+    """What a player-banker who loses more than they hold pays (``banker.cover``)."""
+
+    UNLIMITED = "unlimited"              # every win is paid in full (the house banks, or stacks are not limited)
+    STRONGEST_FIRST = "strongest_first"  # winners are paid in full, strongest hand first, until the stack runs out
+    PRO_RATA = "pro_rata"                # every winner gets the same share of what they won
+
+
 class FullTie(StrEnum):
     """What happens when every tie-break is equal (only possible with several decks)."""
 
@@ -211,6 +219,8 @@ class BankerSchema(_Schema):
     rotate_at: Category | None = Field(None, description="rotation: weakest hand that takes the bank.")
     bids: list[Multiple] = Field(default_factory=lambda: [1], description="Bank multiples a player may bid.")
     bet_multiples: list[Multiple] = Field(default_factory=lambda: [1], description="Multiples a player may bet.")
+    cover: BankerCover = Field(BankerCover.UNLIMITED, description=(
+        "A player-banker loses at most their stack: unlimited, strongest_first or pro_rata."))
 
     @field_validator("bids", "bet_multiples")
     @classmethod
@@ -268,6 +278,8 @@ class PresetSchema(_Schema):
                 raise ValueError("commission.on_banker: the house does not pay itself commission")
             if self.banker.bids != [1] or self.banker.bet_multiples != [1]:
                 raise ValueError("banker: bids and bet_multiples apply to player-banked presets only")
+            if self.banker.cover is not BankerCover.UNLIMITED:
+                raise ValueError("banker.cover: the house covers every bet; limit it only at player-banked tables")
         elif selection is BankerSelection.HOUSE:
             raise ValueError("banker.selection: a player-banked preset uses 'rotation' or 'grab'")
         if selection is BankerSelection.ROTATION:
@@ -332,6 +344,7 @@ class Preset:
     banker: BankerPolicy
     escape_penalty: str | None
     escape_description: str
+    banker_cover: BankerCover = BankerCover.UNLIMITED
     path: Path | None = None
     category_rank: Mapping[Category, int] = field(init=False, repr=False)
     suit_rank: Mapping[Suit, int] = field(init=False, repr=False)
@@ -359,6 +372,8 @@ class Preset:
         rules = (self.banking, self.decks, self.order, self.five_small_limit, self.suits, self.suits_break_ties,
                  self.full_tie, bets, self.main_bet, self.commission_rate, self.commission_quantum,
                  self.commission_rounding, self.commission_on_banker, self.banker, self.escape_penalty)
+        if self.banker_cover is not BankerCover.UNLIMITED:
+            rules += (self.banker_cover,)
         return hashlib.sha256(repr(rules).encode("utf-8")).hexdigest()[:16]
 
     def bet(self, kind: str) -> BetKind:
@@ -419,6 +434,7 @@ class Preset:
                 "rotate_at": self.banker.rotate_at.value if self.banker.rotate_at else None,
                 "bids": list(self.banker.bids),
                 "bet_multiples": list(self.banker.bet_multiples),
+                "cover": self.banker_cover.value,
             },
             "escape": None if self.escape_penalty is None else {
                 "penalty": self.escape_penalty, "description": self.escape_description},
@@ -459,6 +475,7 @@ def _from_schema(spec: PresetSchema, path: Path | None) -> Preset:
         ),
         escape_penalty=spec.escape.penalty if spec.escape else None,
         escape_description=spec.escape.description.strip() if spec.escape else "",
+        banker_cover=spec.banker.cover,
         path=path,
     )
 

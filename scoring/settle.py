@@ -8,6 +8,11 @@ house then keeps a commission on a winner's winnings — on every winning player
 player-banker's net win for the round where the preset says the banker pays it too
 (``commission.on_banker``).  Commission is rounded per line to the preset's money unit.
 
+At a player-banked table whose preset limits the banker's cover (``banker.cover``), a
+banker loses at most their stack: what the losing seats pay goes to the winners, with the
+stack on top, and winners the banker cannot pay in full get less (strongest hand first, or
+everyone the same share); each line keeps what the hand ``owed`` beside what it was paid.
+
 Every amount is a :class:`~decimal.Decimal` and the books always balance::
 
     sum(line.net for line in lines) + banker_net + total_commission == 0
@@ -32,10 +37,10 @@ from enum import StrEnum
 from typing import Any, Collection, Iterable, Iterator, Mapping
 
 from scoring.cards import Card, CardError
-from scoring.compare import compare
+from scoring.compare import compare, strength
 from scoring.evaluate import HandResult, evaluate
 from scoring.errors import NiuniuError
-from scoring.rules import Banking, FullTie, Preset, load_preset
+from scoring.rules import BankerCover, Banking, FullTie, Preset, load_preset
 
 ZERO = Decimal(0)
 # Decimal computes exactly to 28 significant digits.  Stakes stay under this limit (1e400 %
@@ -111,7 +116,8 @@ class SettlementLine:
 
     ``multiplier`` is everything the stake was multiplied by (winning hand x bank bid x
     bet multiple; 0 on a push); ``gross`` is before commission, signed from the player's
-    side; ``net = gross - commission``.
+    side; ``net = gross - commission``.  ``owed`` is what a win would have paid where the
+    banker's stack could not cover it in full (``None`` when it was paid in full).
     """
 
     seat: str
@@ -124,9 +130,15 @@ class SettlementLine:
     net: Decimal
     bet: Bet | None = None
     escaped: bool = False
+    owed: Decimal | None = None
+
+    @property
+    def short(self) -> Decimal:
+        """What the banker's stack left unpaid on this line (0 when paid in full)."""
+        return ZERO if self.owed is None else self.owed - self.gross
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "seat": self.seat,
             "outcome": self.outcome.value,
             "kind": self.bet.kind if self.bet else None,
@@ -139,6 +151,9 @@ class SettlementLine:
             "commission": money_text(self.commission),
             "net": money_text(self.net),
         }
+        if self.owed is not None:   # only where the cover ran out, so other rounds' records are unchanged
+            data["owed"] = money_text(self.owed)
+        return data
 
 
 @dataclass(frozen=True)
@@ -152,6 +167,7 @@ class Settlement:
     banker_bid: int = 1
     banker_commission: Decimal = ZERO
     preset_rules: str = ""         # Preset.rules_digest of the rules it was settled under
+    banker_stack: Decimal | None = None   # what a player-banker could lose at most (banker.cover), else None
 
     @property
     def house_net(self) -> Decimal:
@@ -165,7 +181,7 @@ class Settlement:
         raise KeyError(seat)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "preset": self.preset,
             "preset_rules": self.preset_rules,
             "banking": self.banking.value,
@@ -176,6 +192,9 @@ class Settlement:
             "banker_commission": money_text(self.banker_commission),
             "total_commission": money_text(self.total_commission),
         }
+        if self.banker_stack is not None:
+            data["banker_stack"] = money_text(self.banker_stack)
+        return data
 
 
 def house_net(banking: Banking, banker_net: Decimal, total_commission: Decimal) -> Decimal:
@@ -200,27 +219,29 @@ def settle_round(
     *,
     banker_bid: int = 1,
     escaped: Collection[str] = (),
+    banker_stack: Decimal | int | str | None = None,
 ) -> Settlement:
     """Settle every seat against the banker.
 
     ``banker_bid`` is the bank multiple won at a grab-the-banker table (1 elsewhere).
     ``escaped`` names seats whose player left mid-round; where the preset has an escape
     penalty they pay as if the banker's hand beat theirs (their cards are still needed,
-    for the record and to check the deck).
+    for the record and to check the deck).  ``banker_stack`` is what a player-banker holds
+    at the start of the round, required exactly where the preset limits the banker's cover.
     """
     if not isinstance(preset, Preset):
         preset = load_preset(preset)
     _verify_round(preset, seats, banker_bid, escaped)
+    stack = _verify_stack(preset, banker_stack)
     banker = _score(banker_cards, preset, "banker")
     hands = {seat: _score(cards, preset, f"seat {seat}") for seat, (cards, _) in seats.items()}
     _verify_deck(banker, hands, preset.decks)
 
-    lines = []
+    owed: dict[str, tuple[Outcome, int, Decimal]] = {}
     for seat, (_, bet) in seats.items():
         kind = preset.bet(bet.kind)
         player = hands[seat]
-        left = seat in escaped
-        result = -1 if left else compare(player, banker, preset)
+        result = -1 if seat in escaped else compare(player, banker, preset)
         if result == 0:
             result = -1 if preset.full_tie is FullTie.BANKER else 0
         if result > 0:
@@ -231,14 +252,22 @@ def settle_round(
             outcome, multiplier = Outcome.PUSH, 0
         with _exactly(f"seat {seat}'s stake {money_text(bet.amount)} x {multiplier}"):
             # written to the money unit's places, as commission and net are: "300.00", not "300"
-            gross = (bet.amount * multiplier * result).quantize(preset.commission_quantum)
+            owed[seat] = outcome, multiplier, (bet.amount * multiplier * result).quantize(preset.commission_quantum)
+    paid = _covered(preset, stack, {seat: gross for seat, (_, _, gross) in owed.items()}, hands)
+
+    lines = []
+    for seat, (_, bet) in seats.items():
+        outcome, multiplier, full = owed[seat]
+        gross = paid[seat]
+        with _exactly(f"seat {seat}'s payout"):
             taxable = gross * preset.commission_rate if gross > 0 else ZERO
         commission = preset.round_commission(taxable)
         with _exactly(f"seat {seat}'s payout"):
             net = gross - commission
         lines.append(SettlementLine(
-            seat=seat, outcome=outcome, player=player, banker=banker, multiplier=multiplier,
-            gross=gross, commission=commission, net=net, bet=bet, escaped=left,
+            seat=seat, outcome=outcome, player=hands[seat], banker=banker, multiplier=multiplier,
+            gross=gross, commission=commission, net=net, bet=bet, escaped=seat in escaped,
+            owed=full if gross != full else None,
         ))
 
     with _exactly("the banker's total"):
@@ -256,7 +285,64 @@ def settle_round(
         banker_bid=banker_bid,
         banker_commission=banker_commission,
         preset_rules=preset.rules_digest,
+        banker_stack=stack,
     )
+
+
+def _verify_stack(preset: Preset, banker_stack: Decimal | int | str | None) -> Decimal | None:
+    """The banker's stack as money, given exactly where the preset's cover rule needs it:
+    a stack the rules ignore would be a figure on the record that changed nothing."""
+    if preset.banker_cover is BankerCover.UNLIMITED:
+        if banker_stack is not None:
+            raise SettlementError(
+                f"preset {preset.name} pays every win in full (banker.cover = 'unlimited'); "
+                "leave out the banker's stack, or use a preset whose banker.cover limits it")
+        return None
+    if banker_stack is None:
+        raise SettlementError(
+            f"preset {preset.name} pays winners only as far as the banker's stack covers "
+            f"(banker.cover = '{preset.banker_cover.value}'); give the banker's stack for this round")
+    stack = to_money(banker_stack, "banker's stack")
+    if stack < 0:
+        raise SettlementError(f"banker's stack {money_text(stack)} is below zero; give what the banker holds, like 500")
+    if stack % preset.commission_quantum:
+        raise SettlementError(
+            f"banker's stack {money_text(stack)} is finer than the table's money unit {preset.commission_quantum}")
+    return stack.quantize(preset.commission_quantum)
+
+
+def _covered(preset: Preset, stack: Decimal | None, owed: Mapping[str, Decimal],
+             hands: Mapping[str, HandResult]) -> dict[str, Decimal]:
+    """Each seat's gross after the banker's cover: what the losers pay plus the stack goes
+    to the winners; strongest first pays whole groups of equally strong hands in turn, and
+    a group (under pro rata, every winner) that cannot be paid in full shares what is left
+    in proportion to what each won, rounded down to the money unit — the banker keeps the
+    remainder (less than one unit a seat), so nobody is paid money the banker does not have.
+    Counted in whole money units, so the shares are exact."""
+    winners = {seat: gross for seat, gross in owed.items() if gross > 0}
+    unit = preset.commission_quantum
+    with _exactly("the banker's cover"):
+        left = int((stack + sum((-gross for gross in owed.values() if gross < 0), ZERO)) / unit) \
+            if stack is not None else 0
+        units = {seat: int(gross / unit) for seat, gross in winners.items()}
+    if stack is None or sum(units.values()) <= left:
+        return dict(owed)
+    if preset.banker_cover is BankerCover.PRO_RATA:
+        groups = [sorted(winners)]
+    else:
+        keys = {seat: strength(hands[seat], preset) for seat in winners}
+        groups = [sorted(seat for seat in winners if keys[seat] == key)
+                  for key in sorted(set(keys.values()), reverse=True)]
+    paid = dict(owed)
+    for group in groups:
+        need = sum(units[seat] for seat in group)
+        if need <= left:
+            left -= need
+            continue
+        for seat in group:
+            paid[seat] = (units[seat] * left // need) * unit if need else ZERO
+        left = 0
+    return {seat: gross.quantize(unit) for seat, gross in paid.items()}
 
 
 @contextmanager
