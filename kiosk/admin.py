@@ -93,7 +93,7 @@ def reset_secret(user_id: int):
         row = _user(conn, user_id)
         password = form.get("password", "")
         pin = form.get("pin", "").strip() or None
-        auth.check_password(password, "the new password")
+        auth.check_password(password, "the new password", username=row["username"])
         if password != form.get("password2", ""):
             raise AuthError(f"the two new passwords for {row['username']} differ; type the same password twice")
         if pin is not None:

@@ -17,10 +17,12 @@ import secrets
 import sqlite3
 import time
 from enum import StrEnum
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from flask import (Blueprint, abort, current_app, flash, g, jsonify, redirect, render_template,
                    request, session, url_for)
+from werkzeug.exceptions import HTTPException
+from werkzeug.routing import RequestRedirect
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from kiosk import db
@@ -34,6 +36,21 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _USERNAME = re.compile(r"^[A-Za-z0-9._-]{3,32}$")
 _PIN = re.compile(r"^[0-9]{4,8}$")
 MIN_PASSWORD = 10
+# The first guesses of anyone trying passwords, of MIN_PASSWORD characters or more (shorter
+# ones are refused anyway): the usual lists' top entries, and the words of this trade and
+# this product, which a guesser standing at the table reads off the screen.  Lower case.
+COMMON_PASSWORDS = frozenset({
+    "1234567890", "0123456789", "12345678910", "123456789a", "a123456789", "abcd123456",
+    "1q2w3e4r5t", "q1w2e3r4t5", "1qaz2wsx3edc", "qwerty1234", "qwerty12345",
+    "password12", "password123", "password1234", "passw0rd123", "iloveyou12", "iloveyou123",
+    "letmein123", "welcome123", "welcome1234", "changeme123", "administrator", "admin12345",
+    "admin123456", "adminadmin", "supervisor", "surveillance", "niuniuniuniu", "niuniu1234",
+    "niuniu12345", "niuniu123456", "bullbullbull", "casino1234", "casino12345", "dealer1234",
+    "dealer12345", "pitboss123", "kiosk12345",
+})
+# Runs of keys a password must not be a piece of, read either way: "1234567890" and
+# "0987654321" (the digits wrap), "abcdefghij", "qwertyuiop" (the letter rows in turn).
+_KEY_RUNS = ("0123456789" * 3, "abcdefghijklmnopqrstuvwxyz", "qwertyuiopasdfghjklzxcvbnm")
 # Wrong PINs a screen may send in the throttle window however many right ones come
 # between them: a right PIN ends the current run of failures (a supervisor who mistyped is
 # not still counted against), so without this ceiling a dealer could try a few guesses
@@ -64,13 +81,35 @@ def hash_secret(secret: str) -> str:
     return generate_password_hash(secret, method=method)
 
 
-def check_password(password: str, whose: str) -> None:
-    """Refuse a password that is too short or only blanks, at creation (the Accounts page,
-    first-run setup, ``niuniu users add``) and at an admin's reset alike."""
-    if (password or "") and not password.strip():
+def _is_pattern(text: str) -> bool:
+    """Whether this is one to three characters over and over ("aaaaaaaaaa", "ababababab",
+    "niuniuniuniu") or a run of keys (see ``_KEY_RUNS``): long enough, guessed first."""
+    if any(text == (text[:unit] * len(text))[:len(text)] for unit in (1, 2, 3)):
+        return True
+    return any(text in run or text in run[::-1] for run in _KEY_RUNS)
+
+
+def check_password(password: str, whose: str, *, username: str) -> None:
+    """Refuse a password that is too short, only blanks, holds the account's name, is a
+    repeated pattern or run of keys, or is one of the most common passwords: at creation
+    (the Accounts page, first-run setup, ``niuniu users add``) and at an admin's reset
+    alike, never at login, so an account made before these rules still logs in.
+
+    The messages never repeat the password: they show on a screen the pit can see."""
+    password = password or ""
+    if password and not password.strip():
         raise AuthError(f"{whose} is only spaces; use letters, digits or other characters")
-    if len(password or "") < MIN_PASSWORD:
+    if len(password) < MIN_PASSWORD:
         raise AuthError(f"{whose} is too short: use at least {MIN_PASSWORD} characters")
+    folded = password.strip().lower()
+    if username and username.lower() in folded:
+        raise AuthError(f"{whose} contains the username; choose one without the name in it")
+    if _is_pattern(folded):
+        raise AuthError(f"{whose} is a repeated character or pattern, or a run of keys (like 1234... "
+                        "or qwerty...); choose something less regular, such as three unrelated words")
+    if folded in COMMON_PASSWORDS:
+        raise AuthError(f"{whose} is one of the most common passwords, the first a guesser tries; "
+                        "choose another, such as three unrelated words")
 
 
 def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
@@ -80,7 +119,7 @@ def validate_account(username: str, role: str, password: str, pin: str | None) -
         parsed = Role(role)
     except ValueError:
         raise AuthError(f"role {role!r} is not one of {', '.join(r.value for r in Role)}") from None
-    check_password(password, f"the password for {username!r}")
+    check_password(password, f"the password for {username!r}", username=username)
     if parsed is Role.SUPERVISOR:
         if not _PIN.match(pin or ""):
             raise AuthError(f"supervisor {username!r} needs a PIN of 4 to 8 digits (typed on the "
@@ -220,7 +259,10 @@ def wants_json() -> bool:
 
 
 def require(*roles: Role):
-    """Let only these roles in; others get 403, strangers get the login page."""
+    """Let only these roles in; others get 403, strangers get the login page.
+
+    The roles are kept on the view (``allowed_roles``) so that :func:`can_open` asks the
+    same rule before sending someone to a page."""
     def decorate(view):
         @functools.wraps(view)
         def wrapped(*args, **kwargs):
@@ -233,8 +275,28 @@ def require(*roles: Role):
                     return jsonify(error=f"a {g.user['role']} may not do this"), 403
                 abort(403)
             return view(*args, **kwargs)
+        wrapped.allowed_roles = frozenset(roles)
         return wrapped
     return decorate
+
+
+def can_open(role: Role, path: str) -> bool:
+    """Whether this role may open the page at this path of the kiosk, by the roles its view
+    was given in :func:`require`.  A page without them is open to all; a path that is no
+    page (404) or wants another method is not a question of role, so it is not refused here."""
+    adapter = current_app.url_map.bind_to_environ(request.environ)
+    path = unquote(path)
+    for _ in range(2):          # once more after a redirect such as /dealer -> /dealer/
+        try:
+            endpoint, _args = adapter.match(path, method="GET")
+        except RequestRedirect as moved:
+            path = unquote(urlsplit(moved.new_url).path)
+            continue
+        except HTTPException:
+            return True
+        allowed = getattr(current_app.view_functions.get(endpoint), "allowed_roles", None)
+        return allowed is None or Role(role) in allowed
+    return True
 
 
 # -- CSRF -----------------------------------------------------------------------------------
@@ -323,6 +385,17 @@ def home_for(role: Role) -> str:
     return url_for(HOME[Role(role)])
 
 
+def _landing(role: Role, target: str | None) -> str:
+    """Where a login lands: ``next=`` if this role may open it, else the role's home, with
+    a word why (a dealer sent to an admin page would otherwise meet a 403 at once)."""
+    if target is None:
+        return home_for(role)
+    if not can_open(role, urlsplit(target).path):
+        flash(f"A {role.value} cannot open {urlsplit(target).path}; this is your start page.")
+        return home_for(role)
+    return target
+
+
 @bp.route("/setup", methods=("GET", "POST"))
 def setup():
     conn = db.get_db()
@@ -366,7 +439,11 @@ def setup():
             audit().append(AuditType.SETUP_ADMIN, username, {"ip": _client()})
             flash("Administrator created. Log in, then add dealer, supervisor and surveillance accounts.")
             return redirect(url_for("auth.login"))
-    return render_template("auth/setup.html", error=error), (status if status != 200 else 400 if error else 200)
+    # What was typed comes back after an error, so only the mistake is typed again; the
+    # passwords never do (they would sit in the page's source on a shared screen).
+    return render_template("auth/setup.html", error=error, setup_code=request.form.get("setup_code", ""),
+                           username=request.form.get("username", "")), \
+        (status if status != 200 else 400 if error else 200)
 
 
 @bp.route("/login", methods=("GET", "POST"))
@@ -402,7 +479,7 @@ def login():
             session["last_seen"] = now
             csrf_token()
             audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})
-            return redirect(_safe_next(request.args.get("next")) or home_for(row["role"]))
+            return redirect(_landing(Role(row["role"]), _safe_next(request.args.get("next"))))
     return render_template("auth/login.html", error=error), status
 
 

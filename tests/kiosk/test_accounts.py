@@ -107,3 +107,65 @@ def test_created_is_shown_in_the_tables_time_zone_to_the_second(admin, app):
     assert "Created (Asia/Phnom_Penh)" in page
     assert f'title="{raw}">{local}</td>' in page      # the exact log text stays in the tooltip
     assert f">{raw}" not in page
+
+
+WEAK = [("Dealer2-spare", "containing the username, in any case", b"contains the username"),
+        ("aaaaaaaaaaaa", "one character repeated", b"repeated character or pattern"),
+        ("niuniuniuniu", "a short piece repeated", b"repeated character or pattern"),
+        ("1234567890", "a run of digits", b"run of keys"),
+        ("0987654321", "a run of digits backwards", b"run of keys"),
+        ("abcdefghijk", "a run of letters", b"run of keys"),
+        ("QWERTYUIOP", "a keyboard row", b"run of keys"),
+        ("Password123", "a common password, in any case", b"most common passwords"),
+        ("administrator", "a common word of the trade", b"most common passwords")]
+
+
+@pytest.mark.parametrize("password, why, said", WEAK, ids=[w[1] for w in WEAK])
+def test_a_weak_password_is_refused_at_creation_and_reset(admin, app, password, why, said):
+    client, token = admin
+    created = client.post("/admin/users", data={"csrf_token": token, "username": "dealer2", "role": "dealer",
+                                                "password": password, "password2": password})
+    assert created.status_code == 400 and said in created.data, why
+    assert account(app, "dealer2") is None
+    before = account(app, "dealer1")
+    reset_to = password.replace("Dealer2", "Dealer1")
+    r = client.post(f"/admin/users/{before['id']}/secret", follow_redirects=True,
+                    data={"csrf_token": token, "password": reset_to, "password2": reset_to})
+    assert b"the new password " in r.data and said in r.data, why
+    assert account(app, "dealer1")["password_hash"] == before["password_hash"]
+
+
+def test_the_console_refuses_a_weak_password_too(tmp_path, runner, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("kim-is-kim-2026\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username", "Kim", "--role", "dealer",
+                           "--password-stdin"])
+    assert code == 2 and "contains the username" in err
+
+
+def test_first_run_setup_refuses_a_weak_password(bare_app):
+    client = bare_app.test_client()
+    token = csrf_from(client.get("/auth/setup").get_data(as_text=True))
+    r = client.post("/auth/setup", data={"csrf_token": token, "setup_code": db.setup_code(bare_app.config["DATA_DIR"]),
+                                         "username": "boss", "password": "qwertyuiop", "password2": "qwertyuiop"})
+    assert r.status_code == 400 and b"run of keys" in r.data
+
+
+@pytest.mark.parametrize("password", ["correct horse battery", "dealer-pass-123", "k7#pQ2vLm9x!", "1357924680",
+                                      "niuniu at table 3"])
+def test_an_ordinary_password_is_still_accepted(password):
+    from kiosk.auth import check_password
+
+    check_password(password, "the password", username="dealer2")
+
+
+def test_an_existing_weak_password_still_logs_in(app):
+    """The rules are for setting a password: an account made before them keeps working."""
+    from werkzeug.security import generate_password_hash
+
+    from kiosk_testing import FAST_HASH
+
+    conn = db.connect(app.config["DATA_DIR"])
+    conn.execute("UPDATE users SET password_hash = ? WHERE username = 'dealer1'",
+                 (generate_password_hash("1234567890", method=FAST_HASH),))
+    conn.close()
+    assert can_log_in(app, "dealer1", "1234567890")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -14,6 +15,15 @@ from kiosk_testing import ACCOUNTS, csrf_from, hand, login
 
 def types(audit) -> list[str]:
     return [r.type for r in audit.records()]
+
+
+def form_values(html: str) -> dict[str, str | None]:
+    """Each <input>'s name and the value it is filled with (None: left empty)."""
+    values = {}
+    for tag in re.findall(r"<input\b[^>]*>", html):
+        name, value = re.search(r'name="([^"]*)"', tag), re.search(r'value="([^"]*)"', tag)
+        values[name.group(1)] = value.group(1) if value else None
+    return values
 
 
 # ------------------------------------------------------------------ first run
@@ -92,6 +102,23 @@ def test_wrong_setup_codes_are_throttled(bare_app):
     assert ok.status_code == 302 and ok.location.endswith("/auth/login")
 
 
+def test_setup_form_keeps_the_code_and_name_after_an_error_but_never_the_passwords(bare_app):
+    """Two passwords that differ (or a too-short one) cleared the whole form, so the
+    eight-character code had to be read off the console and typed again."""
+    client = bare_app.test_client()
+    token = csrf_from(client.get("/auth/setup").get_data(as_text=True))
+    code = db.setup_code(bare_app.config["DATA_DIR"])
+    for password, password2, said in (("long-enough-pw", "long-enough-px", "the two passwords differ"),
+                                      ("short-pw", "short-pw", "too short")):
+        r = client.post("/auth/setup", data={"csrf_token": token, "setup_code": code, "username": "boss",
+                                             "password": password, "password2": password2})
+        page = r.get_data(as_text=True)
+        assert r.status_code == 400 and said in page
+        values = {name: value for name, value in form_values(page).items() if name != "csrf_token"}
+        assert values == {"setup_code": code, "username": "boss", "password": None, "password2": None}
+        assert password not in page and password2 not in page
+
+
 def test_passwords_and_pins_are_stored_hashed(app):
     conn = db.connect(app.config["DATA_DIR"])
     rows = conn.execute("SELECT username, password_hash, pin_hash FROM users").fetchall()
@@ -159,6 +186,34 @@ def test_a_next_that_cannot_be_followed_sends_the_user_home(client, audit, targe
                     data={"username": "dealer1", "password": ACCOUNTS["dealer1"][1], "csrf_token": token})
     assert r.status_code == 302 and r.location == "/dealer/"
     assert client.get("/dealer/").status_code == 200
+
+
+@pytest.mark.parametrize("user, target, lands", [
+    ("dealer1", "/admin/users", "/dealer/"),
+    ("watch1", "/dealer/?x=1", "/review/"),
+    ("admin1", "/review/log", "/admin/users"),
+    ("dealer1", "/review/report", "/dealer/"),
+])
+def test_a_next_the_role_cannot_open_sends_the_user_home_and_says_why(client, user, target, lands):
+    """A dealer sent to log in from an admin's page landed on a 403 right after logging in."""
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    r = client.post("/auth/login", query_string={"next": target},
+                    data={"username": user, "password": ACCOUNTS[user][1], "csrf_token": token})
+    assert r.status_code == 302 and r.location == lands
+    home = client.get(r.location)
+    assert home.status_code == 200
+    role = ACCOUNTS[user][0]
+    assert f"A {role} cannot open {target.split('?')[0]}; this is your start page." in home.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("user, target", [("admin1", "/admin/zones/"), ("watch1", "/review/log?type=login"),
+                                          ("super1", "/review/report"), ("dealer1", "/dealer"),
+                                          ("watch1", "/live/status")])
+def test_a_next_the_role_may_open_is_followed(client, user, target):
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    r = client.post("/auth/login", query_string={"next": target},
+                    data={"username": user, "password": ACCOUNTS[user][1], "csrf_token": token})
+    assert r.status_code == 302 and r.location == target
 
 
 def test_idle_session_times_out_and_is_logged(app, client, audit):
