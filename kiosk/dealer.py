@@ -95,6 +95,17 @@ def bid():
     return _state()
 
 
+@bp.route("/api/stack", methods=("POST",))
+@require(*TABLE_ROLES)
+def stack():
+    """The player-banker's stack for the next round, where it caps what the banker pays."""
+    try:
+        service().set_stack(_text(_body(), "amount", 32), g.user["username"])
+    except TableError as exc:
+        return _refuse(exc)
+    return _state()
+
+
 @bp.route("/api/settle", methods=("POST",))
 @require(*TABLE_ROLES)
 def settle():

@@ -38,7 +38,7 @@ from scoring.cards import Card, parse_cards
 from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
-from scoring.rules import BankerSelection, Preset, PresetError, load_preset
+from scoring.rules import BankerCover, BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, settle_round
 from vision.record import recording_digests, round_in_name
 from vision.round import CAMERA_KINDS, HAND_SIZE, AlertCode, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
@@ -104,6 +104,8 @@ def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) 
             "net": money(net), "action": action, "amount": money(abs(net)),
             "player": line.player.label, "banker": line.banker.label,
             "category": str(line.player.category)}
+    if getattr(line, "owed", None) is not None:   # the banker's stack ran out before this win was paid in full
+        view.update(owed=money(Decimal(line.owed)), short=money(Decimal(line.owed) - Decimal(line.gross)))
     if bet is not None:
         view["bet"] = bet_json(bet, grab=banker_bid is not None)
     if banker_bid is not None:
@@ -165,6 +167,7 @@ class TableService:
         self.config = config
         self.preset = load_preset(config.rules)
         self.grab = is_grab(self.preset)
+        self.covered = self.preset.banker_cover is not BankerCover.UNLIMITED   # the banker's stack limits payouts
         self.audit = audit
         self.pipeline = pipeline
         self.detector_info = dict(detector_info or {})
@@ -180,6 +183,10 @@ class TableService:
         # The bank bid works like the stakes: chosen for the next round, fixed when it starts.
         self._pending_bid: int | None = None
         self._round_bid: int = self.default_bid
+        # So does the banker's stack where it limits what the banker pays (banker.cover);
+        # it is entered for each round (a stack changes with every result), never carried over.
+        self._pending_stack: Decimal | None = None
+        self._round_stack: Decimal | None = None
         self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
@@ -341,19 +348,26 @@ class TableService:
                 bid = self._check_bid(data["banker_bid"])
             except TableError as exc:
                 problems.append(str(exc))
+        stack = None
+        if self.covered and data.get("banker_stack") is not None:
+            try:
+                stack = self._check_stack(data["banker_stack"])
+            except TableError as exc:
+                problems.append(str(exc))
         if problems:
             self.audit.append(AuditType.BETS_PLACED, "system", {
                 "change": {"restored": False, "reason": f"{'; '.join(problems)}; enter the bets again"},
-                **self._bets_record({}, self.default_bid), "for_round": self.machine.round_no + 1})
+                **self._bets_record({}, self.default_bid, None), "for_round": self.machine.round_no + 1})
             return
         self._pending = bets
+        self._pending_stack = stack
         if bid is not None and bid != self.default_bid:
             self._pending_bid = bid
         if bets:
             self.machine.set_active_seats(sorted(bets))
         self.audit.append(AuditType.BETS_PLACED, "system", {
             "change": {"restored": True, "from_seq": last[0].seq},
-            **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+            **self._next_bets_record(),
             "for_round": self.machine.round_no + 1})
 
     def _log_config(self) -> None:
@@ -440,9 +454,8 @@ class TableService:
             self._pending = {}
             self._round_bid = self._pending_bid or self.default_bid
             self._pending_bid = None
-            return [Entry(AuditType.ROUND_START, actor, {**base, **data, **self._bets_record(self._round_bets,
-                                                                                           self._round_bid)},
-                          rn, ev.ts)]
+            self._round_stack, self._pending_stack = self._pending_stack, None
+            return [Entry(AuditType.ROUND_START, actor, {**base, **data, **self._round_bets_record()}, rn, ev.ts)]
         if kind == EventKind.card_accepted:
             payload = {**base, "seat": ev.seat, "card": ev.card,
                        "confidence": round(float(data.pop("confidence", 0.0)), 4), **data}
@@ -458,7 +471,7 @@ class TableService:
                 seats = [s for s, c in hands.items() if s != "banker" and len(c) == 5]
                 self._round_bets = dict(self.auto_bets(seats))
                 entries.append(Entry(AuditType.BETS_PLACED, "demo", {
-                    **self._bets_record(self._round_bets, self._round_bid), "auto_bets": True, "for_round": rn},
+                    **self._round_bets_record(), "auto_bets": True, "for_round": rn},
                     rn, ev.ts))
             return entries
         if kind == EventKind.round_settled:
@@ -467,7 +480,7 @@ class TableService:
             bets = dict(self._round_bets)
             entries = [Entry(AuditType.ROUND_SETTLED, actor,
                              {**base, **data, "hands": hands, "results": self._results_json(hands),
-                              **self._bets_record(bets, settlement.banker_bid)}, rn, ev.ts)]
+                              **self._round_bets_record()}, rn, ev.ts)]
             for line in settlement.lines:
                 entries.append(Entry(AuditType.SETTLEMENT_LINE, actor,
                                      self._line_view(line, bets.get(line.seat), settlement.banker_bid), rn, ev.ts))
@@ -477,14 +490,15 @@ class TableService:
             return [Entry(AuditType.CARD_CORRECTED, actor, payload, rn, ev.ts)]
         if kind == EventKind.round_void:
             payload = {**base, **data, "approved_by": self._round_extra.get("approver"),
-                       **self._bets_record(self._round_bets, self._round_bid)}
+                       **self._round_bets_record()}
             entries = [Entry(AuditType.ROUND_VOID, actor, payload, rn, ev.ts)]
             if self._round_bets and not self._pending:
                 # A void is a misdeal: the chips stay on the layout and stand for the deal
                 # again, so they are the next round's bets until the dealer changes them.
                 self._pending, self._pending_bid = dict(self._round_bets), self._round_bid
+                self._pending_stack = self._pending_stack or self._round_stack    # the same chips, undealt
                 entries.append(Entry(AuditType.BETS_PLACED, "system", {
-                    "change": {"stand_from_void": rn}, **self._bets_record(self._pending, self._round_bid),
+                    "change": {"stand_from_void": rn}, **self._next_bets_record(),
                     "for_round": rn + 1}, rn, ev.ts))
             return entries
         if kind == EventKind.round_cleared:
@@ -493,13 +507,21 @@ class TableService:
             return [Entry(AuditType.ALERT, actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
         return [Entry(str(kind), actor, {**base, "seat": ev.seat, "card": ev.card, **data}, rn, ev.ts)]
 
-    def _bets_record(self, bets: Mapping[str, Bet], bid: int) -> dict:
+    def _bets_record(self, bets: Mapping[str, Bet], bid: int, stack: Decimal | None) -> dict:
         """The bets part of a log record; a grab table's bank bid goes with them, since the
-        bid multiplies every one of them."""
+        bid multiplies every one of them, and the banker's stack where it limits what they win."""
         record: dict[str, Any] = {"bets": bets_json(bets, self.grab)}
         if self.grab:
             record["banker_bid"] = bid
+        if self.covered:
+            record["banker_stack"] = money(stack) if stack is not None else None
         return record
+
+    def _next_bets_record(self) -> dict:
+        return self._bets_record(self._pending, self._pending_bid or self.default_bid, self._pending_stack)
+
+    def _round_bets_record(self) -> dict:
+        return self._bets_record(self._round_bets, self._round_bid, self._round_stack)
 
     @staticmethod
     def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]]) -> list[dict]:
@@ -643,7 +665,7 @@ class TableService:
             self.machine.set_active_seats(sorted(self._pending))
             self.audit.append(AuditType.BETS_PLACED, actor, {
                 "change": {"repeated_from": number, "seats": sorted(placed)},
-                **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+                **self._next_bets_record(),
                 "for_round": self.machine.round_no + 1})
             self._publish()
             return dict(self._pending)
@@ -664,10 +686,38 @@ class TableService:
             value = self._check_bid(bid)
             self._pending_bid = value
             self.audit.append(AuditType.BETS_PLACED, actor, {
-                "change": {"banker_bid": value}, **self._bets_record(self._pending, value),
+                "change": {"banker_bid": value}, **self._next_bets_record(),
                 "for_round": self.machine.round_no + 1})
             self._publish()
             return value
+
+    def _check_stack(self, amount: Any) -> Decimal | None:
+        value = parse_amount(amount, "banker", "the banker's stack")
+        unit = self.preset.commission_quantum
+        if value is not None and value % unit:
+            raise TableError(f"the banker's stack {money(value)} is not a whole number of the table's money unit "
+                             f"{unit} ({self.preset.name})")
+        return value
+
+    def set_stack(self, amount: Any, actor: str) -> Decimal | None:
+        """Enter what the player-banker holds for the next round (empty: not entered yet),
+        where the preset pays winners only as far as it goes (``banker.cover``).
+
+        It closes with the stakes: the stack caps what the banker pays, so one entered
+        after the cards are seen could be chosen to fit them."""
+        with self._lock:
+            if not self.covered:
+                raise TableError(f"preset {self.preset.name} pays every win in full: the banker's stack is not "
+                                 "entered at this table (banker.cover = 'unlimited')")
+            if not self.can_take_bets():
+                raise TableError(f"the banker's stack is closed: round {self.machine.round_no} is "
+                                 f"{self.machine.state}; enter it for the next round when this one is cleared")
+            self._pending_stack = self._check_stack(amount)
+            self.audit.append(AuditType.BETS_PLACED, actor, {
+                "change": {"banker_stack": money(self._pending_stack) if self._pending_stack is not None else None},
+                **self._next_bets_record(), "for_round": self.machine.round_no + 1})
+            self._publish()
+            return self._pending_stack
 
     def set_bet(self, seat: str, amount: str | Decimal | None, kind: str | None, actor: str,
                 multiple: Any = None) -> dict[str, Bet]:
@@ -691,7 +741,7 @@ class TableService:
                 change = {"seat": seat, **bet_json(bet, self.grab)}
             self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
             self.audit.append(AuditType.BETS_PLACED, actor, {
-                "change": change, **self._bets_record(self._pending, self._pending_bid or self.default_bid),
+                "change": change, **self._next_bets_record(),
                 "for_round": self.machine.round_no + 1})
             self._publish()
             return dict(self._pending)
@@ -701,17 +751,29 @@ class TableService:
             if not self._round_bets:
                 raise TableError("no bets were placed for this round; there is nothing to settle "
                                  "(void the round, or clear the table)")
+            missing = self._missing_stack()
+            if missing:
+                raise TableError(missing)
             try:
                 _events, settlement = self.machine.settle(self._round_bets, self.clock(), actor=actor,
-                                                          banker_bid=self._round_bid)
+                                                          banker_bid=self._round_bid, banker_stack=self._round_stack)
             except RoundError as exc:
                 raise TableError(str(exc)) from None
             return settlement
+
+    def _missing_stack(self) -> str | None:
+        if self.covered and self._round_stack is None:
+            return ("no banker's stack was entered before the deal, and this table pays winners only as far as "
+                    "it goes: void the round and enter the stack before the cards are dealt again")
+        return None
 
     def settle_blocker(self) -> str | None:
         if not self._round_bets:
             return None if self.machine.state in (RoundState.idle, RoundState.cleared) else \
                 "no bets on this round"
+        missing = self._missing_stack()
+        if missing:
+            return missing
         try:
             self.machine.verify_settle(self._round_bets)
         except RoundError as exc:
@@ -806,10 +868,11 @@ class TableService:
         bets = bets_from_json(summary["bets"])
         settled_bets = {s: b for s, b in bets.items() if s in hands and len(hands[s]) == 5}
         bid = int((summary["settlement"] or {}).get("banker_bid", 1))  # resettled at the bid it was played at
+        stack = (summary["settlement"] or {}).get("banker_stack")      # and against the same stack
         try:
             settlement = settle_round(preset, parse_cards(hands["banker"]),
                                       {s: (parse_cards(hands[s]), b) for s, b in settled_bets.items()},
-                                      banker_bid=bid)
+                                      banker_bid=bid, banker_stack=Decimal(stack) if stack is not None else None)
         except NiuniuError as exc:
             raise TableError(f"round {round_no} cannot be resettled with {new_c}: {exc}") from None
         old_lines = {s: Decimal(line["net"]) for s, line in summary["lines"].items()}
@@ -970,6 +1033,10 @@ class TableService:
             # While bets are open the screen shows the next round's bid, as it shows the next stakes.
             grab["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
                 else self._round_bid
+        if self.covered:
+            table["banker_cover"] = self.preset.banker_cover.value
+            stack = self._pending_stack if self.can_take_bets() else self._round_stack
+            grab["banker_stack"] = money(stack) if stack is not None else None
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
             "table": table,
@@ -1001,7 +1068,7 @@ class TableService:
         try:
             settlement = settle_round(self.preset, parse_cards(banker),
                                       {s: (parse_cards(codes[s]), b) for s, b in seats.items()},
-                                      banker_bid=self._round_bid)
+                                      banker_bid=self._round_bid, banker_stack=self._round_stack)
         except NiuniuError:
             return {}
         out: dict[str, Any] = {line.seat: self._line_view(line, seats.get(line.seat), self._round_bid)
@@ -1071,8 +1138,9 @@ def history_item(summary: dict) -> dict:
 _AMOUNT = re.compile(r"(?:\d+|\d{1,3}(?:,\d{3})+)(?:\.\d*)?|\.\d+")
 
 
-def parse_amount(amount: str | Decimal | None, seat: str) -> Decimal | None:
-    """A bet amount typed on the screen; never a float (money is exact)."""
+def parse_amount(amount: str | Decimal | None, seat: str, what: str | None = None) -> Decimal | None:
+    """A bet amount (or the banker's stack: ``what``) typed on the screen; never a float (money is exact)."""
+    what = what or f"bet on seat {seat}"
     if amount is None or (isinstance(amount, str) and not amount.strip()):
         return None
     if isinstance(amount, Decimal):
@@ -1080,17 +1148,17 @@ def parse_amount(amount: str | Decimal | None, seat: str) -> Decimal | None:
     else:
         text = str(amount).strip()
         if text.startswith("-") and _AMOUNT.fullmatch(text[1:]):
-            raise TableError(f"bet on seat {seat}: {amount!r} must be a positive amount")
+            raise TableError(f"{what}: {amount!r} must be a positive amount")
         if not _AMOUNT.fullmatch(text):
-            raise TableError(f"bet on seat {seat}: {amount!r} is not an amount; type digits like 100 or 25.50 "
+            raise TableError(f"{what}: {amount!r} is not an amount; type digits like 100 or 25.50 "
                              "(a point for cents; a comma only between thousands, like 1,000)")
         value = Decimal(text.replace(",", ""))
     if not value.is_finite() or value < 0:
-        raise TableError(f"bet on seat {seat}: {amount!r} must be a positive amount")
+        raise TableError(f"{what}: {amount!r} must be a positive amount")
     if value == 0:
         return None
     if value > MAX_BET:
-        raise TableError(f"bet on seat {seat}: {amount!r} is larger than the kiosk accepts ({MAX_BET})")
+        raise TableError(f"{what}: {amount!r} is larger than the kiosk accepts ({MAX_BET})")
     if value != value.quantize(Decimal("0.01")):
-        raise TableError(f"bet on seat {seat}: {amount!r} has more than 2 decimals")
+        raise TableError(f"{what}: {amount!r} has more than 2 decimals")
     return value.quantize(Decimal("0.01"))

@@ -459,7 +459,9 @@ def _reapply(machine: RoundMachine, event: RoundEvent, problems: list[dict]) -> 
         elif event.kind == EventKind.round_settled:
             bets = {seat: Bet(seat, Decimal(b["amount"]), b["kind"], int(b.get("multiple", 1)))
                     for seat, b in data.get("bets", {}).items()}
-            machine.settle(bets, ts=event.ts, actor=data.get("actor"), banker_bid=int(data.get("banker_bid", 1)))
+            stack = data.get("banker_stack")
+            machine.settle(bets, ts=event.ts, actor=data.get("actor"), banker_bid=int(data.get("banker_bid", 1)),
+                           banker_stack=Decimal(stack) if stack is not None else None)
         elif event.kind == EventKind.round_void:
             machine.void(data.get("actor", ""), data.get("reason", ""), ts=event.ts)
         elif event.kind == EventKind.round_cleared:

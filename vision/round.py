@@ -38,7 +38,7 @@ from typing import Any
 from scoring.cards import Card, CardError
 from scoring.errors import NiuniuError
 from scoring.rules import load_preset
-from scoring.settle import Bet, Settlement, settle_round
+from scoring.settle import Bet, Settlement, money_text, settle_round
 from vision.table import ConfigError, TableConfig
 from vision.tracker import SeatHand
 
@@ -103,7 +103,8 @@ class RoundEvent:
     * ``alert``: ``code`` (:class:`AlertCode`), ``message`` (for people), plus ``seats``
       (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards);
     * ``round_complete``: ``seats`` {seat: [codes]} (``by: "settlement"`` if settle() completed it);
-    * ``round_settled``: ``bets`` {seat: Bet.to_json()}, ``banker_bid``, ``settlement``
+    * ``round_settled``: ``bets`` {seat: Bet.to_json()}, ``banker_bid``, ``banker_stack`` (only
+      where the preset limits the banker's cover), ``settlement``
       (Settlement.to_json()), ``actor`` if given;
     * ``card_corrected``: ``old``, ``new`` (codes or null), ``action`` (replaced, added,
       removed, confirmed), ``actor``, ``reason``;
@@ -462,10 +463,11 @@ class RoundMachine:
                         seen[entry.card] = seat
 
     def settle(self, bets: Mapping[str, Bet], ts: float | None = None, actor: str | None = None, *,
-               banker_bid: int = 1) -> tuple[list[RoundEvent], Settlement]:
+               banker_bid: int = 1, banker_stack: Decimal | None = None) -> tuple[list[RoundEvent], Settlement]:
         """Score every bet seat against the banker with the table's preset; the round becomes settled.
 
-        ``banker_bid`` is the bank multiple at a grab-the-banker table (1 elsewhere).
+        ``banker_bid`` is the bank multiple at a grab-the-banker table (1 elsewhere);
+        ``banker_stack`` what a player-banker holds where the preset limits the cover.
         """
         with self._lock:
             self.verify_settle(bets)
@@ -480,7 +482,8 @@ class RoundMachine:
             seats = {seat: (tuple(e.card for e in self._record[seat]), bets[seat])
                      for seat in sorted(bets, key=_seat_order)}
             try:
-                settlement = settle_round(self.preset, banker, seats, banker_bid=banker_bid)
+                settlement = settle_round(self.preset, banker, seats, banker_bid=banker_bid,
+                                          banker_stack=banker_stack)
             except NiuniuError as exc:
                 raise RoundError(f"round {self.round_no} cannot be settled: {exc}") from None
             self.settlement = settlement
@@ -491,6 +494,8 @@ class RoundMachine:
                 "settlement": settlement.to_json(),
                 "state": str(self.state),
             }
+            if settlement.banker_stack is not None:   # only where the preset limits the banker's cover
+                data["banker_stack"] = money_text(settlement.banker_stack)
             if actor:
                 data["actor"] = actor
             events.append(self._event(EventKind.round_settled, ts, self.last_frame_no, data=data))

@@ -55,6 +55,9 @@
   // Only a grab-the-banker table sends bids and multiples; every other table's screen is unchanged.
   function grab() { return Boolean(state && state.table.bet_multiples); }
 
+  // Only a table whose banker pays as far as a stack goes sends the stack (banker.cover).
+  function covered() { return Boolean(state && state.table.banker_cover); }
+
   function betText(bet) {
     return money(bet.amount) + " · " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "");
   }
@@ -153,6 +156,15 @@
       bidBtn.disabled = !state.round.bets_open;
       head.appendChild(bidBtn);
     }
+    if (seat.name === "banker" && covered()) {
+      const stack = state.round.banker_stack;
+      const stackBtn = el("button", "bet-chip stack-chip" + (stack ? "" : " empty"),
+        stack ? "Stack " + money(stack) : "Stack not entered");
+      stackBtn.type = "button";
+      stackBtn.dataset.stackChip = "1";
+      stackBtn.disabled = !state.round.bets_open;
+      head.appendChild(stackBtn);
+    }
     box.appendChild(head);
     box.appendChild(handNode(seat));
     const verdict = el("div", "verdict");
@@ -176,6 +188,8 @@
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
       m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
       if (line.banker_bid) m.appendChild(el("small", "factors", "×" + line.banker_bid + " bid · ×" + line.bet_multiple + " multiple"));
+      // The banker's stack ran out: the dealer pays what it covered, and the player sees what is missing.
+      if (line.short) m.appendChild(el("small", "short", "won " + grouped(line.owed) + " · banker's stack short " + grouped(line.short)));
       const small = el("small", "commission", (Number(line.commission) > 0
         ? "commission " + grouped(line.commission) + " (win " + grouped(line.gross) + ")" : "no commission")
         + (seat.line_final ? "" : " · to settle"));
@@ -526,6 +540,22 @@
     });
   }
 
+  function openStack() {
+    $("stack-round").textContent = state.round.no + 1;
+    $("stack-error").textContent = "";
+    $("stack-amount").value = state.round.banker_stack || "";
+    $("stack-dialog").showModal();
+  }
+
+  if ($("stack-submit")) {
+    $("stack-submit").addEventListener("click", async () => {
+      try {
+        await post(urls.bankStack, { amount: $("stack-amount").value });
+        $("stack-dialog").close();
+      } catch (err) { $("stack-error").textContent = err.message; }
+    });
+  }
+
   $("void-btn").addEventListener("click", () => {
     $("void-round").textContent = state.round.no;
     $("void-reason").value = "";
@@ -559,6 +589,8 @@
     if (bet) { if (!bet.disabled) openBet(bet.dataset.betSeat); return; }
     const bid = e.target.closest("[data-bid-chip]");
     if (bid) { if (!bid.disabled) openBid(); return; }
+    const stack = e.target.closest("[data-stack-chip]");
+    if (stack) { if (!stack.disabled) openStack(); return; }
     const card = e.target.closest(".card");
     if (!card || !state) return;
     if (card.dataset.add) {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -578,3 +580,35 @@ def test_top_bar_fits_an_800x480_panel(browser, live_kiosk, shots):
     shots(driver, "dealer-800x480-supervisor")
     driver.find_element(By.CSS_SELECTOR, ".statusbar form button").click()
     WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.ID, "login")))
+
+
+HOUSE_STACK = str(Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml")
+
+
+@pytest.mark.parametrize("live_kiosk", [{"rules": HOUSE_STACK}], indirect=True)
+def test_the_banker_s_stack_is_entered_and_a_short_win_says_so(browser, live_kiosk, shots):
+    """Where the banker pays only as far as their stack goes: the stack on the banker's seat
+    before the deal, and a win it could not cover shows what it paid and what it owed."""
+    driver, service = browser, live_kiosk.service
+    driver.viewport(1280, 720)
+    service.set_bet("1", "100", "standard", "dealer1", multiple="3")
+    service.set_bet("2", "50", "standard", "dealer1")
+    service.set_bid("2", "dealer1")
+    log_in(driver, live_kiosk.url, "dealer1")
+    wait_text(driver, "[data-stack-chip]", "Stack not entered")
+    click(driver, "[data-stack-chip]")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "stack-amount")))
+    driver.find_element(By.ID, "stack-amount").send_keys("1000" + Keys.ENTER)
+    wait_text(driver, "[data-stack-chip]", "Stack 1,000.00 USD")
+
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
+    wait_text(driver, '.seat[data-seat="2"] .category', "Bull 5")
+    drawn(driver, service)
+    driver.find_element(By.ID, "settle-btn").click()
+    wait_text(driver, "#round-state", "SETTLED")
+    drawn(driver, service)
+    # won 100 x3 (Niu Niu) x2 (bid) x3 = 1,800; the banker has 200 from seat 2 and 1,000: 1,200 less 5%
+    assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1,140.00 USD")
+    assert exact_text(driver, '.seat[data-seat="1"] .money .short', "won 1,800.00 · banker's stack short 600.00")
+    assert not driver.find_elements(By.CSS_SELECTOR, '.seat[data-seat="2"] .money .short')
+    shots(driver, "dealer-1280x720-banker-stack-short")

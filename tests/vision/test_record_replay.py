@@ -53,11 +53,11 @@ class ScriptedDetector:
         return [Detection(Card.parse(self.misread.get(d.card.code, d.card.code)), d.conf, d.box) for d in dets]
 
 
-def run_live(script, data_dir, actions=None, start_ts=1_700_000_000.0, first_frame=0):
+def run_live(script, data_dir, actions=None, start_ts=1_700_000_000.0, first_frame=0, config=CONFIG):
     """Play the script through a recording pipeline; ``actions(pipeline, frame_no)`` acts as the kiosk."""
     detector = ScriptedDetector(script)
     events = []
-    pipeline = TablePipeline(CONFIG, None, detector, data_dir=data_dir, on_event=events.append)
+    pipeline = TablePipeline(config, None, detector, data_dir=data_dir, on_event=events.append)
     for i in range(len(script)):
         pipeline.step(Frame(coded_image(i), start_ts + i * 0.1, first_frame + i))
         if actions:
@@ -352,3 +352,27 @@ def test_each_finished_recording_is_told_once_whole_so_it_can_be_sealed(tmp_path
     assert seal_changes(changed, digests) == ["events.jsonl was sealed but is missing",
                                               f"{frame} differs from the file sealed",
                                               "frames/99999999.jpg was added after the seal"]
+
+
+def test_a_round_paid_as_far_as_the_banker_s_stack_went_replays_exactly(tmp_path):
+    from scoring.rules import PRESET_DIR
+
+    rules = tmp_path / "house-stack.toml"
+    rules.write_text((PRESET_DIR / "grab-banker.toml").read_text(encoding="utf-8").replace(
+        'name = "grab-banker"', 'name = "house-stack"').replace("[banker]\n", '[banker]\ncover = "pro_rata"\n'),
+        encoding="utf-8")
+    config = table_config_from_dict({**CONFIG.model_dump(mode="json"), "rules": str(rules)})
+
+    def kiosk(pipeline, frame_no):
+        machine = pipeline.machine
+        if machine.state == RoundState.complete:   # seat 1's Bull 9 wins 200, seat 2's no bull loses 100
+            machine.settle({"1": Bet("1", Decimal("100"), "standard"), "2": Bet("2", Decimal("100"), "standard")},
+                           ts=machine.last_ts + 0.05, actor="dealer7", banker_stack=Decimal("50"))
+
+    _, live_events = run_live(dealing(ROUND_A), tmp_path / "data", kiosk, config=config)
+    live = next(e for e in live_events if e.kind == EventKind.round_settled)
+    assert live.data["banker_stack"] == "50.00"
+    assert [line["gross"] for line in live.data["settlement"]["lines"]] == ["150.00", "-100.00"]
+    [folder] = find_recordings(tmp_path / "data")
+    [result] = replay(folder)
+    assert result["matches_recording"] is True and result["settlement"] == live.data["settlement"]
