@@ -65,6 +65,7 @@ from scoring.errors import NiuniuError
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 PRESET_SUFFIXES = (".toml", ".yaml", ".yml")
+MAX_COMMISSION = Decimal("0.25")   # a rate at or above it is a percentage written as a fraction
 
 
 class PresetError(NiuniuError, ValueError):
@@ -198,10 +199,13 @@ class CommissionSchema(_Schema):
     @field_validator("rate")
     @classmethod
     def _a_fraction(cls, rate: Decimal) -> Decimal:
-        # 5 meant as 5% would take 500%: refuse rather than guess which was meant.
-        if rate >= 1:
-            raise ValueError(f"{rate} would be {rate * 100:f}% of the winnings; write the rate as a fraction "
-                             "below 1, e.g. \"0.05\" for 5%")
+        # 5 meant as 5% would take 500%, and 0.5 meant as 0.5% would take half of every win:
+        # refuse rather than guess which was meant.  Tables keep a few percent; no Niu Niu
+        # table is known to keep a quarter or more.
+        if rate >= MAX_COMMISSION:
+            percent = f"{(rate * 100).normalize():f}"
+            raise ValueError(f"{rate} would be {percent}% of the winnings; write the rate as a fraction "
+                             f"below {MAX_COMMISSION}, e.g. \"0.05\" for 5% (or \"0.005\" for 0.5%)")
         return rate
 
     @field_validator("rate", "quantum")

@@ -164,6 +164,7 @@ def test_five_small_limit_without_five_small_is_refused(tmp_path):
 
 @pytest.mark.parametrize("rate, says", [
     ("5", "500% of the winnings"), ('"5"', "500% of the winnings"), ("1", "100% of the winnings"),
+    ('"0.5"', "50% of the winnings"), ('"0.25"', "25% of the winnings"),
     ('"5%"', "'5%' is a percentage"),
 ])
 def test_a_commission_rate_written_as_a_percentage_says_how_to_write_it(tmp_path, rate, says):
