@@ -7,7 +7,7 @@ through one door in one order:
 2. it is written to the audit log and is on disk before anyone sees it;
 3. a new screen state is published to every browser (server-sent events).
 
-The round machine calls :meth:`TableService._on_machine_event` while holding its lock,
+The round machine calls :meth:`TableService._on_machine_events` while holding its lock,
 and the service does all its own work under that same lock, so a settlement pressed on
 the screen and a card arriving from the camera can never interleave.
 
@@ -204,7 +204,7 @@ class TableService:
         self.forwarder = None    # the audit log's copy to the casino's collector (kiosk.forward), if configured
         self._clock_checked: tuple[float, dict] | None = None
         self._sealing: list[threading.Thread] = []
-        machine.add_listener(self._on_machine_event)
+        machine.add_gate(self._on_machine_events)
         recorder = getattr(pipeline, "recorder", None)
         if recorder is not None:
             recorder.on_finished = self.seal_recording
@@ -417,33 +417,55 @@ class TableService:
             self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
             self._publish()
 
-    def _on_machine_event(self, ev: RoundEvent) -> None:
-        """Every change the round machine makes, in order, under its lock.
+    def _on_machine_events(self, events: list[RoundEvent]) -> None:
+        """Every change the round machine makes, all its events at once, under its lock.
 
-        If the log cannot be written (disk full, disk gone) the screen raises an alarm
-        and the action fails, so nobody settles money that is not on record.
+        The machine's gate: the change's records go to the log in one transaction, and if
+        the log cannot be written (disk full, disk gone) the screen raises an alarm, the bets
+        are put back as they were and the machine undoes the change, so nobody settles money
+        that is not on record and a frame or a settle tried again is logged once.
         """
         with self._lock:
-            if ev.kind in CAMERA_KINDS:
-                self._camera_event(ev)
-                return
+            for ev in events:
+                if ev.kind in CAMERA_KINDS:
+                    self._camera_event(ev)
+            saved = self._bets_state()
+            entries: list[Entry] = []
+            next_seats = []     # at each clearing: the seats of the next round's bets, as they stood then
             try:
-                self.audit.append_many(self._entries_for(ev))
+                for ev in events:
+                    if ev.kind not in CAMERA_KINDS:
+                        entries.extend(self._entries_for(ev))
+                    if ev.kind == EventKind.round_cleared:
+                        next_seats.append(sorted(self._pending) if self._pending else None)
+                if entries:
+                    self.audit.append_many(entries)
             except (sqlite3.Error, OSError) as exc:
+                self._restore_bets_state(saved)
                 self.audit_error = (f"the audit log could not be written ({exc}); stop the game and call "
                                     "the supervisor: events are not being recorded")
                 self._publish()
                 raise AuditError(self.audit_error) from None
             self.audit_error = None
-            if ev.kind == EventKind.round_start:
+            kinds = {ev.kind for ev in events}
+            if EventKind.round_start in kinds:
                 self._round_extra = {}
-            if ev.kind == EventKind.round_cleared:
+            for seats in next_seats:
                 # The seats that play the next round are the next round's bets (or, with
                 # none yet, whoever gets cards), never the last round's.
-                self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
-            if ev.kind in (EventKind.round_settled, EventKind.round_void, EventKind.round_cleared):
+                self.machine.set_active_seats(seats)
+            if kinds & {EventKind.round_settled, EventKind.round_void, EventKind.round_cleared}:
                 self._reload_history()
             self._publish()
+
+    def _bets_state(self) -> tuple:
+        """What ``_entries_for`` moves between the next round and this one (round start, void)."""
+        return (dict(self._pending), dict(self._round_bets), self._pending_bid, self._round_bid,
+                self._pending_stack, self._round_stack)
+
+    def _restore_bets_state(self, saved: tuple) -> None:
+        (self._pending, self._round_bets, self._pending_bid, self._round_bid,
+         self._pending_stack, self._round_stack) = saved
 
     def _entries_for(self, ev: RoundEvent) -> list[Entry]:
         kind, rn, data = ev.kind, ev.round_no, dict(ev.data)

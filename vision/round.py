@@ -21,7 +21,10 @@ names them (:meth:`RoundMachine.set_active_seats`, e.g. the seats holding bets).
 Every change is a :class:`RoundEvent` (typed, timestamped, with the frame it was seen
 in), handed to listeners in order while the machine's lock is held, so a recorder sees
 exactly the sequence the machine went through even when the kiosk settles from another
-thread.  Actions follow pokerkit's trio: ``can_x()`` for the kiosk's buttons,
+thread.  A *gate* listener (the kiosk's audit log) hears each change's events first, all
+together: if it cannot take them, the machine is put back as it was before the change and
+no other listener hears of it, so a settlement that is not on record is not settled.
+Actions follow pokerkit's trio: ``can_x()`` for the kiosk's buttons,
 ``verify_x()`` raising :class:`RoundError` with the reason, and ``x()``.
 """
 
@@ -29,8 +32,9 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -161,6 +165,7 @@ class _Entry:
 
 
 Listener = Callable[[RoundEvent], None]
+BatchListener = Callable[[list[RoundEvent]], None]
 
 
 class RoundMachine:
@@ -183,6 +188,9 @@ class RoundMachine:
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
+        self._gates: list[BatchListener] = []
+        self._changes = 0              # depth of _changing(): only the outermost change is undone
+        self._committed = False        # the gates took this change's events
         self._lock = threading.RLock()
         # Public: listeners run under this lock, so a caller that also reads or writes
         # its own state from a listener (the kiosk) must take the same one.
@@ -224,6 +232,45 @@ class RoundMachine:
         with self._lock:
             self._listeners.append(listener)
 
+    def add_gate(self, gate: BatchListener) -> None:
+        """A listener that must take each change's events (all of them, in one call) before
+        they count: if it raises, the change is undone and the other listeners never hear it."""
+        with self._lock:
+            self._gates.append(gate)
+
+    @contextmanager
+    def _changing(self):
+        """The machine's lock, and its state put back if the change fails before its gates
+        took it (a full disk under the audit log): a settle that raised must leave the round
+        settleable, a frame that raised is seen again with the next one."""
+        with self._lock:
+            if self._changes:
+                self._changes += 1
+                try:
+                    yield
+                finally:
+                    self._changes -= 1
+                return
+            saved = self._saved()
+            self._changes, self._committed = 1, False
+            try:
+                yield
+            except BaseException:
+                if not self._committed:
+                    self._restore(saved)
+                raise
+            finally:
+                self._changes = 0
+
+    def _saved(self) -> tuple:
+        record = {seat: [replace(entry) for entry in entries] for seat, entries in self._record.items()}
+        return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
+                self._active, set(self._current), dict(self._stale), set(self._suppressed), list(self._alerts))
+
+    def _restore(self, saved: tuple) -> None:
+        (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
+         self._active, self._current, self._stale, self._suppressed, self._alerts) = saved
+
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
         with self._lock:
@@ -252,7 +299,7 @@ class RoundMachine:
 
     def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
         """Take the tracker's view of one frame; return (and publish) the events it caused."""
-        with self._lock:
+        with self._changing():
             self.last_frame_no, self.last_ts = frame_no, ts
             events: list[RoundEvent] = []
             current = {(seat, card) for seat, hand in hands.items() if seat in self.config.seat_names
@@ -469,7 +516,7 @@ class RoundMachine:
         ``banker_bid`` is the bank multiple at a grab-the-banker table (1 elsewhere);
         ``banker_stack`` what a player-banker holds where the preset limits the cover.
         """
-        with self._lock:
+        with self._changing():
             self.verify_settle(bets)
             ts = time.time() if ts is None else ts
             events: list[RoundEvent] = []
@@ -509,7 +556,7 @@ class RoundMachine:
                      ts: float | None = None) -> RoundEvent:
         """A person fixes a seat's hand: replace ``old`` by ``new``, add (``old=None``),
         remove (``new=None``) or confirm a low-confidence card (``old == new``)."""
-        with self._lock:
+        with self._changing():
             if not self.can_correct():
                 raise RoundError(f"cards can be corrected only while a round is dealt and not settled "
                                  f"(round {self.round_no} is {self.state})")
@@ -565,7 +612,7 @@ class RoundMachine:
             raise RoundError(f"there is no round in progress to void (state: {self.state})")
 
     def void(self, actor: str, reason: str, ts: float | None = None) -> RoundEvent:
-        with self._lock:
+        with self._changing():
             self.verify_void()
             if not (actor and actor.strip()) or not (reason and reason.strip()):
                 raise RoundError("voiding a round needs who did it and why (actor and reason)")
@@ -591,7 +638,7 @@ class RoundMachine:
         Cards visible now are remembered as stale and ignored until they leave, so they
         cannot start a phantom round.
         """
-        with self._lock:
+        with self._changing():
             self.verify_clear()
             events: list[RoundEvent] = []
             self._clear(events, self.last_frame_no, time.time() if ts is None else ts, manual=True, actor=actor)
@@ -642,6 +689,10 @@ class RoundMachine:
         events.append(event)
 
     def _publish(self, events: list[RoundEvent]) -> list[RoundEvent]:
+        if events:
+            for gate in self._gates:
+                gate(list(events))
+        self._committed = True
         for event in events:
             for listener in self._listeners:
                 listener(event)

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from kiosk.audit import AuditType
+from kiosk.audit import AuditError, AuditType
 from kiosk.table_service import TableError
 from kiosk_testing import hand, make_table
 
@@ -466,6 +466,47 @@ def test_a_failing_audit_log_stops_the_settlement_and_raises_the_alarm(dealer, s
     body = dealer.post("/dealer/api/settle", status=400)
     assert "audit log could not be written" in body["error"]
     assert "disk is full" in service.status()["audit_error"]
+
+
+def test_a_settlement_the_log_could_not_take_is_not_settled_and_can_be_settled_later(dealer, service, audit):
+    import sqlite3
+    bet(dealer, "1", "100")
+    deal(service, s1=NIU_NIU)
+    real = audit.append_many
+
+    def disk_full(entries):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    audit.append_many = disk_full
+    dealer.post("/dealer/api/settle", status=400)
+    state = dealer.state()
+    # the screen must not show a payout that is in nobody's books
+    assert state["round"]["state"] == "complete" and state["totals"]["final"] is False
+    assert not seat(state, "1")["line_final"] and seat(state, "1")["bet"]["amount"] == "100.00"
+
+    audit.append_many = real                      # space freed: the same round settles, once, on record
+    state = dealer.post("/dealer/api/settle")["state"]
+    assert state["round"]["state"] == "settled" and seat(state, "1")["line"]["net"] == "285.00"
+    assert [r.round_no for r in audit.records(types=[AuditType.ROUND_SETTLED])] == [1]
+
+
+def test_a_card_the_log_could_not_take_is_accepted_with_the_next_frame_once(dealer, service, audit):
+    import sqlite3
+    bet(dealer, "1", "100")
+    real = audit.append_many
+
+    def disk_full(entries):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    audit.append_many = disk_full
+    with pytest.raises(AuditError):
+        service.observe([hand("banker", "4S 6H")], 1)
+    assert dealer.state()["round"]["state"] == "idle" and dealer.state()["seats"][0]["cards"] == []
+    audit.append_many = real
+    service.observe([hand("banker", "4S 6H")], 2)
+    assert [r.data["card"] for r in audit.records(types=[AuditType.CARD_ACCEPTED])] == ["4S", "6H"]
+    assert len(audit.records(types=[AuditType.ROUND_START])) == 1
+    assert audit.records(types=[AuditType.ROUND_START])[0].data["bets"]["1"]["amount"] == "100.00"
 
 
 def test_the_next_round_plays_the_next_rounds_bets_not_the_last_ones(dealer, service):

@@ -381,3 +381,36 @@ def test_a_second_copy_accepted_late_is_recorded_in_its_own_dealt_place(tmp_path
     late = clock.feed(view(s1=["AS", "2D", "AS", "5C"]))
     assert [(e.kind, e.card) for e in late] == [(EventKind.card_accepted, "AS")]
     assert machine.hands["1"].codes == ("AS", "2D", "AS", "5C")
+
+
+def test_a_change_its_gate_refuses_is_undone_and_no_other_listener_hears_it():
+    """The kiosk's audit log is the machine's gate: a settle or a frame it cannot record
+    must leave the round as it was, and the recorder must not hear of it either."""
+    machine = RoundMachine(make_config())
+    clock = Clock(machine)
+    refusing = []
+
+    def gate(events):
+        if refusing:
+            raise OSError("disk full")
+
+    machine.add_gate(gate)
+    clock.deal(s1=SEAT1, s2=SEAT2, banker=BANKER)
+    assert machine.state == RoundState.complete
+    heard = len(clock.events)
+
+    refusing.append(True)
+    with pytest.raises(OSError):
+        machine.settle(bets(s1=100, s2=50), ts=2000.0, actor="d1")
+    assert machine.state == RoundState.complete and machine.settlement is None
+    with pytest.raises(OSError):
+        machine.correct_card("1", SEAT1[0], SEAT1[0], actor="s1", reason="checked")
+    with pytest.raises(OSError):
+        clock.feed({})                   # the table swept: not cleared, the round is still on record
+    assert machine.state == RoundState.complete and machine.hands["1"].codes == tuple(SEAT1)
+    assert len(clock.events) == heard
+
+    refusing.clear()
+    events, settlement = machine.settle(bets(s1=100, s2=50), ts=2001.0, actor="d1")
+    assert machine.state == RoundState.settled and kinds(events) == [EventKind.round_settled]
+    assert kinds(clock.events[heard:]) == [EventKind.round_settled]
