@@ -13,7 +13,9 @@ the screen and a card arriving from the camera can never interleave.
 
 A kill -9 (or a power cut) between two rounds loses nothing; in the middle of a round
 every accepted card and every bet is already in the log, and on the next start
-:meth:`TableService.start` closes that round as ``round_interrupted`` with what it held.
+:meth:`TableService.start` closes that round as ``round_interrupted`` with what it held,
+and its bets stand for the cards the camera then reads again (as after a void); the cards
+of a round settled or voided before the stop are ignored until they are swept.
 """
 
 from __future__ import annotations
@@ -229,6 +231,7 @@ class TableService:
             self._log_config()
             if self.detector_info:
                 self.audit.append(AuditType.MODEL_LOADED, "system", dict(self.detector_info))
+            self._ignore_finished_cards()
             self._restore_pending()
             self._reload_history()
             self._publish()
@@ -308,13 +311,37 @@ class TableService:
         if any(r.type in TERMINAL_TYPES for r in records):
             return previous
         summary = fold_round(records)
-        self.audit.append(AuditType.ROUND_INTERRUPTED, "system", {
+        entries = [Entry(AuditType.ROUND_INTERRUPTED, "system", {
             "reason": f"the kiosk stopped in the middle of this round (last run: {previous}); nothing was "
                       "settled, the cards below were accepted before it stopped",
             "hands": summary["hands"], "bets": summary["bets"], "last_state": summary["status"],
             "alerts": len(summary["alerts"]),
-        }, round_no=numbers[0])
+        }, numbers[0])]
+        start = next((r.data for r in records if r.type == AuditType.ROUND_START), {})
+        if start.get("bets"):
+            # The chips are still on the layout and the cards still on the table: the bets stand
+            # for the deal the camera now reads again, as after a void (checked against the
+            # table's rules by _restore_pending, like any bets taken back after a restart).
+            entries.append(Entry(AuditType.BETS_PLACED, "system", {
+                "change": {"stand_from_interrupted": numbers[0]},
+                **{key: start[key] for key in ("bets", "banker_bid", "banker_stack") if key in start},
+                "for_round": numbers[0] + 1}, numbers[0]))
+        self.audit.append_many(entries)
         return previous
+
+    def _ignore_finished_cards(self) -> None:
+        """Cards of a round settled or voided before the last stop are still on the table
+        until the dealer sweeps them: read again after a restart they would start a round
+        nobody dealt (a paid hand shown as a new, unpaid one; a misdeal played)."""
+        table = self.config.table_id
+        numbers = round_numbers(self.audit, table_id=table, limit=1)
+        if not numbers:
+            return
+        records = self.audit.records(round_no=numbers[0], table_id=table)
+        ends = [r.type for r in records if r.type in TERMINAL_TYPES]
+        if ends and ends[-1] in (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID):
+            hands = fold_round(records)["hands"]
+            self.machine.ignore_present((seat, code) for seat, codes in hands.items() for code in codes)
 
     def _restore_pending(self) -> None:
         """Take back the stakes (and bank bid) the dealer entered for the next round.
