@@ -41,6 +41,23 @@ class AuditError(NiuniuError):
     """The audit log cannot be opened, read or written; the message says which file and why."""
 
 
+class AuditDiskError(AuditError, sqlite3.OperationalError):
+    """The disk refused an append (full, or failing); nothing of it was written.
+
+    Also the ``sqlite3.OperationalError`` it was, so the callers that catch SQLite's
+    failures around an append (the table service, which raises the dealer's AUDIT LOG
+    FAILURE) still do, now with a message that says what to do."""
+
+
+def disk_refused(exc: BaseException) -> bool:
+    """Whether SQLite failed because the disk would not take a write: full (SQLITE_FULL,
+    "database or disk is full") or failing (SQLITE_IOERR, "disk I/O error")."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    if name:
+        return name == "SQLITE_FULL" or name.startswith("SQLITE_IOERR")
+    return str(exc) in ("database or disk is full", "disk I/O error")
+
+
 class AuditType(StrEnum):
     """Every kind of record the log can hold; the review screen filters on these."""
 
@@ -438,25 +455,50 @@ class AuditLog:
         """
         texts = [(entry, canonical_json(entry.payload)) for entry in entries]
         written: list[AuditRecord] = []
+
+        def insert(conn: sqlite3.Connection) -> None:
+            head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
+            for entry, text in texts:
+                draft = AuditRecord(seq, utc_iso(entry.ts),
+                                    self.table_id if entry.table_id is None else entry.table_id,
+                                    str(entry.type), entry.actor or "system", entry.round_no, text, prev, "")
+                record = replace(draft, hash=draft.expected_hash())
+                _insert(conn, record)
+                written.append(record)
+                seq, prev = seq + 1, record.hash
+        self._transaction(insert)
+        return written
+
+    def _transaction(self, work) -> None:
+        """Run ``work(conn)`` in one write transaction: committed whole, or rolled back.
+
+        SQLite rolls a transaction back by itself when the disk refuses a write (a full
+        disk at an INSERT or at COMMIT); a ROLLBACK after that fails ("cannot rollback -
+        no transaction is active"), and that second error used to replace the real one in
+        what the dealer and the journal were told.  So the rollback is only issued while a
+        transaction is open, and a refused write becomes an :class:`AuditDiskError` that
+        names the cause and the fix."""
         with self._lock:
             conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-                seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS_HASH)
-                for entry, text in texts:
-                    draft = AuditRecord(seq, utc_iso(entry.ts),
-                                        self.table_id if entry.table_id is None else entry.table_id,
-                                        str(entry.type), entry.actor or "system", entry.round_no, text, prev, "")
-                    record = replace(draft, hash=draft.expected_hash())
-                    _insert(conn, record)
-                    written.append(record)
-                    seq, prev = seq + 1, record.hash
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return written
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    work(conn)
+                    conn.execute("COMMIT")
+                except BaseException as exc:
+                    if conn.in_transaction:
+                        try:
+                            conn.execute("ROLLBACK")
+                        except sqlite3.Error as undo:   # keep the first error: it is the cause
+                            exc.add_note(f"the rollback after it failed too: {undo}")
+                    raise
+            except sqlite3.OperationalError as exc:
+                if isinstance(exc, AuditError) or not disk_refused(exc):
+                    raise
+                raise AuditDiskError(f"{exc}: nothing was written to the audit log {self.path}; free space on the "
+                                     f"data disk ({self.path.parent}), or check the disk if it is not full, "
+                                     "then try again") from exc
 
     def extend(self, records: Iterable[AuditRecord]) -> int:
         """Append records this log wrote once and lost — the collector's copy of the tail a dead
@@ -465,22 +507,18 @@ class AuditLog:
         Each must follow the head (next seq, its link, its own hash); one that does not stops
         the whole call, nothing appended (:class:`AuditError`).  Returns how many."""
         count = 0
-        with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-                seq, prev = head if head else (0, GENESIS_HASH)
-                for record in records:
-                    if record.seq != seq + 1 or record.prev_hash != prev or record.expected_hash() != record.hash:
-                        raise AuditError(f"record seq {record.seq} does not follow the log's head (seq {seq}); "
-                                         "nothing was appended")
-                    _insert(conn, record)
-                    seq, prev, count = record.seq, record.hash, count + 1
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+
+        def insert(conn: sqlite3.Connection) -> None:
+            nonlocal count
+            head = conn.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            seq, prev = head if head else (0, GENESIS_HASH)
+            for record in records:
+                if record.seq != seq + 1 or record.prev_hash != prev or record.expected_hash() != record.hash:
+                    raise AuditError(f"record seq {record.seq} does not follow the log's head (seq {seq}); "
+                                     "nothing was appended")
+                _insert(conn, record)
+                seq, prev, count = record.seq, record.hash, count + 1
+        self._transaction(insert)
         return count
 
     # -- reading ---------------------------------------------------------------------------

@@ -12,8 +12,9 @@ import secrets
 import sqlite3
 from pathlib import Path
 
-from flask import Flask, current_app, g
+from flask import Flask, current_app, g, jsonify, render_template, request
 
+from kiosk.audit import disk_refused
 from scoring.errors import NiuniuError
 
 KIOSK_DB = "kiosk.sqlite3"
@@ -43,23 +44,38 @@ CREATE TABLE IF NOT EXISTS settings (
     value TEXT NOT NULL
 );
 """
+_SCHEMA_NAMES = frozenset({"users", "failures", "failures_key", "settings"})
 
 
 def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
-    """The kiosk database of ``data_dir``; with ``create=False`` (a console command that only
-    reads) a missing one is an error, as ``AuditLog`` does for the log: a mistyped --data-dir
-    must not make a new, empty database there and answer "no accounts"."""
+    """The kiosk database of ``data_dir``, made ready (WAL, tables, columns) where it is not
+    yet; with ``create=False`` (a console command that only reads) a missing one is an
+    error, as ``AuditLog`` does for the log: a mistyped --data-dir must not make a new,
+    empty database there and answer "no accounts".
+
+    A database already made ready is only read here, never written: a console command (or
+    a stream's account check) that opens it on a full disk still reads the accounts."""
     path = Path(data_dir) / KIOSK_DB
     if not create and not path.exists():
         raise NiuniuError(f"no kiosk database at {path}; check --data-dir (the kiosk creates it on first start, "
                           "`niuniu users add` before that)")
     path.parent.mkdir(parents=True, exist_ok=True)
+    conn = _open(path)
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+    if not _SCHEMA_NAMES <= have:
+        conn.executescript(_SCHEMA)
+    _migrate(conn)
+    return conn
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """A connection that changes nothing in the file: what every request uses, the database
+    having been made ready once, at start (:func:`init_app`)."""
     conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.executescript(_SCHEMA)
-    _migrate(conn)
+    conn.execute("PRAGMA synchronous=FULL")     # this connection's setting, not stored in the file
     return conn
 
 
@@ -83,9 +99,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 def get_db() -> sqlite3.Connection:
-    """One connection per request, as in flaskr; closed by :func:`close_db`."""
+    """One connection per request, as in flaskr; closed by :func:`close_db`.
+
+    It only opens the database, which :func:`init_app` made ready, so a request that reads
+    writes nothing: on a full disk the pages that read (the dealer's screen with its AUDIT
+    LOG FAILURE banner, the login page) still answer."""
     if "kiosk_db" not in g:
-        g.kiosk_db = connect(current_app.config["DATA_DIR"])
+        g.kiosk_db = _open(Path(current_app.config["DATA_DIR"]) / KIOSK_DB)
     return g.kiosk_db
 
 
@@ -95,8 +115,37 @@ def close_db(_exc: BaseException | None = None) -> None:
         conn.close()
 
 
+KEEPER = "niuniu.kiosk_db"
+
+
 def init_app(app: Flask) -> None:
+    """Make the database ready, and hold that connection open for the app's life.
+
+    SQLite deletes a WAL database's ``-wal`` and ``-shm`` files when its last connection
+    closes, and the next connection must make them again (the ``-shm`` is 32 KiB): on a
+    full disk that fails, "disk I/O error", even for a read.  With a connection per request
+    every page of the kiosk was then a 500 and no alarm reached the dealer.  The held
+    connection keeps both files, so requests read the accounts whatever space is left."""
+    app.extensions[KEEPER] = connect(app.config["DATA_DIR"])
     app.teardown_appcontext(close_db)
+    app.register_error_handler(sqlite3.OperationalError, _disk_refused)
+
+
+def _disk_refused(exc: sqlite3.OperationalError):
+    """A request whose write the data disk refused (full, or failing): one line saying so and
+    what to do, not a 500.  Other SQLite failures stay what they are (a 500 and a traceback
+    in the journal): they are bugs.  (A refused audit-log write is an ``AuditError``, answered
+    by the app's handler for those, which names the log.)"""
+    if not disk_refused(exc):
+        raise exc
+    from kiosk.auth import wants_json
+
+    message = (f"{exc}: the kiosk could not use its data directory {current_app.config['DATA_DIR']}; "
+               "free space on the data disk (or check the disk, if it is not full), then try again")
+    current_app.logger.error("%s (%s %s)", message, request.method, request.path)
+    if wants_json():
+        return jsonify(error=message), 503
+    return render_template("error.html", code=503, message=message), 503
 
 
 def get_setting(conn: sqlite3.Connection, key: str) -> str | None:
