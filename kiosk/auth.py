@@ -473,12 +473,13 @@ def login():
         else:
             conn.execute("DELETE FROM failures WHERE kind = 'login' AND key IN (?, ?)", tuple(keys))
             session.clear()
+            # on record first: a login the log cannot take (a full disk) must not be a session
+            audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})
             session.permanent = True
             session["uid"] = row["id"]
             session["gen"] = row["session_gen"]
             session["last_seen"] = now
             csrf_token()
-            audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})
             return redirect(_landing(Role(row["role"]), _safe_next(request.args.get("next"))))
     return render_template("auth/login.html", error=error), status
 
@@ -486,8 +487,10 @@ def login():
 @bp.route("/logout", methods=("POST",))
 def logout():
     if g.get("user"):
-        audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
-        session.clear()
+        try:
+            audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
+        finally:
+            session.clear()     # a log that cannot take the record must not keep anyone logged in
     # else the session has ended already, holding at most why (the timeout's message)
     return redirect(url_for("auth.login"))
 

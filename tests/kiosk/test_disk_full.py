@@ -189,3 +189,22 @@ def test_a_login_the_full_disk_cannot_record_fails_with_one_clear_line(app):
                                                "csrf_token": token})
     assert r.status_code == 503, r.get_data(as_text=True)
     assert_names_the_full_disk(r.get_data(as_text=True), "disk I/O error")
+
+
+def test_a_login_the_log_cannot_record_is_no_session(app, service):
+    """A right password whose LOGIN record the full log refuses: no one is logged in
+    unrecorded (the session was set before the record, so the dealer was in with no trace)."""
+    client = app.test_client()
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    fill_log(service.audit)
+    try:
+        r = client.post("/auth/login", data={"username": "dealer1", "password": "dealer-pass-123",
+                                             "csrf_token": token})
+        assert r.status_code >= 400
+        assert_names_the_full_disk(r.get_data(as_text=True))
+        assert client.get("/auth/whoami").status_code == 401
+    finally:
+        free_log(service.audit)
+    login(client, "dealer1")                    # space freed: the same login works, on record
+    assert client.get("/auth/whoami").get_json()["user"] == "dealer1"
+    assert service.audit.records(types=[AuditType.LOGIN])[-1].actor == "dealer1"
