@@ -40,9 +40,10 @@ DECK = [rank + suit for rank in "A 2 3 4 5 6 7 8 9 10 J Q K".split() for suit in
 T0 = 1.7e9
 
 
-def build(log: AuditLog, rounds: int) -> None:
-    rng = random.Random(1)
-    for n in range(1, rounds + 1):
+def build(log: AuditLog, rounds: int, first: int = 1) -> None:
+    """``rounds`` settled rounds numbered from ``first`` (a later call extends the log)."""
+    rng = random.Random(first)
+    for n in range(first, first + rounds):
         cards = rng.sample(DECK, 30)
         hands = {"banker": cards[:5], **{str(i): cards[5 * i:5 * i + 5] for i in range(1, 6)}}
         bets = {seat: (" ".join(c), Bet(seat, Decimal(100), "equal")) for seat, c in hands.items() if seat != "banker"}

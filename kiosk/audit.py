@@ -541,6 +541,16 @@ class AuditLog:
         with self._lock:
             return self._conn.execute(sql, params).fetchone()[0]
 
+    def seq_span(self, *, since: str | None = None, until: str | None = None) -> tuple[int, int] | None:
+        """The first and last seq of the records in a time range (None: it holds none), read
+        off the time index alone: a reader of a short period (the shift report) then pages
+        through that period's seqs, not the whole log's."""
+        where, params = self._range(since, until, None)
+        sql = "SELECT MIN(seq), MAX(seq) FROM audit" + (f" WHERE {' AND '.join(where)}" if where else "")
+        with self._lock:
+            first, last = self._conn.execute(sql, params).fetchone()
+        return None if first is None else (first, last)
+
     def table(self) -> str:
         """The table this log belongs to: its own id, or — a console opens it without one — that of
         the newest record naming one; "" for a log of no table's records yet."""

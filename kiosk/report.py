@@ -17,20 +17,27 @@ database, with or without its hash recomputed, must not be totalled as if genuin
 costs one more indexed query a round, not a walk of the chain; a history rewritten whole
 (every later hash recomputed) passes it, as it passes ``verify``, and shows only against a
 written-down head (``verify --head``/``--against``).
+
+The page asks for any period, a year's included, inside the kiosk on a Pi: so the report
+streams the log, as ``verify`` and the exports do, and keeps running totals, never the
+period's rounds — its memory is the same for a shift and for a year.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Iterator
 
-from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord
+from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType
 from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, fold_round
 from kiosk.table_service import money
 from scoring.settle import house_net
 
 ZERO = Decimal(0)
 CHECK_BATCH = 2000    # records whose links are looked up together (about 250 rounds' books)
+WINDOW = 4000         # records whose round endings are read together (about 100 rounds, 200 endings)
 ENDINGS = ("settled", "void", "interrupted", "cleared")
 
 
@@ -72,7 +79,9 @@ class PeriodReport:
         return sorted({b["round"] for b in self.broken})
 
     def add(self, summary: dict) -> None:
-        """Fold one ended round in."""
+        """Fold one ended round in.  Rounds come in the order they ended, not by number, so
+        what depends on order does not: the lists are kept in round order, and the largest
+        win goes to the earliest round among equals."""
         number = summary["round"]
         self.rounds[summary["status"]] = self.rounds.get(summary["status"], 0) + 1
         self.first_round = number if self.first_round is None else min(self.first_round, number)
@@ -89,7 +98,7 @@ class PeriodReport:
         except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError):
             # What the log holds is what the report reads; a settlement it cannot read is
             # named, not skipped in silence and not a crash of the whole report.
-            self.unbalanced.append(number)
+            insort(self.unbalanced, number)
 
     def _add_money(self, number: int, settlement: dict, settled_by: str) -> None:
         # Everything read before anything is added: an unreadable settlement adds nothing.
@@ -104,15 +113,16 @@ class PeriodReport:
             seat.stakes += stake
             seat.net += net
             self.stakes += stake
-            if net > 0 and (self.largest_win is None or net > Decimal(self.largest_win["net"])):
+            best = self.largest_win
+            if net > 0 and (best is None or (net, -number) > (Decimal(best["net"]), -best["round"])):
                 self.largest_win = {"round": number, "seat": seat_name, "net": money(net), "hand": label}
         self.players_net += players
         self.banker_net += banker
         self.commission += commission
         if players + banker + commission != 0:
-            self.unbalanced.append(number)
+            insort(self.unbalanced, number)
         if banking is None:
-            self.banking_unknown.append(number)
+            insort(self.banking_unknown, number)
         house = house_net(banking, banker, commission)
         self.house_result += house
         # Dealers rotate through a shift: the pit compares each one's rounds and result.
@@ -120,6 +130,11 @@ class PeriodReport:
         dealer.rounds += 1
         dealer.stakes += sum((stake for _, stake, _, _ in lines), ZERO)
         dealer.net += house
+
+    def add_broken(self, record: AuditRecord, problem: str) -> None:
+        """Name a record of this report's rounds that fails its hash or its links."""
+        insort(self.broken, {"round": record.round_no, "seq": record.seq, "type": record.type, "problem": problem},
+               key=lambda b: (b["round"], b["seq"]))
 
     def to_json(self) -> dict:
         return {
@@ -146,32 +161,67 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
                   until: str | None = None) -> dict[str, PeriodReport]:
     """One report per table whose rounds ended between ``since`` and ``until`` (log-form
     times, both inclusive, either open), keyed by table id; each names the records it read
-    that fail their hash or their links (``PeriodReport.broken``)."""
-    candidates = sorted({(r.table_id, r.round_no) for r in log.records(
-        types=TERMINAL_TYPES, since=since, until=until, table_id=table_id) if r.round_no is not None})
-    reports: dict[str, PeriodReport] = {}
+    that fail their hash or their links (``PeriodReport.broken``).  The log as it stood when
+    asked: a round that ends while the report reads is the next report's."""
     last = log.last()
     head_seq = last.seq if last else 0
+    reports: dict[str, PeriodReport] = {}
     read: list[AuditRecord] = []     # checked a few hundred rounds at a time: one query for all their neighbours
 
     def check() -> None:
         for r, problem in unsound(log, read, head_seq):
-            reports[r.table_id].broken.append({"round": r.round_no, "seq": r.seq, "type": r.type, "problem": problem})
+            reports[r.table_id].add_broken(r, problem)
         read.clear()
 
-    for table, number in candidates:
-        records = log.records(round_no=number, table_id=table, types=BOOK_TYPES)
-        summary = fold_round(records) if records else None
-        # A round settled before the period and cleared inside it ended before it.
-        ended = summary and summary["ended"]
-        if not ended or (since and ended < since) or (until and ended > until):
-            continue
-        reports.setdefault(table, PeriodReport(table, since, until)).add(summary)
+    for table, records in _ended_rounds(log, table_id=table_id, since=since, until=until, upto_seq=head_seq):
+        # Each record is checked, lines too, but the lines are not folded: the books total the
+        # settlement (as last corrected), which holds them again, and parsing them costs a third.
+        books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
+        reports.setdefault(table, PeriodReport(table, since, until)).add(fold_round(books))
         read.extend(records)
         if len(read) >= CHECK_BATCH:
             check()
     check()
-    return reports
+    return dict(sorted(reports.items()))
+
+
+def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, until: str | None,
+                  upto_seq: int) -> Iterator[tuple[str, list[AuditRecord]]]:
+    """``(table, book records)`` of each round that ended in the period, once each, in the
+    order their endings were logged.
+
+    The log is read as ``verify`` and the exports read it, a range of seqs at a time, but
+    asking only for the records that end rounds (from the type index), then for each of
+    their rounds' books; the range is the period's own (from the time index), so a shift's
+    report of a year's log does not page through the year.  A round belongs to the period
+    its end (:func:`ending`) lies in; one settled and then cleared has two endings, and is
+    read twice only if they fall in two windows."""
+    span = log.seq_span(since=since, until=until)
+    if span is None:
+        return
+    first, last = span[0], min(span[1], upto_seq)
+    for after in range(first - 1, last, WINDOW):
+        page = log.records(types=TERMINAL_TYPES, since=since, until=until, after_seq=after,
+                           upto_seq=min(after + WINDOW, last))
+        here = {r.seq for r in page if r.round_no is not None and table_id in (None, r.table_id)}
+        for table, number in dict.fromkeys((r.table_id, r.round_no) for r in page if r.seq in here):
+            records = log.records(round_no=number, table_id=table, types=BOOK_TYPES, upto_seq=upto_seq)
+            end = ending(records)
+            if end is not None and end.seq in here:
+                yield table, records
+
+
+FINAL = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED)
+
+
+def ending(records: list[AuditRecord]) -> AuditRecord | None:
+    """The record that ended a round (its records in seq order), the one
+    :func:`kiosk.rounds.fold_round` dates its end by: its last settlement, void or
+    interruption, else its first clear."""
+    final = [r for r in records if r.type in FINAL]
+    if final:
+        return final[-1]
+    return next((r for r in records if r.type == AuditType.ROUND_CLEARED), None)
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:

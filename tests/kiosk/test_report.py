@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from datetime import datetime
 from decimal import Decimal
 
-from kiosk.audit import AuditLog, AuditType
+from kiosk import report as books
+from kiosk.audit import AuditLog, AuditType, Entry
 from kiosk.report import period_report
 from scoring.rules import load_preset
 from scoring.settle import Bet, settle_round
+from tamper_testing import edit_in_place
 
 BANKER = "4S 6H QD 9C 9H"            # Bull 8
 NIU_NIU = "KS QS JS 10S 10H"         # beats it
@@ -119,3 +122,73 @@ def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
                            "--to", "2026-03-01"])
     assert code != 0 and "before --from" in err and "swap" in err
 
+
+
+def test_rounds_count_the_same_whatever_order_they_ended_in(tmp_path, monkeypatch):
+    """The report reads rounds as their endings come in the log, a few records at a time; what
+    it says must not depend on that order: lists in round order, the largest win to the
+    earliest round among equals, tables by name, and a round settled in one window and
+    cleared in a later one counted once."""
+    monkeypatch.setattr(books, "WINDOW", 3)
+    log = AuditLog.in_dir(tmp_path)
+    unbalanced = settle_round("cambodia", BANKER, {"1": (NIU_NIU, Bet("1", Decimal(100), "equal"))}).to_json()
+    unbalanced["banker_net"] = "-90.00"
+    settle(log, 9, "07:59", "08:00", {"1": BULL_5}, table="b")
+    for number, start in ((1, "08:00"), (2, "08:01")):
+        log.append(AuditType.ROUND_START, "vision", {}, round_no=number, ts=at(start), table_id="a")
+    for number, end in ((2, "08:02"), (1, "08:03")):          # round 2 ends first
+        log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": unbalanced}, round_no=number, ts=at(end),
+                   table_id="a")
+    log.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=1, ts=at("08:09"), table_id="a")
+    ends = {r.round_no: r.seq for r in log.records(types=[AuditType.ROUND_SETTLED], table_id="a")}
+    edit_in_place(log.path, ends[1], "mallory")
+    edit_in_place(log.path, ends[2], "mallory")
+
+    reports = period_report(log)
+    assert list(reports) == ["a", "b"]
+    a = reports["a"].to_json()
+    assert a["rounds"]["settled"] == 2 and a["rounds"]["cleared"] == 0
+    assert a["largest_win"]["round"] == 1 and a["unbalanced_rounds"] == [1, 2]
+    assert [(b["round"], b["seq"]) for b in a["broken_records"]] == [(1, ends[1]), (2, ends[2])]
+
+
+def build_rounds(log: AuditLog, first: int, last: int) -> None:
+    """Settled rounds with their lines, one a minute, in one transaction (fast to write)."""
+    seats = {"1": (NIU_NIU, Bet("1", Decimal(100), "equal")), "2": (BULL_5, Bet("2", Decimal(100), "equal"))}
+    settlement = settle_round("cambodia", BANKER, seats).to_json()
+    entries = []
+    for n in range(first, last + 1):
+        ts = at("08:00") + 60 * n
+        entries.append(Entry(AuditType.ROUND_START, "vision", {"bets": {}}, n, ts, "t1"))
+        entries.append(Entry(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement}, n, ts + 30, "t1"))
+        entries += [Entry(AuditType.SETTLEMENT_LINE, "dealer1", dict(line), n, ts + 30, "t1")
+                    for line in settlement["lines"]]
+    log.append_many(entries)
+
+
+def report_peak(log: AuditLog) -> tuple[int, dict]:
+    """Python's peak allocations (bytes) while the whole log is reported, and the reports."""
+    period_report(log)            # once before: caches filled, modules imported
+    tracemalloc.start()
+    try:
+        reports = period_report(log)
+        return tracemalloc.get_traced_memory()[1], reports
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_report_streams_the_log_its_memory_does_not_grow_with_the_period(tmp_path, monkeypatch):
+    """The report page takes any period, a year's too, inside the kiosk on a Pi: the report
+    must keep running totals, not the period's rounds (it once held every round's ending,
+    ~2.3 KB a round).  Measured as Python's own allocations, which a busy machine does not
+    change, for a log and one four times its size, with its pages made small enough that
+    the smaller log fills them."""
+    monkeypatch.setattr(books, "WINDOW", 40)
+    monkeypatch.setattr(books, "CHECK_BATCH", 40)
+    log = AuditLog.in_dir(tmp_path)
+    build_rounds(log, 1, 150)
+    small, _ = report_peak(log)
+    build_rounds(log, 151, 600)
+    large, reports = report_peak(log)
+    assert reports["t1"].rounds["settled"] == 600 and reports["t1"].seats["1"].rounds == 600
+    assert large < small * 1.25, f"peak {small} bytes for 150 rounds, {large} for 600"
