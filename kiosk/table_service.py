@@ -100,14 +100,16 @@ def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) 
     to see both factors; everywhere else the line stays exactly as it always was.
     """
     net = Decimal(line.net)
-    action = "pay" if net > 0 else "collect" if net < 0 else "none"
+    owed = getattr(line, "owed", None)
+    # "unpaid": a win the banker's stack did not reach at all; not a push, which it would read as
+    action = "pay" if net > 0 else "collect" if net < 0 else "unpaid" if owed is not None else "none"
     view = {"seat": line.seat, "outcome": str(line.outcome), "multiplier": line.multiplier,
             "gross": money(Decimal(line.gross)), "commission": money(Decimal(line.commission)),
             "net": money(net), "action": action, "amount": money(abs(net)),
             "player": line.player.label, "banker": line.banker.label,
             "category": str(line.player.category)}
-    if getattr(line, "owed", None) is not None:   # the banker's stack ran out before this win was paid in full
-        view.update(owed=money(Decimal(line.owed)), short=money(Decimal(line.owed) - Decimal(line.gross)))
+    if owed is not None:   # the banker's stack ran out before this win was paid in full
+        view.update(owed=money(Decimal(owed)), short=money(Decimal(owed) - Decimal(line.gross)))
     if bet is not None:
         view["bet"] = bet_json(bet, grab=banker_bid is not None)
     if banker_bid is not None:
@@ -341,7 +343,12 @@ class TableService:
         ends = [r.type for r in records if r.type in TERMINAL_TYPES]
         if ends and ends[-1] in (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID):
             hands = fold_round(records)["hands"]
-            self.machine.ignore_present((seat, code) for seat, codes in hands.items() for code in codes)
+            # Only while the camera still shows them: swept while the kiosk was down, they must
+            # not stay ignored and hide the next deal of the same card to the same seat.  The
+            # tracker shows a card in view within its window (k of n frames); four leave room
+            # for a hand passing over the table at the restart.
+            self.machine.ignore_present(((seat, code) for seat, codes in hands.items() for code in codes),
+                                        forget_after=4 * self.config.thresholds.n)
 
     def _restore_pending(self) -> None:
         """Take back the stakes (and bank bid) the dealer entered for the next round.
@@ -741,7 +748,11 @@ class TableService:
             return value
 
     def _check_stack(self, amount: Any) -> Decimal | None:
+        """The stack typed (None: not entered).  Unlike a stake, 0 is a stack: a banker with
+        nothing left still banks the losers' chips, and must not read as "not entered"."""
         value = parse_amount(amount, "banker", "the banker's stack")
+        if value is None and amount is not None and str(amount).strip():
+            value = Decimal("0.00")
         unit = self.preset.commission_quantum
         if value is not None and value % unit:
             raise TableError(f"the banker's stack {money(value)} is not a whole number of the table's money unit "

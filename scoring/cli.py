@@ -255,7 +255,7 @@ def _print_settlement(s: Settlement, preset: Preset) -> None:
         print("  " + "".join(_pad(cell, w, left=i < 4) for i, (cell, w) in enumerate(zip(row, widths))))
     for line in s.lines:
         if line.owed is not None:
-            print(f"  seat {line.seat} won {money_text(line.owed)}; the banker's stack covered "
+            print(f"  seat {line.seat} won {money_text(line.owed)}; the banker could pay "
                   f"{money_text(line.gross)} ({money_text(line.short)} short)")
     if s.banker_stack is not None:
         print(f"  banker's stack {money_text(s.banker_stack)}")

@@ -316,9 +316,11 @@ def _covered(preset: Preset, stack: Decimal | None, owed: Mapping[str, Decimal],
     """Each seat's gross after the banker's cover: what the losers pay plus the stack goes
     to the winners; strongest first pays whole groups of equally strong hands in turn, and
     a group (under pro rata, every winner) that cannot be paid in full shares what is left
-    in proportion to what each won, rounded down to the money unit — the banker keeps the
-    remainder (less than one unit a seat), so nobody is paid money the banker does not have.
-    Counted in whole money units, so the shares are exact."""
+    in proportion to what each won.  Counted in whole money units, so the shares are exact:
+    each gets its proportion rounded down, and the units rounding leaves over go one each
+    to the largest remainders (the stronger hand, then the seat first in order, on a tie) —
+    the banker keeps none of them, so a banker who cannot cover ends the round without a
+    unit of the stack and nobody is paid money the banker does not have."""
     winners = {seat: gross for seat, gross in owed.items() if gross > 0}
     unit = preset.commission_quantum
     with _exactly("the banker's cover"):
@@ -327,20 +329,25 @@ def _covered(preset: Preset, stack: Decimal | None, owed: Mapping[str, Decimal],
         units = {seat: int(gross / unit) for seat, gross in winners.items()}
     if stack is None or sum(units.values()) <= left:
         return dict(owed)
+    keys = {seat: strength(hands[seat], preset) for seat in winners}
     if preset.banker_cover is BankerCover.PRO_RATA:
-        groups = [sorted(winners)]
+        groups = [list(winners)]
     else:
-        keys = {seat: strength(hands[seat], preset) for seat in winners}
-        groups = [sorted(seat for seat in winners if keys[seat] == key)
-                  for key in sorted(set(keys.values()), reverse=True)]
+        groups = [[seat for seat in winners if keys[seat] == key] for key in sorted(set(keys.values()), reverse=True)]
     paid = dict(owed)
     for group in groups:
         need = sum(units[seat] for seat in group)
         if need <= left:
             left -= need
             continue
+        shares = {seat: units[seat] * left // need for seat in group}
+        over = left - sum(shares.values())
+        order = sorted(group, key=lambda seat: (-(units[seat] * left % need), tuple(-k for k in keys[seat]),
+                                                 list(owed).index(seat)))
+        for seat in order[:over]:
+            shares[seat] += 1
         for seat in group:
-            paid[seat] = (units[seat] * left // need) * unit if need else ZERO
+            paid[seat] = shares[seat] * unit
         left = 0
     return {seat: gross.quantize(unit) for seat, gross in paid.items()}
 

@@ -29,6 +29,7 @@ if that name exists)::
      "interrupted": false,           # true if the process stopped mid-round
      "first_frame": 1203, "last_frame": 1650, "frame_size": [1920, 1080],
      "ignored_at_start": [["3", "KH"]],   # left-overs of the previous round being ignored
+                                          # ([seat, card, frames]: forgotten if unseen that long)
      "table": {...}}                 # the whole table config in force (thresholds too)
 
 ``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "size": [1920, 1080],

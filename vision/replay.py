@@ -384,7 +384,7 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
 
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
-    pipeline.machine.ignore_present((seat, card) for seat, card in meta.get("ignored_at_start", []))
+    pipeline.machine.ignore_present(tuple(entry) for entry in meta.get("ignored_at_start", []))
     collector = RoundCollector(pipeline.machine)
     produced: list[RoundEvent] = []
     pipeline.machine.add_listener(produced.append)

@@ -185,6 +185,10 @@ class RoundMachine:
         # tracker has shown them yet: one is forgotten only after it was seen and then left, so a
         # replay whose tracker needs a few frames to see it again ignores it just the same.
         self._stale: dict[tuple[str, Card], bool] = {}
+        # Left-overs the table may no longer hold (a finished round's cards after a restart:
+        # swept while the kiosk was down, or not): forgotten if the tracker has not shown them
+        # within this many frames, else a card dealt again to its seat would be ignored.
+        self._stale_frames_left: dict[tuple[str, Card], int] = {}
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
@@ -265,11 +269,12 @@ class RoundMachine:
     def _saved(self) -> tuple:
         record = {seat: [replace(entry) for entry in entries] for seat, entries in self._record.items()}
         return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
-                self._active, set(self._current), dict(self._stale), set(self._suppressed), list(self._alerts))
+                self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
+                set(self._suppressed), list(self._alerts))
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
-         self._active, self._current, self._stale, self._suppressed, self._alerts) = saved
+         self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -284,16 +289,28 @@ class RoundMachine:
                                  f"(seats: {', '.join(self.config.seat_names)})")
             self._active = tuple(s for s in self.config.seat_names if s in names)
 
-    def ignore_present(self, cards: Iterable[tuple[str, str | Card]]) -> None:
-        """Treat these (seat, card) as left over from an earlier round until they leave the table."""
+    def ignore_present(self, cards: Iterable[tuple[str, str | Card] | tuple[str, str | Card, int]],
+                       forget_after: int | None = None) -> None:
+        """Treat these (seat, card) as left over from an earlier round until they leave the table.
+
+        With ``forget_after`` (or a third item per card, as :attr:`stale_cards` gives it), one
+        the tracker has not shown within that many frames is forgotten: the table may no
+        longer hold it at all."""
         with self._lock:
-            for seat, c in cards:
-                self._stale.setdefault((seat, _card(c)), False)
+            for seat, c, *frames in cards:
+                key = (seat, _card(c))
+                self._stale.setdefault(key, False)
+                left = frames[0] if frames else forget_after
+                if left is not None and not self._stale[key]:
+                    self._stale_frames_left[key] = int(left)
 
     @property
-    def stale_cards(self) -> list[list[str]]:
-        """Left-over [seat, card] pairs being ignored (a recording stores them to replay exactly)."""
-        return sorted([seat, card.code] for seat, card in self._stale)
+    def stale_cards(self) -> list[list[str | int]]:
+        """Left-over [seat, card] pairs being ignored, with the frames left to see the ones that
+        may be gone (a recording stores them to replay exactly)."""
+        return sorted([seat, card.code] + ([self._stale_frames_left[(seat, card)]]
+                                           if (seat, card) in self._stale_frames_left else [])
+                      for seat, card in self._stale)
 
     # ------------------------------------------------------------ the camera's side
 
@@ -307,6 +324,7 @@ class RoundMachine:
             self._current = current
             self._stale = {key: seen or key in current for key, seen in self._stale.items()
                            if key in current or not seen}
+            self._count_down_stale(current)
             visible = self._visible_cards(hands)
 
             if self.state in (RoundState.settled, RoundState.void):
@@ -456,6 +474,17 @@ class RoundMachine:
         self._suppressed = set()
         if manual:  # cards still lying there belong to the round just cleared, not the next one
             self._stale = {key: True for key in self._current}
+            self._stale_frames_left = {}
+
+    def _count_down_stale(self, current: set[tuple[str, Card]]) -> None:
+        for key in list(self._stale_frames_left):
+            if key in current or key not in self._stale:
+                del self._stale_frames_left[key]         # seen (then the usual rule) or gone
+                continue
+            self._stale_frames_left[key] -= 1
+            if self._stale_frames_left[key] <= 0:
+                del self._stale_frames_left[key]
+                del self._stale[key]
 
     # ------------------------------------------------------------ the people's side
 

@@ -159,7 +159,7 @@
     if (seat.name === "banker" && covered()) {
       const stack = state.round.banker_stack;
       const stackBtn = el("button", "bet-chip stack-chip" + (stack ? "" : " empty"),
-        stack ? "Stack " + money(stack) : "Stack not entered");
+        stack ? "Stack " + money(stack) : "Enter stack");
       stackBtn.type = "button";
       stackBtn.dataset.stackChip = "1";
       stackBtn.disabled = !state.round.bets_open;
@@ -186,13 +186,18 @@
     } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
-      m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves" : word + money(line.amount)));
+      m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves"
+        : line.action === "unpaid" ? "NOTHING TO PAY" : word + money(line.amount)));
       if (line.banker_bid) m.appendChild(el("small", "factors", "×" + line.banker_bid + " bid · ×" + line.bet_multiple + " multiple"));
-      // The banker's stack ran out: the dealer pays what it covered, and the player sees what is missing.
-      if (line.short) m.appendChild(el("small", "short", "won " + grouped(line.owed) + " · banker's stack short " + grouped(line.short)));
-      const small = el("small", "commission", (Number(line.commission) > 0
-        ? "commission " + grouped(line.commission) + " (win " + grouped(line.gross) + ")" : "no commission")
-        + (seat.line_final ? "" : " · to settle"));
+      // The banker's stack ran out: the dealer pays what it covered, and the player sees what is
+      // missing, on the commission's line (a seventh seat's payout must still fit a 720-line panel).
+      const fee = Number(line.commission) > 0;
+      const small = line.short
+        ? el("small", "short", "short " + grouped(line.short) + " of " + grouped(line.owed)
+          + (fee ? " · comm. " + grouped(line.commission) : ""))
+        : el("small", "commission", (fee ? "commission " + grouped(line.commission) + " (win " + grouped(line.gross) + ")"
+          : "no commission"));
+      if (!seat.line_final) small.textContent += " · to settle";
       m.appendChild(small);
       box.appendChild(m);
     }
@@ -635,7 +640,8 @@
       tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "") : ""));
       const line = h.lines[seat];
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
-      tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "") : ""));
+      tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "")
+        + (line.short ? " (short " + grouped(line.short) + " of " + grouped(line.owed) + ")" : "") : ""));
       table.appendChild(tr);
     });
     box.appendChild(table);

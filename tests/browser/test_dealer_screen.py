@@ -228,15 +228,25 @@ def test_seven_seats_fit_every_screen(browser, live_kiosk, shots, size):
     shots(driver, f"dealer-{size[0]}x{size[1]}-seven-seats")
 
 
-@pytest.mark.parametrize("live_kiosk", [{"seats": SEVEN, "rules": "grab-banker"}], indirect=True)
+HOUSE_STACK = str(Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml")
+
+
+@pytest.mark.parametrize("live_kiosk", [{"seats": SEVEN, "rules": "grab-banker"},
+                                        {"seats": SEVEN, "rules": HOUSE_STACK}], indirect=True, ids=["full", "stack"])
 @pytest.mark.parametrize("size", SCREENS)
 def test_grab_banker_bid_and_multiples_fit_every_screen(browser, live_kiosk, shots, size):
-    """The bank bid on the banker's seat, a multiple beside each stake, both in the payout."""
+    """The bank bid on the banker's seat, a multiple beside each stake, both in the payout;
+    where the banker pays only as far as a stack goes, the stack too, and the lines of the
+    wins it fell short of (seat 4's Five Face is paid first, seat 1's Niu Niu gets the rest,
+    the other two Niu Niu nothing)."""
     driver, service = browser, live_kiosk.service
     driver.viewport(*size)
+    covered = service.covered
     for seat in SEVEN_HANDS:
         if seat != "1":
             service.set_bet(seat, "10", "standard", "dealer1", multiple=str(int(seat) % 5 + 1))
+    if covered:
+        service.set_stack("1500", "dealer1")
     log_in(driver, live_kiosk.url, "dealer1")
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "settle-btn")))
     click(driver, '[data-bet-seat="1"]')
@@ -259,8 +269,13 @@ def test_grab_banker_bid_and_multiples_fit_every_screen(browser, live_kiosk, sho
     wait_text(driver, "#round-state", "SETTLED")
     drawn(driver, service)
     # Niu Niu x3, bid x2, multiple x3: 100 x 18 = 1800, less 5%
-    assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1,710.00 USD")
+    assert exact_text(driver, '.seat[data-seat="1"] .money .amount',
+                      "PAY 1,330.00 USD" if covered else "PAY 1,710.00 USD")
+    if covered:     # 1,500 and the 400 the losers paid: 500 to seat 4, 1,400 of seat 1's 1,800
+        assert exact_text(driver, '.seat[data-seat="1"] .money .short', "short 400.00 of 1,800.00 · comm. 70.00")
+        assert exact_text(driver, '.seat[data-seat="6"] .money .amount', "NOTHING TO PAY")
     assert exact_text(driver, '.seat[data-seat="1"] .money .factors', "×2 bid · ×3 multiple")
+    shots(driver, f"dealer-{size[0]}x{size[1]}-grab-banker" + ("-stack" if covered else ""))
     metrics = driver.execute_script("return [document.documentElement.scrollHeight, window.innerHeight,"
                                     " document.documentElement.scrollWidth, window.innerWidth]")
     assert metrics[0] <= metrics[1] and metrics[2] <= metrics[3], metrics
@@ -268,7 +283,6 @@ def test_grab_banker_bid_and_multiples_fit_every_screen(browser, live_kiosk, sho
     for seat in SEVEN_HANDS:
         rect = seat_box(driver, seat).rect
         assert rect["y"] + rect["height"] <= strip["y"], (seat, rect, strip)
-    shots(driver, f"dealer-{size[0]}x{size[1]}-grab-banker")
 
 
 def test_surveillance_sees_the_correction(browser, live_kiosk, shots):
@@ -582,8 +596,6 @@ def test_top_bar_fits_an_800x480_panel(browser, live_kiosk, shots):
     WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.ID, "login")))
 
 
-HOUSE_STACK = str(Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml")
-
 
 @pytest.mark.parametrize("live_kiosk", [{"rules": HOUSE_STACK}], indirect=True)
 def test_the_banker_s_stack_is_entered_and_a_short_win_says_so(browser, live_kiosk, shots):
@@ -595,13 +607,14 @@ def test_the_banker_s_stack_is_entered_and_a_short_win_says_so(browser, live_kio
     service.set_bet("2", "50", "standard", "dealer1")
     service.set_bid("2", "dealer1")
     log_in(driver, live_kiosk.url, "dealer1")
-    wait_text(driver, "[data-stack-chip]", "Stack not entered")
+    service.set_bet("3", "100", "standard", "dealer1")
+    wait_text(driver, "[data-stack-chip]", "Enter stack")
     click(driver, "[data-stack-chip]")
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "stack-amount")))
     driver.find_element(By.ID, "stack-amount").send_keys("1000" + Keys.ENTER)
     wait_text(driver, "[data-stack-chip]", "Stack 1,000.00 USD")
 
-    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2), hand("3", "KH QH JH 4C 5H")], 1)
     wait_text(driver, '.seat[data-seat="2"] .category', "Bull 5")
     drawn(driver, service)
     driver.find_element(By.ID, "settle-btn").click()
@@ -609,6 +622,9 @@ def test_the_banker_s_stack_is_entered_and_a_short_win_says_so(browser, live_kio
     drawn(driver, service)
     # won 100 x3 (Niu Niu) x2 (bid) x3 = 1,800; the banker has 200 from seat 2 and 1,000: 1,200 less 5%
     assert exact_text(driver, '.seat[data-seat="1"] .money .amount', "PAY 1,140.00 USD")
-    assert exact_text(driver, '.seat[data-seat="1"] .money .short', "won 1,800.00 · banker's stack short 600.00")
+    assert exact_text(driver, '.seat[data-seat="1"] .money .short', "short 600.00 of 1,800.00 · comm. 60.00")
     assert not driver.find_elements(By.CSS_SELECTOR, '.seat[data-seat="2"] .money .short')
+    # seat 3's Bull 9 won too, but the stronger Niu Niu took the whole stack: nothing to pay, and no PUSH
+    assert exact_text(driver, '.seat[data-seat="3"] .money .amount', "NOTHING TO PAY")
+    assert exact_text(driver, '.seat[data-seat="3"] .money .short', "short 400.00 of 400.00")
     shots(driver, "dealer-1280x720-banker-stack-short")

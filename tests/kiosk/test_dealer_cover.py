@@ -95,6 +95,20 @@ def test_the_stack_is_for_one_round_and_stands_again_after_a_void(dealer, servic
     assert dealer.state()["round"]["banker_stack"] is None  # counted again before each deal
 
 
+def test_a_stack_of_nothing_is_a_stack_and_a_win_it_cannot_reach_is_not_a_push(dealer, service):
+    state = place(dealer, "0")
+    assert state["round"]["banker_stack"] == "0.00"      # entered: not "no stack", the round can be settled
+    dealer.post("/dealer/api/bet", {"seat": "3", "amount": "100", "kind": "standard"})
+    service.observe([hand("banker", BANKER_BULL_8), hand("1", NIU_NIU), hand("2", BULL_5),
+                     hand("3", "KH QH JH 4C 5H")], 1)               # seat 3: Bull 9, a win of 400
+    state = dealer.post("/dealer/api/settle")["state"]
+    # the 200 seat 2 lost is all there is: seat 1's Niu Niu takes it, seat 3 gets nothing
+    assert seat(state, "1")["line"]["action"] == "pay" and seat(state, "1")["line"]["short"] == "1600.00"
+    three = seat(state, "3")["line"]
+    assert (three["outcome"], three["action"], three["net"], three["short"]) == ("win", "unpaid", "0.00", "400.00")
+    assert state["totals"]["banker_net"] == "0.00"
+
+
 @pytest.mark.parametrize("amount, message", [
     ("lots", "not an amount"), ("-5", "positive"), ("10.001", "more than 2 decimals"),
 ])

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.cards import DECK
+from scoring.compare import strength
 from scoring.rules import PRESET_DIR, PresetError, list_presets, load_preset
 from scoring.settle import Bet, Outcome, SettlementError, settle_round
 
@@ -53,12 +54,15 @@ def test_strongest_first_pays_the_best_hands_in_full_until_the_stack_runs_out(tm
     assert s.to_json()["banker_stack"] == "1700.00" and s.line("3").to_json()["owed"] == "200.00"
 
 
-def test_pro_rata_gives_every_winner_the_same_share_rounded_down(tmp_path):
-    s = settle(preset_file(tmp_path, "pro_rata"), "1000.01")
-    # owed 600 + 1000 + 200 + 200 = 2000; the stack covers 1000.01 of it: each gets half, a cent left over
-    assert paid(s) == {"1": Decimal("300.00"), "2": Decimal("500.00"), "3": Decimal("100.00"), "4": Decimal("100.00")}
-    assert s.banker_net == Decimal("-1000.00")
-    assert all(line.commission == line.gross * Decimal("0.05") for line in s.lines)   # the fee is on what was paid
+def test_pro_rata_gives_every_winner_the_same_share_and_the_banker_keeps_no_remainder(tmp_path):
+    preset = preset_file(tmp_path, "pro_rata")
+    s = settle(preset, "1000.01")
+    # owed 600 + 1000 + 200 + 200 = 2000; the stack covers 1000.01 of it: each gets half, and the
+    # cent rounding leaves over goes to the largest remainder (seat 2's), not back to the banker
+    assert paid(s) == {"1": Decimal("300.00"), "2": Decimal("500.01"), "3": Decimal("100.00"), "4": Decimal("100.00")}
+    assert s.banker_net == Decimal("-1000.01")
+    # the fee is on what was paid
+    assert all(line.commission == preset.round_commission(line.gross * Decimal("0.05")) for line in s.lines)
 
 
 def test_the_losers_money_pays_winners_before_the_stack(tmp_path):
@@ -91,9 +95,17 @@ def test_the_books_balance_and_the_banker_never_loses_more_than_the_stack(tmp_pa
                 for seat, hand in hands.items()}
         preset = presets[which]
         s = settle_round(preset, cards[:5], bets, banker_bid=rng.randint(1, 4), banker_stack=stack)
+        keys = {line.seat: strength(line.player, preset) for line in s.lines}
+        if which == 0:                                                   # strongest first: never a smaller share
+            for a in s.lines:
+                for b in s.lines:
+                    if a.owed is not None and b.outcome is Outcome.WIN and keys[b.seat] < keys[a.seat]:
+                        assert b.gross == 0, (a.seat, b.seat)
         full = settle_round("grab-banker", cards[:5], bets, banker_bid=s.banker_bid)
         assert sum(line.net for line in s.lines) + s.banker_net + s.total_commission == 0
         assert -sum(line.gross for line in s.lines) >= -stack          # the banker's loss before the fee
+        if any(line.owed is not None for line in s.lines):               # short: the whole stack is paid out
+            assert -sum(line.gross for line in s.lines) == -stack
         for line, whole in zip(s.lines, full.lines):
             assert 0 <= line.gross <= whole.gross or line.gross == whole.gross     # losers pay in full
             assert (line.owed is None) == (line.gross == whole.gross)
