@@ -154,6 +154,18 @@ def parse_whole(value: Any) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 3 else None
 
 
+def edited_keys(old: Any, new: Any, path: str = "") -> list[str]:
+    """The settings (dotted, like ``thresholds.k``) whose values differ between two loaded
+    table files.  Only keys both hold count: a key only the newer one has is a setting a later
+    release added, at its default, and one only the older has a setting it dropped; neither
+    is an edit of the file, and logging them as ``config_changed`` at every upgrade would
+    hide the edits surveillance looks for."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [key for name in sorted(set(old) & set(new))
+                for key in edited_keys(old[name], new[name], f"{path}{name}.")]
+    return [] if old == new else [path.rstrip(".")]
+
+
 def config_digest(config: TableConfig) -> str:
     return hashlib.sha256(canonical_json(config.model_dump(mode="json")).encode()).hexdigest()
 
@@ -412,11 +424,11 @@ class TableService:
                    "seats": list(self.config.seat_names), "config": self.config.model_dump(mode="json")}
         if last and last[0].data.get("sha256") != digest:
             old = last[0].data
-            changed = sorted(k for k in set(old.get("config", {})) | set(current["config"])
-                             if old.get("config", {}).get(k) != current["config"].get(k))
-            self.audit.append(AuditType.CONFIG_CHANGED, "system", {
-                "old_sha256": old.get("sha256"), "new_sha256": digest, "keys": changed,
-                "old_rules": old.get("rules"), "new_rules": self.config.rules})
+            changed = edited_keys(old.get("config", {}), current["config"])
+            if changed:     # else an upgrade's new settings, at their defaults: no one edited the file
+                self.audit.append(AuditType.CONFIG_CHANGED, "system", {
+                    "old_sha256": old.get("sha256"), "new_sha256": digest, "keys": changed,
+                    "old_rules": old.get("rules"), "new_rules": self.config.rules})
         self.audit.append(AuditType.CONFIG_LOADED, "system", current)
 
     # ------------------------------------------------------------------ camera side

@@ -560,15 +560,17 @@ def _parse(path: Path, raw: bytes) -> Any:
     import yaml  # only custom presets use YAML
 
     try:
-        return yaml.load(text, Loader=_unique_key_loader())
-    except _DuplicateKey as exc:
+        return yaml.load(text, Loader=unique_key_loader())
+    except DuplicateKey as exc:
         raise PresetError(f"preset file {path}: key {exc.key!r} is given twice (line {exc.line}); YAML would "
                           "silently keep the last one: keep one") from None
     except yaml.YAMLError as exc:
         raise PresetError(f"preset file {path}: invalid YAML: {' '.join(str(exc).split())}") from None
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(Exception):
+    """A key given twice in one mapping of a YAML file (``line`` counts from 1)."""
+
     def __init__(self, key: Any, line: int) -> None:
         super().__init__(key, line)
         self.key, self.line = key, line
@@ -577,9 +579,10 @@ class _DuplicateKey(Exception):
 _LOADER: list[type] = []
 
 
-def _unique_key_loader() -> type:
+def unique_key_loader() -> type:
     """yaml's SafeLoader, except that a key given twice in one mapping is an error (TOML's
-    rule), not silently the last value: a second ``commission:`` would replace the first."""
+    rule), not silently the last value: a second ``commission:`` would replace the first
+    (presets), a second ``table_id:`` the table's name (table files)."""
     if not _LOADER:
         import yaml
 
@@ -593,7 +596,7 @@ def _unique_key_loader() -> type:
                         key = self.construct_object(key_node, deep=deep)
                         try:
                             if key in seen:
-                                raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                                raise DuplicateKey(key, key_node.start_mark.line + 1)
                             seen.add(key)
                         except TypeError:   # an unhashable key: SafeLoader reports it
                             pass

@@ -489,12 +489,21 @@ def diff_events(recorded: list[RoundEvent], produced: list[RoundEvent], limit: i
 _AMOUNT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
+# Keys a later release added to what it records, which say how a figure was reached but
+# change no figure: absent from an older recording, they are no difference.  (A key the
+# recording has and the replay lacks, or any other new key, still is.)
+ADDED_SINCE = frozenset({"preset_rules"})
+
+
 def _same(recorded: Any, replayed: Any) -> bool:
     """Equal, with money compared as amounts: a release that writes ``"100.00"`` where an
     older one wrote ``"100"`` (the settlement's gross) pays the same, and calling that a
-    difference would make every older honest recording look doctored."""
+    difference would make every older honest recording look doctored — as would a key the
+    recording predates (``ADDED_SINCE``)."""
     if isinstance(recorded, dict) and isinstance(replayed, dict):
-        return recorded.keys() == replayed.keys() and all(_same(recorded[k], replayed[k]) for k in recorded)
+        extra = replayed.keys() - recorded.keys()
+        return (recorded.keys() <= replayed.keys() and extra <= ADDED_SINCE
+                and all(_same(recorded[k], replayed[k]) for k in recorded))
     if isinstance(recorded, list) and isinstance(replayed, list):
         return len(recorded) == len(replayed) and all(map(_same, recorded, replayed))
     if (isinstance(recorded, str) and isinstance(replayed, str) and recorded != replayed

@@ -31,6 +31,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from scoring.errors import NiuniuError
+from scoring.rules import DuplicateKey, unique_key_loader
 
 PLAYER_SEATS: tuple[str, ...] = tuple(str(i) for i in range(1, 8))
 SEAT_NAMES: tuple[str, ...] = ("banker",) + PLAYER_SEATS
@@ -440,17 +441,31 @@ def load_table_config(path: str | Path) -> TableConfig:
     return table_config_from_dict(data, path)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose every key is given once (json keeps the last of two silently)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(key, 0)
+        seen[key] = value
+    return seen
+
+
 def parse_config_text(text: str, path: Path) -> dict:
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
             data = tomllib.loads(text)
         elif suffix == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
         elif suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=unique_key_loader())
         else:
             raise ConfigError(f"table file {path}: unknown format {suffix!r}; use .yaml, .yml, .toml or .json")
+    except DuplicateKey as exc:
+        line = f" (line {exc.line})" if exc.line else ""
+        raise ConfigError(f"table file {path}: key {exc.key!r} is given twice{line}; only the last would count: "
+                          "keep one") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"table file {path} is not valid TOML: {exc}") from None
     except json.JSONDecodeError as exc:

@@ -8,7 +8,7 @@ import json
 import yaml
 
 from kiosk.app import create_app
-from kiosk.audit import AuditLog, AuditType
+from kiosk.audit import AUDIT_FILE, AuditLog, AuditType
 from kiosk_testing import FAST_HASH, hand, make_table, table_dict
 
 
@@ -393,3 +393,22 @@ def test_a_data_dir_that_is_a_file_or_read_only_is_one_line_for_users_and_kiosk(
         assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
         assert "not writable by this user" in err and "Traceback" not in err, (argv, err)
     assert {p.name: p.read_bytes() for p in data.iterdir()} == before
+
+
+def test_an_upgrade_that_only_adds_settings_logs_no_config_change(tmp_path):
+    """A release that adds a setting (at its default) changes the loaded config's digest, but
+    nobody edited the table file: a config_changed at every upgrade would hide the real edits."""
+    one_round_then_stop(tmp_path, make_table(), "10", "KS QS JS 10S 10H")
+    log = AuditLog(tmp_path / AUDIT_FILE, table_id="t1")
+    older = json.loads(json.dumps(log.records(types=[AuditType.CONFIG_LOADED])[-1].data))
+    del older["config"]["camera"]                    # as a release before the camera settings wrote it
+    older["sha256"] = "0" * 64
+    log.append(AuditType.CONFIG_LOADED, "system", older)
+    log.close()
+
+    for table, keys in ((make_table(), []), (make_table(n=6), [["thresholds.n"]])):   # the same file; an edit
+        app = app_for(tmp_path, table)
+        service = app.extensions["niuniu"].service
+        assert [c.data["keys"] for c in service.audit.records(types=[AuditType.CONFIG_CHANGED])] == keys
+        service.stop()
+        service.audit.close()

@@ -376,3 +376,24 @@ def test_a_round_paid_as_far_as_the_banker_s_stack_went_replays_exactly(tmp_path
     [folder] = find_recordings(tmp_path / "data")
     [result] = replay(folder)
     assert result["matches_recording"] is True and result["settlement"] == live.data["settlement"]
+
+
+def test_a_recording_older_than_a_key_the_settlement_now_carries_still_matches(tmp_path):
+    """Recordings made before settlements carried the rules' digest (preset_rules) are honest:
+    replayed today they must match, as long as every figure does."""
+    from vision.replay import diff_events
+
+    _, live_events = run_live(dealing(ROUND_A), tmp_path, settle_when_complete)
+    older = []
+    for event in live_events:
+        data = json.loads(json.dumps(event.to_json()))
+        data["data"].get("settlement", {}).pop("preset_rules", None)
+        older.append(RoundEvent.from_json(data))
+    assert any("settlement" in e.data for e in live_events)
+    assert diff_events(older, live_events) == []
+    # but a figure that differs, or a key only the recording has, is still a difference
+    index = next(i for i, e in enumerate(older) if "settlement" in e.data)
+    for key, value in (("banker_net", "1.00"), ("note", "x")):
+        edited = json.loads(json.dumps(older[index].to_json()))
+        edited["data"]["settlement"][key] = value
+        assert diff_events(older[:index] + [RoundEvent.from_json(edited)] + older[index + 1:], live_events)

@@ -78,6 +78,17 @@ def test_unknown_key_is_named_with_the_allowed_keys(tmp_path):
     assert "needs_confirmation_below" in message  # the allowed keys are listed
 
 
+@pytest.mark.parametrize("name, text, key", [
+    ("table.yaml", GOOD_YAML.replace("table_id: t1\n", "table_id: t1\ntable_id: t2\n"), "'table_id'"),
+    ("table.yaml", GOOD_YAML.replace("  n: 4", "  n: 4\n  k: 3"), "'k'"),
+    ("table.json", '{"table_id": "t1", "rules": "cambodia", "table_id": "t2", "seats": []}', "'table_id'"),
+])
+def test_a_key_given_twice_is_refused_not_the_last_one_kept(tmp_path, name, text, key):
+    # YAML and JSON kept the last silently: a second table_id renamed the table in its log
+    message = load_error(tmp_path, text, name)
+    assert f"key {key} is given twice" in message and "keep one" in message
+
+
 def test_unknown_top_level_key(tmp_path):
     message = load_error(tmp_path, GOOD_YAML + "colour: red\n")
     assert "colour: unknown key" in message
