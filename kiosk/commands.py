@@ -721,6 +721,9 @@ def _print_report(report, zone) -> None:
     if r["largest_win"]:
         w = r["largest_win"]
         print(f"  largest win  {w['net']} to seat {w['seat']} in round {w['round']} ({w['hand']})")
+    if r.get("short_wins"):
+        print(f"  short wins   {r['short_wins']} win(s) the banker's stack could not pay in full, "
+              f"{r['short_total']} not paid")
     if r["seats"]:
         _print_columns(("seat", "rounds", "stakes", "net"), r["seats"])
     if r["dealers"]:

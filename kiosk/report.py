@@ -69,6 +69,9 @@ class PeriodReport:
     settlement_corrections: int = 0
     alerts: int = 0
     largest_win: dict | None = None
+    # wins a player-banker's stack could not pay in full (banker.cover): how many, what was not paid
+    short_wins: int = 0
+    short_total: Decimal = ZERO
     seats: dict[str, SeatTotals] = field(default_factory=dict)
     dealers: dict[str, SeatTotals] = field(default_factory=dict)   # by who settled; net = the house's
     unbalanced: list[int] = field(default_factory=list)
@@ -105,6 +108,7 @@ class PeriodReport:
         lines = [(line["seat"], Decimal(line["amount"]), Decimal(line["net"]), line["player"].get("label", ""))
                  for line in settlement["lines"]]
         banker, commission = Decimal(settlement["banker_net"]), Decimal(settlement["total_commission"])
+        short = [Decimal(line["owed"]) - Decimal(line["gross"]) for line in settlement["lines"] if "owed" in line]
         banking = banking_of(settlement)
         players = sum((net for _, _, net, _ in lines), ZERO)
         for seat_name, stake, net, label in lines:
@@ -117,6 +121,8 @@ class PeriodReport:
             if net > 0 and (best is None or (net, -number) > (Decimal(best["net"]), -best["round"])):
                 self.largest_win = {"round": number, "seat": seat_name, "net": money(net), "hand": label}
         self.players_net += players
+        self.short_wins += len(short)
+        self.short_total += sum(short, ZERO)
         self.banker_net += banker
         self.commission += commission
         if players + banker + commission != 0:
@@ -149,6 +155,8 @@ class PeriodReport:
             "dealers": {name: totals.to_json() for name, totals in sorted(self.dealers.items())},
             "unbalanced_rounds": self.unbalanced,
             "broken_rounds": self.broken_rounds, "broken_records": self.broken,
+            # only where a banker's stack fell short, so other tables' reports keep their shape
+            **({"short_wins": self.short_wins, "short_total": money(self.short_total)} if self.short_wins else {}),
         }
 
 

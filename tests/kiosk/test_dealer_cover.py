@@ -166,3 +166,15 @@ def test_surveillance_sees_the_stack_and_what_each_win_was_short(app, dealer, se
     page = watcher.get("/review/round/1").get_data(as_text=True)
     assert "banker's stack 1,000.00" in page
     assert "won 1,800.00; the banker's stack was 600.00 short" in page
+
+
+def test_the_shift_report_counts_the_wins_the_stack_fell_short_of(app, dealer, service, runner):
+    place(dealer)
+    deal(service)
+    dealer.post("/dealer/api/settle")
+    code, out, _ = runner(["audit", "report", "--data-dir", app.config["DATA_DIR"]])
+    assert code == 0 and "short wins   1 win(s) the banker's stack could not pay in full, 600.00 not paid" in out
+    watcher = app.test_client()
+    login(watcher, "super1")
+    page = watcher.get("/review/report").get_data(as_text=True)
+    assert "1 win(s) the banker's stack could not pay in full, 600.00 not paid" in page
