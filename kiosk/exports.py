@@ -139,6 +139,8 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
         signed = json.loads(Path(statement).read_bytes())
         if signed.get("format") != STATEMENT_FORMAT:
             raise ValueError(f"format {signed.get('format')!r}, not {STATEMENT_FORMAT}")
+    except FileNotFoundError:
+        return _check_unstated(records, statement, log)
     except OSError as exc:
         return EvidenceCheck([f"cannot read the statement {statement}: {exc.strerror} (it is written beside the "
                               f"export as <export>{SUFFIX}; name another with --statement)"], [])
@@ -151,7 +153,26 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
     return EvidenceCheck(problems, facts)
 
 
-def _check_records(records: list[AuditRecord], signed: dict, problems: list[str], facts: list[str]) -> None:
+def _check_unstated(records: list[AuditRecord], statement: Path, log: AuditLog | None) -> EvidenceCheck:
+    """An export with no statement beside it: one made before this kiosk signed its exports,
+    or one whose statement was not kept.  Nothing shows it holds every record of its period,
+    which stays a problem; but each record it holds can still be checked, and against the log."""
+    found, gaps = _chain_problems(records)
+    problems = [f"no statement beside the export ({statement}): an export made before this kiosk signed its "
+                "exports, or one whose statement was lost, cannot show that it holds every record of its period "
+                "(name a statement kept elsewhere with --statement)"
+                + ("" if log is not None else "; check its records against the kiosk's log with --data-dir")]
+    problems += [f"seq {_span(a + 1, b - 1)} {'is' if b - a == 2 else 'are'} missing (seq {b} follows seq {a})"
+                 for a, b in gaps] + found[:PROBLEMS_NAMED]
+    facts = [] if found or gaps else [f"{len(records)} audit records, each hash recomputes and each follows the "
+                                      "one before"]
+    if log is not None:
+        _check_records_against_log(log, records, problems, facts)
+    return EvidenceCheck(problems, facts)
+
+
+def _chain_problems(records: list[AuditRecord]) -> tuple[list[str], list[tuple[int, int]]]:
+    """What is wrong with single records (hash, order, chain links), and where the seqs jump."""
     found: list[str] = []
     gaps: list[tuple[int, int]] = []        # (seq before, seq after) where seqs jump
     before = None
@@ -167,6 +188,11 @@ def _check_records(records: list[AuditRecord], signed: dict, problems: list[str]
         elif before is not None and record.seq > before.seq + 1:
             gaps.append((before.seq, record.seq))
         before = record
+    return found, gaps
+
+
+def _check_records(records: list[AuditRecord], signed: dict, problems: list[str], facts: list[str]) -> None:
+    found, gaps = _chain_problems(records)
     digest, count, first, last = records_digest(records)
     named = (digest, count, first, last) == tuple(signed.get(k) for k in ("records_sha256", "count", "first_seq",
                                                                            "last_seq"))
@@ -252,6 +278,12 @@ def _check_statement_signature(signed: dict, published: Ed25519PublicKey | None,
 
 def _check_export_against_log(log: AuditLog, records: list[AuditRecord], signed: dict, problems: list[str],
                               facts: list[str]) -> None:
+    _check_records_against_log(log, records, problems, facts)
+    _check_statement_logged(log, signed, problems, facts)
+
+
+def _check_records_against_log(log: AuditLog, records: list[AuditRecord], problems: list[str],
+                               facts: list[str]) -> None:
     if records:
         # The log read a batch at a time (a year's export), each row compared with the file's.
         # The log's hash column alone would vouch for a row edited in place with its hash left:
@@ -275,6 +307,9 @@ def _check_export_against_log(log: AuditLog, records: list[AuditRecord], signed:
             problems.append(f"and {len(edited) - PROBLEMS_NAMED} more records of the log edited")
         if not changed and not edited:
             facts.append("each audit record is the one the log holds at its seq")
+
+
+def _check_statement_logged(log: AuditLog, signed: dict, problems: list[str], facts: list[str]) -> None:
     after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
     vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)
                     if r.data.get("signature") == signed.get("signature")), None)

@@ -200,7 +200,16 @@ def test_no_export_overwrites_a_statement_or_leaves_half_of_itself(exported, aud
                            "--statement", str(tmp_path / "no-such-dir" / "s.json")])
     assert code == 2 and "cannot write" in err and "No such file or directory" in err and not lost.exists()
     code, out, _ = runner(["audit", "check-export", str(plain)])
-    assert code == 1 and "cannot read the statement" in out and "--statement" in out
+    assert code == 1 and "no statement beside the export" in out and "--statement" in out and "--data-dir" in out
+    # an export with no statement (made before exports were signed) still has its records checked
+    code, out, _ = runner(["audit", "check-export", str(plain), "--data-dir", data_dir])
+    assert code == 1 and "cannot show that it holds every record" in out
+    assert "each audit record is the one the log holds at its seq" in out
+    header, rows = rows_of(plain)
+    rows[3]["actor"] = "someone-else"
+    code, out, _ = runner(["audit", "check-export", str(write_rows(tmp_path / "plain-edited.csv", header, rows)),
+                           "--data-dir", data_dir])
+    assert code == 1 and "seq 4 (" in out and "does not hash to its stored hash" in out
     as_json = tmp_path / "typed.json"
     code, _, _ = runner(["audit", "export", "--data-dir", data_dir, "--format", "json", "-o", str(as_json)])
     data = json.loads(as_json.read_text())
