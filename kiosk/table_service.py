@@ -154,6 +154,16 @@ def parse_whole(value: Any) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 3 else None
 
 
+def _finished(folder: Path) -> bool:
+    """Whether a recording says it ended normally: an unsealed one may simply predate sealing
+    (a release before it, upgraded), not have been cut off by a crash."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and meta.get("ended") is not None and meta.get("interrupted") is False
+
+
 def edited_keys(old: Any, new: Any, path: str = "") -> list[str]:
     """The settings (dotted, like ``thresholds.k``) whose values differ between two loaded
     table files.  Only keys both hold count: a key only the newer one has is a setting a later
@@ -309,7 +319,8 @@ class TableService:
             seals = self.audit.records(round_no=round_no, table_id=self.config.table_id,
                                        types=[AuditType.RECORDING_SEALED])
             if not any(s.data.get("folder") == folder.name for s in seals):
-                self.seal_recording(folder, {"round_no": round_no, "interrupted": True, "after_restart": previous})
+                self.seal_recording(folder, {"round_no": round_no, "interrupted": not _finished(folder),
+                                             "after_restart": previous})
 
     def _recover(self) -> str:
         """Close a round the last process left open, and say how the last run ended."""

@@ -149,3 +149,33 @@ def test_a_settled_rounds_cards_swept_while_the_kiosk_was_down_are_read_when_dea
     state = again.state()
     assert state["round"]["no"] == 2 and state["round"]["state"] == "complete"
     assert [c["code"] for c in seat(state, "1")["cards"]] == NIU_NIU.split()
+
+
+def test_recordings_left_unsealed_are_sealed_at_the_next_start_as_they_ended(tmp_path):
+    """Recordings no seal covers (the kiosk died before sealing, or a release before seals
+    made them) are sealed at the next start; only one cut off mid-round is called interrupted."""
+    import json
+    from types import SimpleNamespace
+
+    from kiosk.audit import AuditLog
+    from kiosk.table_service import TableService
+    from vision.round import RoundMachine
+
+    root = tmp_path / "recordings"
+    for number, ended, interrupted in ((1, 1700000000.5, False), (2, None, True)):
+        folder = root / f"2026-12-07T01-00-0{number}-round-{number:04d}"
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({"round_no": number, "ended": ended,
+                                                      "interrupted": interrupted}))
+        (folder / "events.jsonl").write_text("")
+    table = make_table()
+    log = AuditLog(tmp_path / "audit.sqlite3", table_id="t1")
+    pipeline = SimpleNamespace(recorder=SimpleNamespace(root=root, on_finished=None), machine=RoundMachine(table))
+    service = TableService(table, log, pipeline=pipeline)
+    service.start()
+    service.wait_sealed()
+    seals = {r.round_no: r.data for r in log.records(types=[AuditType.RECORDING_SEALED])}
+    assert (seals[1]["interrupted"], seals[2]["interrupted"]) == (False, True)
+    assert seals[1]["after_restart"] == "first start"
+    service.stop()
+    log.close()
