@@ -26,9 +26,10 @@
 #   time servers        with NIUNIU_NTP=host[,host]: /etc/systemd/timesyncd.conf.d/niuniu.conf
 #
 # An upgrade is all or nothing: new code whose dependencies pip cannot install (no internet
-# on the casino LAN) never replaces the running version's code, and the service is not
-# restarted. A run cut off part-way (power cut, Ctrl-C) is finished or undone by the next
-# run, restart included.
+# on the casino LAN), or that refuses the table file the service starts with (a newer
+# version may check it more strictly), never replaces the running version's code, and the
+# service is not restarted. A run cut off part-way (power cut, Ctrl-C) is finished or undone
+# by the next run, restart included.
 #
 # Test hooks (tests/deploy): NIUNIU_ROOT installs under a prefix instead of /, with
 # apt-get, useradd, systemctl, ... replaced by recording fakes on PATH.
@@ -38,6 +39,7 @@ readonly APP_DIR=/opt/niuniu
 readonly VENV=$APP_DIR/venv
 readonly CODE=$APP_DIR/src
 readonly CONF_DIR=/etc/niuniu
+readonly TABLE_FILE=$CONF_DIR/table.yaml # the unit's --config
 readonly DATA_DIR=/var/lib/niuniu
 readonly UNIT_NAME=niuniu.service
 readonly UNIT_PATH=/etc/systemd/system/$UNIT_NAME
@@ -66,6 +68,7 @@ restart_other=0   # a restart is wanted for more than a code switch that may be 
 pending_at_start=0
 staged=0          # $STAGING holds a new version of the code
 previous=''       # set while $CODE holds new code whose dependencies are not installed yet
+table_error=''    # what the new code said of the table file
 KIOSK_USER=''
 KIOSK_HOME=''
 NTP_SERVERS=()
@@ -241,6 +244,58 @@ dependencies_current() {
     [[ -f $ROOT$STAMP && -f $1/pyproject.toml && $(<"$ROOT$STAMP") == "$(stamp_text "$1")" ]]
 }
 
+# How a code tree loads the table file: load_table_config, as `niuniu kiosk` and `niuniu check`
+# do at start (the rules preset it names included), and nothing else: no camera, no model, no
+# data directory. Exit status 3: the file is refused. Arguments: the tree, the table file.
+readonly TABLE_CHECK='import sys
+sys.path.insert(0, sys.argv[1])
+from scoring.errors import NiuniuError
+from vision.table import load_table_config
+try:
+    load_table_config(sys.argv[2])
+except NiuniuError as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(3)'
+
+# Whether code tree $1, with the venv's packages, loads the table file the service starts
+# with, read as the service user; what it said goes to $table_error. A newer version may
+# refuse a file the running one accepts, and restarted on it the kiosk would stop at every
+# start until systemd gives up: the table dark. No table file yet (a first install): yes.
+table_loads() {
+    local tree=$1 table=$ROOT$TABLE_FILE status=0
+    [[ -e $table ]] || return 0
+    table_error=$(cd "$tree" && runuser -u "$SERVICE_USER" -- \
+        "$ROOT$VENV/bin/python" -B -c "$TABLE_CHECK" "$tree" "$table" 2>&1) || status=$?
+    return "$status"
+}
+
+# The new code refuses the table file (status $2 of table_loads): say so, with its own line,
+# and keep the previous code, as for a pip failure. $1: pip installed the new dependencies.
+table_failure() {
+    local venv_touched=$1 status=$2
+    rollback_code
+    rm -rf "$ROOT$STAGING"
+    {
+        if ((status == 3)); then
+            printf 'niuniu-install: error: the new version refuses the table file %s:\n' "$TABLE_FILE"
+        else
+            printf 'niuniu-install: error: the new version could not load the table file %s:\n' "$TABLE_FILE"
+        fi
+        printf '%s\n' "$table_error" | sed 's/^/niuniu-install:   /'
+        printf 'niuniu-install: nothing was switched: %s holds the code it held before this run, and %s was not restarted, so the table keeps running the version it was running.\n' \
+            "$CODE" "$UNIT_NAME"
+        if ((venv_touched)); then
+            printf "niuniu-install: pip has already installed the new version's dependencies in %s.\n" "$VENV"
+        fi
+        if ((status == 3)); then
+            printf 'niuniu-install: fix %s as the line above says, then run deploy/install.sh again.\n' "$TABLE_FILE"
+        else
+            printf 'niuniu-install: the new version does not start here (its output is above): keep the running one and report it.\n'
+        fi
+    } >&2
+    exit 1
+}
+
 # ------------------------------------------------------------------ steps
 
 install_packages() {
@@ -407,16 +462,25 @@ ensure_venv() {
 # goes first: without internet (a casino LAN) the upgrade stops there, before the venv or
 # the code has changed. Then the pins go in (the big download, old tree still in place),
 # then the new tree with the previous one kept, which comes back if pip fails after all.
+# An upgrade also has the new code load the table file before it is kept: in $STAGING with
+# unchanged dependencies, else in place once pip has installed them (the previous tree back
+# if the file is refused).
 install_code() {
-    local dest=$ROOT$CODE tree=$ROOT$CODE had_code=0 pins pin_args=()
+    local dest=$ROOT$CODE tree=$ROOT$CODE had_code=0 upgrade=0 pins pin_args=()
     if ((staged)); then
         tree=$ROOT$STAGING
+        if [[ -d $dest ]]; then
+            upgrade=1 # new code replaces a version that runs
+        fi
     fi
     if [[ -f $ROOT$STAMP ]]; then
         had_code=1
     fi
     if dependencies_current "$tree"; then
         if ((staged)); then
+            if ((upgrade)); then
+                table_loads "$tree" || table_failure 0 $?
+            fi
             switch_code
         fi
         return 0
@@ -438,6 +502,10 @@ install_code() {
         switch_code keep
     fi
     "${pip[@]}" --editable "${dest}[${EXTRAS}]" || dependency_failure "$had_code" 1
+    # Only now can the new code run (its dependencies were missing); the previous tree is kept.
+    if ((upgrade)); then
+        table_loads "$dest" || table_failure 1 $?
+    fi
     need_restart
     stamp_text "$dest" >"$ROOT$STAMP"
     commit_code

@@ -18,6 +18,10 @@ Faults, for the tests of what a failed or cut-off run leaves behind:
   FAKE_NO_ENSUREPIP=1            `python3 -c "import ensurepip"` fails (Debian without
                                   python3-venv)
   FAKE_UID=N                     what `id -u` prints
+
+`runuser -u USER -- CMD ...` runs CMD as this user, and `venv/bin/python [-B] -c CODE ...`
+runs CODE with the interpreter running these fakes: the installer's check of the table file
+is then the real check of the code tree it names.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import sys
 from pathlib import Path
 
 COMMANDS = ("apt-get", "dpkg-query", "useradd", "usermod", "getent", "id", "chown",
-            "systemctl", "python3", "uname")
+            "systemctl", "python3", "uname", "runuser")
 
 STATE = Path(os.environ.get("FAKE_STATE", "/nonexistent"))
 
@@ -152,7 +156,14 @@ def python3(args: list[str]) -> int:
 
 
 def venv_python(args: list[str]) -> int:
+    if "-c" in args[:2]:   # a check the installer runs with the new code: run it
+        os.execv(sys.executable, [sys.executable, *args])
     return 0  # `venv/bin/python -m pip install ...`: recorded only
+
+
+def runuser(args: list[str]) -> int:
+    assert args[0] == "-u" and args[2] == "--", args
+    os.execvp(args[3], args[3:])
 
 
 def uname(args: list[str]) -> int:
@@ -162,7 +173,7 @@ def uname(args: list[str]) -> int:
 
 HANDLERS = {"apt-get": apt_get, "dpkg-query": dpkg_query, "useradd": useradd, "usermod": usermod,
             "getent": getent, "id": id_, "chown": lambda args: 0, "systemctl": systemctl,
-            "python3": python3, "python": venv_python, "uname": uname}
+            "python3": python3, "python": venv_python, "uname": uname, "runuser": runuser}
 
 
 def main() -> int:

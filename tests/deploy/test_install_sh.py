@@ -46,14 +46,15 @@ class Machine:
         fake.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
         fake.chmod(0o755)
         for name in ("apt-get", "dpkg-query", "useradd", "usermod", "getent", "id", "chown",
-                     "systemctl", "python3", "uname"):
+                     "systemctl", "python3", "uname", "runuser"):
             (self.bin / name).symlink_to(fake)
         self._make_checkout()
 
     def _make_checkout(self) -> None:
-        """The parts of the project install.sh reads, plus one package file to upgrade."""
-        shutil.copytree(REPO / "deploy", self.src / "deploy",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        """The parts of the project install.sh reads, plus one package file to upgrade, and the
+        packages that load a table file (an upgrade has the new code load the device's)."""
+        for package in ("deploy", "scoring", "vision"):
+            shutil.copytree(REPO / package, self.src / package, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(REPO / "pyproject.toml", self.src / "pyproject.toml")
         (self.src / "kiosk").mkdir()
         (self.src / "kiosk/__init__.py").write_text('"""kiosk"""\n')
@@ -95,6 +96,10 @@ def machine(tmp_path) -> Machine:
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
     return Machine(tmp_path)
+
+
+def _pip_calls(machine: Machine) -> list[list[str]]:
+    return [a for a in machine.calls_of("venv-python") if a[:2] == ["-m", "pip"]]
 
 
 def _ok(result: subprocess.CompletedProcess) -> str:
@@ -146,6 +151,7 @@ def test_first_run_sets_up_the_whole_device(machine):
     assert "swayidle" not in autostart
     assert not (root / "etc/systemd/timesyncd.conf.d").exists()  # the clock is left alone without NIUNIU_NTP
     assert not (root / "opt/niuniu/.restart-pending").exists()
+    assert machine.calls_of("runuser") == []  # no table file to check before the example
     assert "done:" in out
 
 
@@ -162,7 +168,8 @@ def test_second_run_changes_nothing(machine):
 
 def test_calibrated_table_file_is_never_overwritten(machine):
     _ok(machine.run())
-    calibrated = "table_id: pit-3\n# calibrated on site\n"
+    calibrated = (machine.src / "deploy/table.example.yaml").read_text().replace("table-1", "pit-3") + \
+        "# calibrated on site\n"
     (machine.root / "etc/niuniu/table.yaml").write_text(calibrated)
     (machine.src / "deploy/table.example.yaml").write_text("table_id: changed-example\n")
     _ok(machine.run())
@@ -175,7 +182,7 @@ def test_code_upgrade_restarts_the_service_without_reinstalling_packages(machine
     (machine.src / "kiosk/new_module.py").write_text("VALUE = 2\n")
     _ok(machine.run())
     assert (machine.root / "opt/niuniu/src/kiosk/new_module.py").read_text() == "VALUE = 2\n"
-    assert machine.calls_of("venv-python") == []  # dependencies unchanged: no pip
+    assert _pip_calls(machine) == []  # dependencies unchanged: no pip
     assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
 
     (machine.src / "kiosk/new_module.py").unlink()
@@ -188,7 +195,7 @@ def test_dependency_change_reinstalls_the_project(machine):
     pyproject = machine.src / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "\n# new dependency\n")
     _ok(machine.run())
-    assert [a[-1] for a in machine.calls_of("venv-python")][-1] == f"{machine.root}/opt/niuniu/src[pi]"
+    assert [a[-1] for a in _pip_calls(machine)][-1] == f"{machine.root}/opt/niuniu/src[pi]"
 
 
 def test_existing_autostart_keeps_its_lines_and_loses_the_screen_blanker(machine):
@@ -354,6 +361,55 @@ def test_power_cut_during_pip_is_undone_by_the_next_run(machine):
     assert (machine.root / "opt/niuniu/src/kiosk/__init__.py").read_text() == '"""kiosk, version 2"""\n'
     assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
     assert "done:" in out
+
+
+# Files the versions before QA46 ran with, which the current code refuses (QA46 upgrade F2).
+REFUSED_TABLE_FILES = {
+    "thresholds.motion_gate": ("motion_gate: true", "motion_gate: 1"),
+    "camera.mirror": ("mirror: false", "mirror: 'yes'"),
+}
+
+
+@pytest.mark.parametrize("new_dependencies", [False, True], ids=["same-dependencies", "new-dependencies"])
+@pytest.mark.parametrize("key", REFUSED_TABLE_FILES)
+def test_upgrade_whose_code_refuses_the_table_file_switches_nothing(machine, key, new_dependencies):
+    old_pyproject, old_stamp = _installed(machine)
+    table = machine.root / "etc/niuniu/table.yaml"
+    written, refused = REFUSED_TABLE_FILES[key]
+    table.write_text(table.read_text().replace(written, refused))
+    if new_dependencies:
+        _new_version(machine)
+    else:
+        (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+
+    result = machine.run()
+    assert result.returncode == 1
+    assert f"the new version refuses the table file /etc/niuniu/table.yaml:\nniuniu-install:   table file {table}: " \
+           f"{key}: write true or false" in result.stderr
+    assert "nothing was switched" in result.stderr and "keeps running the version it was running" in result.stderr
+    assert "fix /etc/niuniu/table.yaml as the line above says, then run deploy/install.sh again" in result.stderr
+    _assert_old_version_in_place(machine, old_pyproject, old_stamp)
+    assert not (machine.root / "opt/niuniu/.restart-pending").exists()
+    (check,) = machine.calls_of("runuser")  # the new code read it, as the service user
+    assert check[:4] == ["-u", "niuniu", "--", f"{machine.root}/opt/niuniu/venv/bin/python"] and check[-1] == str(table)
+    assert bool(_pip_calls(machine)) == new_dependencies and \
+        ("pip has already installed the new version's dependencies" in result.stderr) == new_dependencies
+
+    table.write_text(table.read_text().replace(refused, written))  # fixed as the line says
+    _ok(machine.run())
+    assert (machine.root / "opt/niuniu/src/kiosk/__init__.py").read_text() == '"""kiosk, version 2"""\n'
+    assert machine.calls_of("systemctl")[-1] == ["restart", "niuniu.service"]
+
+
+def test_upgrade_whose_code_cannot_load_a_table_file_switches_nothing(machine):
+    old_pyproject, old_stamp = _installed(machine)
+    (machine.src / "kiosk/__init__.py").write_text('"""kiosk, version 2"""\n')
+    (machine.src / "vision/table.py").write_text("raise RuntimeError('a broken release')\n")
+    result = machine.run()
+    assert result.returncode == 1
+    assert "the new version could not load the table file /etc/niuniu/table.yaml" in result.stderr
+    assert "RuntimeError: a broken release" in result.stderr and "nothing was switched" in result.stderr
+    _assert_old_version_in_place(machine, old_pyproject, old_stamp)
 
 
 def test_first_install_without_pypi_says_nothing_is_installed(machine):
