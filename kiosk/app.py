@@ -34,7 +34,20 @@ DEFAULTS: dict[str, Any] = {
     "MJPEG_FPS": 8.0,
     "DEMO": False,
     "MAX_CONTENT_LENGTH": 64 * 1024,
+    "BEHIND_PROXY": False,      # served through one TLS reverse proxy on this host (--behind-proxy)
 }
+
+
+def _trust_the_proxy(app: Flask) -> None:
+    """Served through a TLS reverse proxy (the way to reach the kiosk from another machine),
+    the session cookie must travel only over TLS, and the client's address is the one the
+    proxy forwards: without it every login, PIN throttle and audit record would name the
+    proxy's address, one key for the whole pit.  One proxy is trusted, and only where asked:
+    a kiosk reached directly must never believe an X-Forwarded-For anyone can send."""
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    app.config["SESSION_COOKIE_SECURE"] = True
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)
 
 
 def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) -> Flask:
@@ -53,6 +66,8 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
     data_dir.mkdir(parents=True, exist_ok=True)
     app.config["DATA_DIR"] = str(data_dir)
     app.secret_key = db.secret_key(data_dir)
+    if app.config["BEHIND_PROXY"]:
+        _trust_the_proxy(app)
     db.init_app(app)
     with db.connect(data_dir):
         pass  # create the accounts schema before the first request

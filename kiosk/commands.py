@@ -46,6 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     kiosk.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; anything else "
                                                            "exposes the kiosk on the network)")
     kiosk.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    kiosk.add_argument("--behind-proxy", action="store_true",
+                       help="served through a TLS reverse proxy on this machine: the session cookie only over "
+                            "TLS, and the client address the proxy forwards (X-Forwarded-For) is the one "
+                            "throttled and logged")
     kiosk.add_argument("--model", help="card detector model file (default: models/)")
     kiosk.add_argument("--model-format", default="pt", choices=("pt", "onnx", "ncnn"),
                        help="which exported model to load from models/ (default pt; ncnn on a Raspberry Pi)")
@@ -961,14 +965,15 @@ def run_kiosk_command(args) -> int:
     writable_dir(data_dir)        # a file, or a read-only disk: one line now, not a traceback
     data_dir.mkdir(parents=True, exist_ok=True)
     if not is_loopback(args.host):
-        print(f"warning: binding {args.host} exposes the kiosk to the network; use a firewall and TLS proxy",
-              file=sys.stderr)
+        print(f"warning: binding {args.host} exposes the kiosk to the network; keep it on 127.0.0.1 behind a "
+              "TLS reverse proxy (--behind-proxy) and a firewall", file=sys.stderr)
     cam = config.camera
     source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
     detector = _detector(args)
     view = _calibration_view(args.config)
     app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view,
-                                         app_config={"TABLE_FILE": str(Path(args.config).resolve())})
+                                         app_config={"TABLE_FILE": str(Path(args.config).resolve()),
+                                                     "BEHIND_PROXY": args.behind_proxy})
     retention = _retention(config, data_dir, service, pipeline)
     forwarder = _forwarder(config, data_dir, service)
     pipeline.start()
