@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import cv2
 import numpy as np
+import yaml
 import pytest
 
 from kiosk.cli import build_parser, main
@@ -120,9 +121,10 @@ def test_calibrating_again_replaces_the_zones_and_keeps_the_tables_settings(tmp_
     out = tmp_path / "table.yaml"
     assert run(capsys, "calibrate", "--players", 3, "--table-id", "vip-3", "--rules", "ultimate",
                "--currency", "HKD", "--mirror", "--out", out)[0] == 0
-    text = out.read_text()
-    out.write_text(text + "bet_limits: {minimum: 25, maximum: 5000}\nthresholds: {k: 4}\nrecordings: {keep_days: 14}\n"
-                   "timezone: Asia/Macau\n")
+    data = yaml.safe_load(out.read_text())       # the table's own settings, as someone edits them in
+    data.update(bet_limits={"minimum": 25, "maximum": 5000}, recordings={"keep_days": 14}, timezone="Asia/Macau")
+    data.setdefault("thresholds", {})["k"] = 4
+    out.write_text(yaml.safe_dump(data))
     first = load_table_config(out)
 
     frame = np.zeros((480, 640, 3), np.uint8)
