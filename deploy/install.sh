@@ -23,6 +23,8 @@
 #   kiosk browser       /usr/local/bin/niuniu-kiosk-browser started from the desktop
 #                       user's labwc autostart, beside the desktop's XDG autostart (an
 #                       on-screen keyboard); no screen blanking
+#   browser policy      /etc/chromium/policies/managed/niuniu-kiosk.json (from
+#                       deploy/chromium-policy.json): no DevTools on the dealer screen
 #   time servers        with NIUNIU_NTP=host[,host]: /etc/systemd/timesyncd.conf.d/niuniu.conf
 #
 # An upgrade is all or nothing: new code whose dependencies pip cannot install (no internet
@@ -46,6 +48,9 @@ readonly UNIT_PATH=/etc/systemd/system/$UNIT_NAME
 readonly BACKUP_SERVICE=niuniu-backup.service
 readonly BACKUP_TIMER=niuniu-backup.timer
 readonly LAUNCHER=/usr/local/bin/niuniu-kiosk-browser
+# Chromium's managed policies, for Debian's `chromium` and Raspberry Pi OS's `chromium-browser`
+# alike (both are built from Debian's chromium and ship /etc/chromium/policies/managed).
+readonly BROWSER_POLICY=/etc/chromium/policies/managed/niuniu-kiosk.json
 readonly SERVICE_USER=niuniu
 readonly STAMP=$VENV/.niuniu-install
 # Written before anything the running service depends on changes, removed once it has been
@@ -608,10 +613,27 @@ autostart_text() {
     printf '%s\n' "systemd-cat -t niuniu-kiosk $LAUNCHER &" "$BLOCK_END"
 }
 
+# The policies every Chromium on the device obeys, the kiosk's included; a user cannot change
+# them (root-owned, 0644), and a later run puts back a file changed by hand:
+#   DeveloperToolsAvailability 2  no DevTools (F12, Ctrl+Shift+I) from the pit's keyboard: its
+#                                 console could script the logged-in dealer page (Chromium 156
+#                                 refuses them in --kiosk already; this holds for every version
+#                                 and every window)
+#   IncognitoModeAvailability 1   no incognito window (Ctrl+Shift+N) opening beside the kiosk
+#   BrowserSignin 0               no signing in to a Google account on a shared table device
+#   PasswordManagerEnabled false  no offer to save a dealer's password for the next person there
+# Downloads stay allowed: the supervisor's review pages export files.
+install_browser_policy() {
+    if put_file "$ROOT$CODE/deploy/chromium-policy.json" "$ROOT$BROWSER_POLICY" 0644; then
+        changed "installed the browser policy $BROWSER_POLICY (no developer tools); check: chrome://policy"
+    fi
+}
+
 install_kiosk_browser() {
     if put_file "$ROOT$CODE/deploy/kiosk-browser.sh" "$ROOT$LAUNCHER" 0755; then
         changed "installed $LAUNCHER"
     fi
+    install_browser_policy
     local user=$KIOSK_USER home=$KIOSK_HOME file existing=''
     if [[ -z $user ]]; then
         say "warning: no desktop user found (uid 1000); set NIUNIU_KIOSK_USER=<user> to start the kiosk browser at login"

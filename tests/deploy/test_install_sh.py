@@ -210,6 +210,39 @@ def test_existing_autostart_keeps_its_lines_and_loses_the_screen_blanker(machine
     assert sum("niuniu-kiosk-browser" in line for line in lines) == 1
 
 
+BROWSER_POLICY = "etc/chromium/policies/managed/niuniu-kiosk.json"
+
+
+def test_first_run_writes_the_chromium_policy_that_disables_devtools(machine):
+    out = _ok(machine.run())
+    policy_file = machine.root / BROWSER_POLICY  # read by Debian's chromium and Pi OS's chromium-browser
+    assert policy_file.stat().st_mode & 0o777 == 0o644
+    policy = json.loads(policy_file.read_text())  # Chromium ignores a file that is not valid JSON
+    assert policy["DeveloperToolsAvailability"] == 2  # 2 = disallowed everywhere (F12, Ctrl+Shift+I)
+    assert policy == {"DeveloperToolsAvailability": 2, "IncognitoModeAvailability": 1,
+                      "BrowserSignin": 0, "PasswordManagerEnabled": False}
+    assert policy_file.read_bytes() == (REPO / "deploy/chromium-policy.json").read_bytes()
+    assert "/etc/chromium/policies/managed/niuniu-kiosk.json" in out
+
+
+def test_rerun_leaves_the_chromium_policy_as_is_and_puts_back_a_changed_one(machine):
+    _ok(machine.run())
+    policy_file = machine.root / BROWSER_POLICY
+    installed = policy_file.read_bytes()
+    stat = policy_file.stat()
+    out = _ok(machine.run())
+    assert policy_file.read_bytes() == installed
+    assert (policy_file.stat().st_mtime_ns, policy_file.stat().st_ino) == (stat.st_mtime_ns, stat.st_ino)
+    assert "browser policy" not in out
+
+    policy_file.write_text('{"DeveloperToolsAvailability": 1}\n')  # DevTools back on, by hand
+    policy_file.chmod(0o666)
+    out = _ok(machine.run())
+    assert policy_file.read_bytes() == installed
+    assert policy_file.stat().st_mode & 0o777 == 0o644
+    assert "installed the browser policy" in out
+
+
 def test_existing_user_gets_the_video_group(machine):
     users = json.loads((machine.state / "users.json").read_text())
     users["niuniu"] = {"uid": 990, "home": "/var/lib/niuniu", "shell": "/usr/sbin/nologin", "groups": ["niuniu"]}
@@ -240,6 +273,7 @@ def test_pc_install_uses_the_x86_torch_pins_and_skips_pi_packages(machine):
     (install,) = [a for a in machine.calls_of("apt-get") if "install" in a]
     assert "python3-picamera2" not in install and "chromium" in install
     assert machine.calls_of("venv-python")[0][-2:] == ["torch==2.14.1", "torchvision==0.29.1"]
+    assert json.loads((machine.root / BROWSER_POLICY).read_text())["DeveloperToolsAvailability"] == 2
 
 
 def _git_init(src: Path) -> list[str]:
