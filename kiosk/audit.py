@@ -79,6 +79,7 @@ class AuditType(StrEnum):
     LOGIN_FAILED = "login_failed"
     SESSION_TIMEOUT = "session_timeout"
     PIN_FAILED = "pin_failed"
+    PIN_ACCEPTED = "pin_accepted"      # a right PIN for an action then refused (kiosk.auth)
     USER_CREATED = "user_created"
     USER_CHANGED = "user_changed"
     BETS_PLACED = "bets_placed"

@@ -71,11 +71,6 @@ NOT_A_USERNAME = "(not a username)"
 # The first characters a spreadsheet reads as the start of a formula; no username may
 # begin with one (the actor column of the CSV export is written as it is, signed).
 _FORMULA_START = "-+=@"
-# A PIN accepted for an action that was then refused (a 409): without it a right guess
-# left no trace (only wrong ones were logged, and the refused action wrote nothing).
-# Not (yet) a member of kiosk.audit.AuditType, so the Event log lists it only when asked
-# for this type.
-PIN_ACCEPTED = "pin_accepted"
 
 
 class Role(StrEnum):
@@ -132,12 +127,20 @@ def check_password(password: str, whose: str, *, username: str) -> None:
                         "choose another, such as three unrelated words")
 
 
-def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
-    if (username or " ")[0] in _FORMULA_START:
-        raise AuthError(f"username {username!r} starts with {username[0]!r}, which a spreadsheet reads as a "
+def check_username(username: str) -> None:
+    """The account name's rule, for the Accounts page and the console alike; the name is
+    echoed cut short (a whole file pasted by mistake is not printed back whole)."""
+    name = username or ""
+    shown = repr(name) if len(name) <= 40 else f"{name[:32]!r}... ({len(name)} characters)"
+    if name[:1] and name[0] in _FORMULA_START:
+        raise AuthError(f"username {shown} starts with {name[0]!r}, which a spreadsheet reads as a "
                         "formula (in the audit export); start it with a letter or digit")
-    if not _USERNAME.match(username or ""):
-        raise AuthError(f"username {username!r}: use 3 to 32 letters, digits, dots, dashes or underscores")
+    if not _USERNAME.match(name):
+        raise AuthError(f"username {shown}: use 3 to 32 letters, digits, dots, dashes or underscores")
+
+
+def validate_account(username: str, role: str, password: str, pin: str | None) -> Role:
+    check_username(username)
     try:
         parsed = Role(role)
     except ValueError:
@@ -504,7 +507,9 @@ def _record_refused_approval(response):
     body = response.get_json(silent=True) if response.is_json else None
     refused = body.get("error") if isinstance(body, dict) else None
     try:
-        audit().append(PIN_ACCEPTED, accepted["requested_by"],
+        # without it a right guess left no trace (only wrong ones were logged, and the refused
+        # action wrote nothing)
+        audit().append(AuditType.PIN_ACCEPTED, accepted["requested_by"],
                        {**accepted, "status": response.status_code, "refused": str(refused or "")[:300]})
     except (AuditError, sqlite3.Error):
         # the action has failed already, and answering it stays more useful than a 500

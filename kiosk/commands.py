@@ -798,13 +798,10 @@ def run_users_add(args) -> int:
 
 
 def _check_username(name: str) -> None:
-    """The account name's rule (``kiosk.auth``) checked before the password is asked for, and
-    echoed cut short: a name pasted by mistake (a whole file) is not printed back whole."""
-    from kiosk.auth import _USERNAME, AuthError
+    """The account name's rule, checked before the password is asked for."""
+    from kiosk.auth import check_username
 
-    if not _USERNAME.match(name):
-        shown = repr(name) if len(name) <= 40 else f"{name[:32]!r}... ({len(name)} characters)"
-        raise AuthError(f"username {shown}: use 3 to 32 letters, digits, dots, dashes or underscores")
+    check_username(name)
 
 
 def _kiosk_db(data_dir: Path, *, create: bool):

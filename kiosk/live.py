@@ -35,7 +35,7 @@ def _account_check():
     without this a camera left open would go on showing the table to an account shut out
     hours ago."""
     data_dir = current_app.config["DATA_DIR"]
-    uid, gen = g.user["id"], session.get("gen", 0)
+    uid, gen, sid = g.user["id"], session.get("gen", 0), session.get("sid")
     state = {"conn": None, "at": time.monotonic(), "ok": True}
 
     def allowed() -> bool:
@@ -48,9 +48,13 @@ def _account_check():
                 state["conn"] = db.connect(data_dir)
             row = state["conn"].execute("SELECT role, active, session_gen FROM users WHERE id = ?",
                                         (uid,)).fetchone()
+            # a session logged out (or timed out) since, this one or a copy of its cookie
+            ended = sid is not None and state["conn"].execute(
+                "SELECT 1 FROM sessions WHERE id = ? AND user_id = ?", (sid, uid)).fetchone() is None
         except Exception:   # the accounts cannot be read: stop rather than show the table unchecked
-            row = None
-        state["ok"] = bool(row and row["active"] and row["session_gen"] == gen and row["role"] in VIEW_ROLES)
+            row, ended = None, True
+        state["ok"] = bool(row and row["active"] and row["session_gen"] == gen and row["role"] in VIEW_ROLES
+                           and not ended)
         return state["ok"]
 
     def close() -> None:

@@ -36,7 +36,7 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
                 AuditType.CAMERA_MOVED, AuditType.CAMERA_MOVE_CLEARED,
                 AuditType.GUARDS_RESTORED, AuditType.SETUP_ADMIN, AuditType.LOGIN, AuditType.LOGOUT,
-                AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED,
+                AuditType.LOGIN_FAILED, AuditType.SESSION_TIMEOUT, AuditType.PIN_FAILED, AuditType.PIN_ACCEPTED,
                 AuditType.USER_CREATED, AuditType.USER_CHANGED, AuditType.EXPORTED, AuditType.RECORDINGS_PRUNED,
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
                 AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,

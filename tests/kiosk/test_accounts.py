@@ -186,4 +186,4 @@ def test_the_console_refuses_a_formula_username_too(tmp_path, runner, monkeypatc
     monkeypatch.setattr("sys.stdin", io.StringIO("correct-horse-9\n"))
     code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username=-kim", "--role", "dealer",
                            "--password-stdin"])
-    assert code == 2 and "username '-kim'" in err
+    assert code == 2 and "username '-kim' starts with '-', which a spreadsheet reads as a formula" in err

@@ -10,7 +10,7 @@ import pytest
 
 from kiosk import db
 from kiosk.audit import AuditType
-from kiosk.auth import NOT_A_USERNAME, PIN_ACCEPTED, PIN_LOCKED
+from kiosk.auth import NOT_A_USERNAME, PIN_LOCKED
 from kiosk_testing import ACCOUNTS, csrf_from, hand, login
 
 
@@ -250,9 +250,11 @@ def test_disabled_account_loses_its_session(app, client):
 
 
 @pytest.mark.parametrize("url", ["/live/camera.mjpg", "/live/events"])
-def test_an_open_stream_ends_when_the_account_is_disabled(app, client, service, monkeypatch, url):
+@pytest.mark.parametrize("shut_out", ["disabled", "logged out"])
+def test_an_open_stream_ends_when_the_account_is_disabled(app, client, service, monkeypatch, url, shut_out):
     """The camera (and the screen's events) must not go on streaming to an account an
-    admin has shut out: the stream outlives the request that checked the session."""
+    admin has shut out, or to a session logged out (a copy of its cookie opened the stream):
+    the stream outlives the request that checked the session."""
     from kiosk import live
 
     class Camera:
@@ -265,17 +267,22 @@ def test_an_open_stream_ends_when_the_account_is_disabled(app, client, service, 
     monkeypatch.setattr(service, "pipeline", Camera())
     monkeypatch.setattr(live, "ACCOUNT_CHECK_S", 0.05)
     app.config.update(MJPEG_FPS=100.0, SSE_KEEPALIVE_S=0.02, SSE_MAX_S=None)
-    login(client, "dealer1")
-    response = client.get(url, buffered=False)
+    token = login(client, "dealer1")
+    copy = app.test_client()
+    copy.set_cookie("niuniu_session", client.get_cookie("niuniu_session").value)
+    response = copy.get(url, buffered=False)
     assert response.status_code == 200
     chunks = response.iter_encoded()
     assert next(chunks)
-    conn = db.connect(app.config["DATA_DIR"])
-    conn.execute("UPDATE users SET active = 0 WHERE username = 'dealer1'")
-    conn.close()
+    if shut_out == "disabled":
+        conn = db.connect(app.config["DATA_DIR"])
+        conn.execute("UPDATE users SET active = 0 WHERE username = 'dealer1'")
+        conn.close()
+    else:
+        assert client.post("/auth/logout", headers={"X-CSRF-Token": token}).status_code == 302
     started = time.monotonic()
     for _ in chunks:
-        assert time.monotonic() - started < 3, f"{url} still streaming to a disabled account"
+        assert time.monotonic() - started < 3, f"{url} still streaming after the account was {shut_out}"
     response.close()
 
 
@@ -550,10 +557,10 @@ def test_a_right_pin_for_an_action_then_refused_is_on_record(settled, dealer, au
     r = dealer.post("/dealer/api/correct", {"seat": "1", "old": "AS", "new": "2S", "pin": "4321",
                                             "round": "99", "reason": "x"}, status=409)
     record = audit.last()
-    assert (record.type, record.actor, record.data["approved_by"]) == (PIN_ACCEPTED, "dealer1", "super1")
+    assert (record.type, record.actor, record.data["approved_by"]) == (AuditType.PIN_ACCEPTED, "dealer1", "super1")
     assert record.data["status"] == 409 and record.data["refused"] == r["error"]
     settled("4321")         # an approval that goes through is on record as the action, once
-    assert types(audit).count(PIN_ACCEPTED) == 1 and audit.last().data["approved_by"] == "super1"
+    assert types(audit).count(AuditType.PIN_ACCEPTED) == 1 and audit.last().data["approved_by"] == "super1"
 
 
 def test_a_days_wrong_pins_lock_pin_approval_until_a_supervisor_logs_in(app, settled, audit):

@@ -94,5 +94,5 @@ def test_a_right_pin_in_a_burst_is_on_record(app, audit, service, slow_checks):
 
     statuses = burst(guess, 5)
     assert sorted(statuses) == [403] * 4 + [409]
-    accepted = audit.records(types=[auth.PIN_ACCEPTED])
+    accepted = audit.records(types=[AuditType.PIN_ACCEPTED])
     assert [(r.actor, r.data["approved_by"], r.data["status"]) for r in accepted] == [("dealer1", "super1", 409)]
