@@ -154,6 +154,18 @@ def parse_whole(value: Any) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 3 else None
 
 
+def _restored(check: Callable[[Any], Any], logged: Any, problems: list[str]) -> Any:
+    """A logged bank term (bid, stack) checked as if typed again; None if none was logged, or
+    if the table's rules now refuse it (why goes to ``problems``)."""
+    if logged is None:
+        return None
+    try:
+        return check(logged)
+    except TableError as exc:
+        problems.append(str(exc))
+        return None
+
+
 def _finished(folder: Path) -> bool:
     """Whether a recording says it ended normally: an unsealed one may simply predate sealing
     (a release before it, upgraded), not have been cut off by a crash."""
@@ -399,18 +411,8 @@ class TableService:
             else:
                 if bet is not None:
                     bets[seat] = bet
-        bid = None
-        if self.grab and data.get("banker_bid") is not None:
-            try:
-                bid = self._check_bid(data["banker_bid"])
-            except TableError as exc:
-                problems.append(str(exc))
-        stack = None
-        if self.covered and data.get("banker_stack") is not None:
-            try:
-                stack = self._check_stack(data["banker_stack"])
-            except TableError as exc:
-                problems.append(str(exc))
+        bid = _restored(self._check_bid, data.get("banker_bid"), problems) if self.grab else None
+        stack = _restored(self._check_stack, data.get("banker_stack"), problems) if self.covered else None
         if problems:
             self.audit.append(AuditType.BETS_PLACED, "system", {
                 "change": {"restored": False, "reason": f"{'; '.join(problems)}; enter the bets again"},
