@@ -47,7 +47,7 @@ def _trust_the_proxy(app: Flask) -> None:
     from werkzeug.middleware.proxy_fix import ProxyFix
 
     app.config["SESSION_COOKIE_SECURE"] = True
-    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)    # the host is the kiosk's own
 
 
 def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) -> Flask:

@@ -760,11 +760,11 @@ def run_users_add(args) -> int:
     name or password creates no data directory); the log is opened before the account is
     written, and the account is committed only once its record is on disk."""
     from kiosk import db
-    from kiosk.auth import create_user, validate_account
+    from kiosk.auth import check_username, create_user, validate_account
     from kiosk.backup import writable_dir
 
     data_dir = Path(args.data_dir)
-    _check_username(args.username)           # before the prompts that name it
+    check_username(args.username)            # before the prompts that name it
     password = _read_secret(f"password for {args.username}: ", args.password_stdin)
     pin = _read_secret(f"PIN for supervisor {args.username} (4-8 digits): ", args.password_stdin) \
         if args.role == "supervisor" else None
@@ -795,13 +795,6 @@ def run_users_add(args) -> int:
         log.close()
     print(f"created {created['role']} {created['username']}")
     return 0
-
-
-def _check_username(name: str) -> None:
-    """The account name's rule, checked before the password is asked for."""
-    from kiosk.auth import check_username
-
-    check_username(name)
 
 
 def _kiosk_db(data_dir: Path, *, create: bool):

@@ -126,6 +126,7 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
                  public_key: Ed25519PublicKey | None = None) -> EvidenceCheck:
     """Everything wrong with an export and its statement, and what was confirmed; never raises
     on a bad file.  ``statement`` defaults to the one beside the export."""
+    named = statement
     statement = statement_path(export) if statement is None else Path(statement)
     problems: list[str] = []
     facts: list[str] = []
@@ -140,7 +141,10 @@ def check_export(export: str | Path, statement: str | Path | None = None, log: A
         if signed.get("format") != STATEMENT_FORMAT:
             raise ValueError(f"format {signed.get('format')!r}, not {STATEMENT_FORMAT}")
     except FileNotFoundError:
-        return _check_unstated(records, statement, log)
+        if named is None:       # none beside the export; a statement named and mistyped is below
+            return _check_unstated(records, statement, log)
+        return EvidenceCheck([f"cannot read the statement {statement}: no such file (check the path given "
+                              "with --statement)"], [])
     except OSError as exc:
         return EvidenceCheck([f"cannot read the statement {statement}: {exc.strerror} (it is written beside the "
                               f"export as <export>{SUFFIX}; name another with --statement)"], [])

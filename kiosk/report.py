@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import Iterator
 
 from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType
-from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, fold_round
+from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round
 from kiosk.table_service import money
 from scoring.settle import house_net
 
@@ -202,7 +202,7 @@ def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, unt
     asking only for the records that end rounds (from the type index), then for each of
     their rounds' books; the range is the period's own (from the time index), so a shift's
     report of a year's log does not page through the year.  A round belongs to the period
-    its end (:func:`ending`) lies in; one settled and then cleared has two endings, and is
+    its end (:func:`kiosk.rounds.ending`) lies in; one settled and then cleared has two endings, and is
     read twice only if they fall in two windows."""
     span = log.seq_span(since=since, until=until)
     if span is None:
@@ -217,19 +217,6 @@ def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, unt
             end = ending(records)
             if end is not None and end.seq in here:
                 yield table, records
-
-
-FINAL = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED)
-
-
-def ending(records: list[AuditRecord]) -> AuditRecord | None:
-    """The record that ended a round (its records in seq order), the one
-    :func:`kiosk.rounds.fold_round` dates its end by: its last settlement, void or
-    interruption, else its first clear."""
-    final = [r for r in records if r.type in FINAL]
-    if final:
-        return final[-1]
-    return next((r for r in records if r.type == AuditType.ROUND_CLEARED), None)
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:

@@ -34,6 +34,19 @@ TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND
                   AuditType.ROUND_CLEARED)
 
 
+FINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED)
+
+
+def ending(records: list[AuditRecord]) -> AuditRecord | None:
+    """The record that ended a round (its records in seq order): its last settlement, void or
+    interruption, else its first clear (a round cleared and then settled ended when it was
+    settled).  :func:`fold_round` dates the end by it, and the shift report windows by it."""
+    final = [r for r in records if r.type in FINAL_TYPES]
+    if final:
+        return final[-1]
+    return next((r for r in records if r.type == AuditType.ROUND_CLEARED), None)
+
+
 def fold_round(records: Iterable[AuditRecord]) -> dict:
     """Summarise one round's records (any order; sorted by seq here)."""
     rows = sorted(records, key=lambda r: r.seq)
@@ -84,7 +97,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
                 hands[seat] = list(cards)
             summary["results"] = data.get("results", {})
         elif kind == AuditType.ROUND_SETTLED:
-            summary["status"], summary["ended"] = "settled", record.ts
+            summary["status"] = "settled"
             summary["settled_by"] = record.actor
             summary["settlement"] = data.get("settlement")
             summary["bets"] = data.get("bets", summary["bets"])
@@ -101,15 +114,14 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
                                                       "approved_by": data.get("approved_by"),
                                                       "difference": data.get("difference", {})})
         elif kind == AuditType.ROUND_VOID:
-            summary["status"], summary["ended"] = "void", record.ts
+            summary["status"] = "void"
             summary["void"] = {"ts": record.ts, "actor": record.actor, **data}
         elif kind == AuditType.ROUND_INTERRUPTED:
-            summary["status"], summary["ended"] = "interrupted", record.ts
+            summary["status"] = "interrupted"
             summary["interrupted"] = {"ts": record.ts, **data}
         elif kind == AuditType.ROUND_CLEARED:
             if summary["status"] in ("open", "complete"):
                 summary["status"] = "cleared"
-            summary["ended"] = summary["ended"] or record.ts
         elif kind == AuditType.ALERT:
             summary["alerts"].append({"ts": record.ts, **data})
         elif kind == AuditType.RECORDING_CHANGED:
@@ -118,6 +130,8 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
             summary["recording_changed"].append({"ts": record.ts, "folder": data.get("folder"),
                                                  "changed_files": data.get("changed_files")})
     summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
+    end = ending(rows)
+    summary["ended"] = end.ts if end is not None else None
     nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
     summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
     summary["staff"] = sorted(staff)

@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 HISTORY_SIZE = 10
 # How many of the newest recording folders a start looks at for one the last run left unsealed.
 LEFT_OVER_FOLDERS = 3
+# After a restart, how long a settled or voided round's cards are ignored if the camera does
+# not show them (swept during the stop); shown, they are ignored until they leave the table.
+LEFT_OVER_WAIT_S = 10.0
 # Each camera event: which watch it turns, and to what (None: the event's own ``aim``).
 CAMERA_TURNS = {
     EventKind.camera_online: ("online", "online"), EventKind.camera_offline: ("online", "offline"),
@@ -374,16 +377,19 @@ class TableService:
         numbers = round_numbers(self.audit, table_id=table, limit=1)
         if not numbers:
             return
-        records = self.audit.records(round_no=numbers[0], table_id=table)
-        ends = [r.type for r in records if r.type in TERMINAL_TYPES]
-        if ends and ends[-1] in (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID):
-            hands = fold_round(records)["hands"]
-            # Only while the camera still shows them: swept while the kiosk was down, they must
-            # not stay ignored and hide the next deal of the same card to the same seat.  The
-            # tracker shows a card in view within its window (k of n frames); four leave room
-            # for a hand passing over the table at the restart.
-            self.machine.ignore_present(((seat, code) for seat, codes in hands.items() for code in codes),
-                                        forget_after=4 * self.config.thresholds.n)
+        summary = fold_round(self.audit.records(round_no=numbers[0], table_id=table))
+        # Settled or voided, cleared since or not: a Clear pressed with the cards still lying
+        # there leaves them on the table all the same (the machine knew them as left-overs,
+        # a restart does not).
+        if summary["status"] in ("settled", "void"):
+            # Only while the camera may still show them: swept while the kiosk was down, they
+            # must not stay ignored and hide the next deal of the same card to the same seat.
+            # The tracker shows a card in view within its window (k of n frames); the wait
+            # leaves room for a camera warming up or a hand over the layout at the restart.
+            cam = self.config.camera
+            self.machine.ignore_present(((seat, code) for seat, codes in summary["hands"].items() for code in codes),
+                                        forget_after=max(4 * self.config.thresholds.n,
+                                                         round(cam.fps * LEFT_OVER_WAIT_S)))
 
     def _restore_pending(self) -> None:
         """Take back the stakes (and bank bid) the dealer entered for the next round.
@@ -505,7 +511,11 @@ class TableService:
                                     "the supervisor: events are not being recorded")
                 self._publish()
                 raise AuditError(self.audit_error) from None
-            self.audit_error = None
+            except BaseException:
+                self._restore_bets_state(saved)     # the machine undoes the change whatever failed
+                raise
+            if entries:     # a write went through: the log takes records again
+                self.audit_error = None
             kinds = {ev.kind for ev in events}
             if EventKind.round_start in kinds:
                 self._round_extra = {}
@@ -1112,20 +1122,20 @@ class TableService:
                  "decks": self.preset.decks,
                  "bet_limits": {"minimum": money(lim.minimum), "maximum": money(lim.maximum)}
                  if (lim := self.config.bet_limits) else None}
-        grab: dict[str, Any] = {}
+        bank: dict[str, Any] = {}     # the bank bid and the banker's stack, where the preset has them
         if self.grab:
             table.update(bids=list(self.preset.banker.bids), bet_multiples=list(self.preset.banker.bet_multiples))
             # While bets are open the screen shows the next round's bid, as it shows the next stakes.
-            grab["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
+            bank["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
                 else self._round_bid
         if self.covered:
             table["banker_cover"] = self.preset.banker_cover.value
             stack = self._pending_stack if self.can_take_bets() else self._round_stack
-            grab["banker_stack"] = money(stack) if stack is not None else None
+            bank["banker_stack"] = money(stack) if stack is not None else None
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
             "table": table,
-            "round": {**grab,"no": m.round_no, "state": str(state), "can_settle": blocker is None and
+            "round": {**bank, "no": m.round_no, "state": str(state), "can_settle": blocker is None and
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),

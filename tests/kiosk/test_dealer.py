@@ -509,6 +509,25 @@ def test_a_card_the_log_could_not_take_is_accepted_with_the_next_frame_once(deal
     assert audit.records(types=[AuditType.ROUND_START])[0].data["bets"]["1"]["amount"] == "100.00"
 
 
+def test_any_failure_to_record_a_round_start_keeps_the_bets_for_the_deal(dealer, service, monkeypatch):
+    """The machine undoes a change whatever stopped its records; the bets moved to the round
+    must go back with it, or the next try of the same deal starts with none."""
+    bet(dealer, "1", "100")
+    real = service.audit.append_many
+
+    def broken(entries):
+        raise ValueError("a record that cannot be encoded")
+
+    monkeypatch.setattr(service.audit, "append_many", broken)
+    with pytest.raises(ValueError):
+        service.observe([hand("banker", "4S")], 1)
+    monkeypatch.setattr(service.audit, "append_many", real)
+    service.observe([hand("banker", "4S")], 2)
+    state = dealer.state()
+    assert state["round"]["state"] == "dealing" and seat(state, "1")["bet"]["amount"] == "100.00"
+    assert service.audit.records(types=[AuditType.ROUND_START])[0].data["bets"]["1"]["amount"] == "100.00"
+
+
 def test_the_next_round_plays_the_next_rounds_bets_not_the_last_ones(dealer, service):
     bet(dealer, "1", "100")
     bet(dealer, "2", "100")

@@ -201,6 +201,8 @@ def test_no_export_overwrites_a_statement_or_leaves_half_of_itself(exported, aud
     assert code == 2 and "cannot write" in err and "No such file or directory" in err and not lost.exists()
     code, out, _ = runner(["audit", "check-export", str(plain)])
     assert code == 1 and "no statement beside the export" in out and "--statement" in out and "--data-dir" in out
+    code, out, _ = runner(["audit", "check-export", str(plain), "--statement", str(tmp_path / "typo.json")])
+    assert code == 1 and "cannot read the statement" in out and "no such file" in out   # named, not missing
     # an export with no statement (made before exports were signed) still has its records checked
     code, out, _ = runner(["audit", "check-export", str(plain), "--data-dir", data_dir])
     assert code == 1 and "cannot show that it holds every record" in out

@@ -118,6 +118,32 @@ def test_a_settled_rounds_cards_are_not_read_as_a_new_round_after_a_restart(deal
     assert again.state()["round"]["no"] == 2
 
 
+@pytest.mark.parametrize("end", ["settled", "void"])
+def test_a_finished_round_cleared_with_its_cards_still_there_is_not_played_again(dealer, service, run, end):
+    """Settle (or void), then Clear with the cards still lying there, then a restart: a hand
+    already paid must not be paid again, a misdeal not played, even if the camera needs a few
+    seconds to show them (warming up, a hand over the layout)."""
+    dealer.post("/dealer/api/bet", {"seat": "1", "amount": "100", "kind": "double"})
+    service.observe(the_table(), 1)
+    if end == "settled":
+        dealer.post("/dealer/api/settle")
+    else:
+        dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": "4321"})
+    dealer.post("/dealer/api/clear")
+    dealer.post("/dealer/api/bet", {"seat": "1", "amount": "50", "kind": "double"})   # the next round's stake
+
+    again = run()
+    for frame in range(2, 62):                                 # three seconds of nothing
+        again.service.observe([], frame)
+    again.service.observe(the_table(), 62)                     # then the old cards, still there
+    state = again.state()
+    assert state["round"]["state"] == "idle" and state["round"]["no"] == 1
+    assert seat(state, "1")["bet"]["amount"] == "50.00"
+    again.service.observe([], 63)                              # swept; the next deal is a round
+    again.service.observe([hand("banker", BULL_5), hand("1", BANKER_BULL_8)], 64)
+    assert again.state()["round"]["no"] == 2
+
+
 def test_a_voided_deal_is_not_played_after_a_restart_and_its_bets_still_stand(dealer, service, run):
     dealer.post("/dealer/api/bet", {"seat": "1", "amount": "100", "kind": "double"})
     service.observe(the_table(), 1)
@@ -143,9 +169,9 @@ def test_a_settled_rounds_cards_swept_while_the_kiosk_was_down_are_read_when_dea
     # killed; the dealer sweeps the table before the kiosk is back
 
     again = run()
-    for frame in range(2, 40):                                 # an empty table for two seconds
+    for frame in range(2, 220):                                # an empty table for over ten seconds (20 fps)
         again.service.observe([], frame)
-    again.service.observe(the_table(), 40)                     # the same cards, dealt again
+    again.service.observe(the_table(), 220)                    # the same cards, dealt again
     state = again.state()
     assert state["round"]["no"] == 2 and state["round"]["state"] == "complete"
     assert [c["code"] for c in seat(state, "1")["cards"]] == NIU_NIU.split()
