@@ -113,8 +113,8 @@ def main() -> int:
         for shown in (50, 2000):      # a page of the round list; the camera filter's longest scan
             numbers = round_numbers(log, table_id=table, limit=shown)
             summaries, base = timed(lambda numbers=numbers: [load_round(log, n, table_id=table) for n in numbers])
-            _, seconds = timed(lambda summaries=summaries: [camera_during(log, s["started"], s["ended"], table_id=table)
-                                                            for s in summaries])
+            _, seconds = timed(lambda summaries=summaries: [
+                camera_during(log, s["first_seq"], s["ended_seq"], table_id=table) for s in summaries])
             print(f"round list, {len(numbers)} rounds: {base:.2f} s to fold them, +{seconds:.2f} s for their "
                   "camera faults")
         log.close()

@@ -86,7 +86,7 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     deleted = None if recording else deletion_of(log, round_no, since=records[0].ts, table_id=table_id)
     missing = None if recording or deleted else _missing_recording(log, records)
     summary = fold_round(records)
-    camera = camera_during(log, summary["started"], summary["ended"], table_id=table_id)
+    camera = camera_during(log, summary["first_seq"], summary["ended_seq"], table_id=table_id)
     head = log.last()
     files: dict[str, bytes] = {
         "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),

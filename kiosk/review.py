@@ -84,7 +84,7 @@ def rounds():
         summary = load_round(audit(), number, table_id=table_id)
         if summary and matches(summary, seat=seat, category=category, staff=staff, **flags):
             # Four indexed queries a round, so only for the rounds shown (or asked for).
-            summary["camera"] = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
+            summary["camera"] = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
             if camera_only and not summary["camera"]:
                 continue
             found.append(summary)
@@ -117,7 +117,7 @@ def round_detail(round_no: int):
     folder = _recording_dir(round_no)
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
-    camera = camera_during(audit(), summary["started"], summary["ended"], table_id=table_id)
+    camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose

@@ -132,6 +132,12 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
     summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
     end = ending(rows)
     summary["ended"] = end.ts if end is not None else None
+    summary["ended_seq"] = end.seq if end is not None else None
+    if end is not None and end.type == AuditType.ROUND_INTERRUPTED:
+        # Cut off when its last record was written: the interruption is logged at the next
+        # start, by a clock that may not be set yet after a power cut (ended before it began).
+        played = [r for r in rows if r.seq < end.seq and r.type != AuditType.ROUND_INTERRUPTED]
+        summary["ended"] = played[-1].ts if played else end.ts
     nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
     summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
     summary["staff"] = sorted(staff)
@@ -212,15 +218,18 @@ CAMERA_FAULTS = {
 CAMERA_TYPES = (*CAMERA_FAULTS, *CAMERA_FAULTS.values())
 
 
-def camera_during(log: AuditLog, started: str | None, ended: str | None, *,
+def camera_during(log: AuditLog, first_seq: int | None, ended_seq: int | None, *,
                   table_id: str | None = None) -> list[AuditRecord]:
-    """The camera records that bear on a round played from ``started`` to ``ended``: each
-    fault still in force when it started, and every camera turn until it ended.
+    """The camera records that bear on a round whose records run from ``first_seq`` and that
+    ended at ``ended_seq`` (None: not yet): each fault still in force when it started, and
+    every camera turn until it ended.
 
     A disputed round is judged on what the camera saw, and a camera knocked or covered
     five minutes before the deal is logged then, not under the round.  A kiosk start ends
-    every fault (the watches start afresh and log again what is still wrong)."""
-    if started is None:
+    every fault (the watches start afresh and log again what is still wrong).  Placed by
+    the log's order, not its clock: a clock stepped back by NTP during the round put the
+    camera's records "before" a round they happened in, and the fault vanished from it."""
+    if first_seq is None:
         return []
     # Camera records are rare: asked by type (its index), never by table, which SQLite would
     # answer from the (table_id, round_no) index by reading every record of the table
@@ -230,9 +239,9 @@ def camera_during(log: AuditLog, started: str | None, ended: str | None, *,
 
     in_force = []
     for fault, mended in CAMERA_FAULTS.items():
-        last = ours(log.records(types=(fault, mended, AuditType.KIOSK_START), until=started, newest_first=True,
-                                limit=LOOK_BACK))
-        if last and last[0].type == fault and last[0].ts < started:
+        last = ours(log.records(types=(fault, mended, AuditType.KIOSK_START), upto_seq=first_seq - 1,
+                                newest_first=True, limit=LOOK_BACK))
+        if last and last[0].type == fault:
             in_force.append(last[0])
-    turns = ours(log.records(types=CAMERA_TYPES, since=started, until=ended))
+    turns = ours(log.records(types=CAMERA_TYPES, after_seq=first_seq - 1, upto_seq=ended_seq))
     return sorted(in_force, key=lambda r: r.seq) + turns

@@ -205,3 +205,21 @@ def test_recordings_left_unsealed_are_sealed_at_the_next_start_as_they_ended(tmp
     assert seals[1]["after_restart"] == "first start"
     service.stop()
     log.close()
+
+
+def test_an_interrupted_round_ends_when_it_was_cut_off_not_when_the_next_start_noticed(app_config, run, dealer,
+                                                                                        service):
+    """After a power cut the Pi boots with the clock it last saved (behind by the whole cut):
+    the interruption record it writes must not make the round end before it began."""
+    from kiosk.rounds import load_round
+
+    dealer.post("/dealer/api/bet", {"seat": "1", "amount": "100", "kind": "double"})
+    service.observe(the_table(), 1)
+    last = service.audit.last()
+    again = run()
+    log = again.service.audit
+    interrupted = log.records(types=[AuditType.ROUND_INTERRUPTED])[0]
+    assert interrupted.round_no == 1
+    summary = load_round(log, 1, table_id="t1")
+    assert summary["status"] == "interrupted" and summary["ended"] == last.ts
+    assert summary["ended_seq"] == interrupted.seq

@@ -372,3 +372,28 @@ def test_a_rounds_page_names_the_camera_faults_in_force_while_it_was_played(clie
     assert "5% of the width" in second and "camera_move_cleared" not in second
     fourth = camera_section(4)
     assert "camera_offline" in fourth and "camera_online" in fourth and "before the round" not in fourth
+
+
+def test_a_camera_fault_during_a_round_stays_with_it_when_the_clock_steps_back(client, service):
+    """NTP stepping the clock back an hour mid-round stamps the camera's records "before" the
+    round; placed by the log's order they still belong to it, on its page and in the list."""
+    import time
+
+    from vision.round import EventKind, RoundEvent
+
+    token = login(client, "dealer1")
+    headers = {"X-CSRF-Token": token}
+    client.post("/dealer/api/bet", json={"seat": "1", "amount": "10", "kind": "equal"}, headers=headers)
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "KS QS JS 10S 10H")], 1)
+    stepped_back = time.time() - 3600
+    service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 0, stepped_back, 1,
+                                         data={"reason": "no frame for 3 s"}))
+    service.on_pipeline_event(RoundEvent(EventKind.camera_online, 0, stepped_back + 5, 1,
+                                         data={"reason": "frames again"}))
+    assert client.post("/dealer/api/settle", headers=headers).status_code == 200
+    client.post("/auth/logout", data={"csrf_token": token})
+    login(client, "watch1")
+    page = client.get("/review/round/1").get_data(as_text=True)
+    section = page[page.index('id="camera-during"'):].split("</section>")[0]
+    assert "No camera fault" not in section and "camera_offline" in section
+    assert round_numbers(client.get("/review/?camera=1").data) == [1]
