@@ -28,7 +28,7 @@ from typing import Callable
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from kiosk.seals import SealWatch
 from vision.record import HOLD, round_in_name
-from vision.retention import Unprunable, disk_of, prune_recordings, unprunable
+from vision.retention import ThisRun, Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class RecordingRetention(threading.Thread):
                  free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free,
                  warn: Callable[[str | None], None] = lambda message: None,
                  clock: Callable[[], float] = time.time, seals: SealWatch | None = None,
-                 table_id: str | None = None):
+                 table_id: str | None = None, uptime: Callable[[], float] = time.monotonic):
         super().__init__(name="recording-retention", daemon=True)
         self.root, self.settings, self.audit, self.busy = Path(root), settings, audit, busy
         self.period_s, self.free_bytes, self.warn, self.clock = period_s, free_bytes, warn, clock
@@ -53,6 +53,11 @@ class RecordingRetention(threading.Thread):
         self.table_id = self.root.name if table_id is None else table_id
         self._told_lost = {r.data["held_seq"] for r in audit.records(types=[AuditType.RECORDING_HOLD_LOST])
                            if isinstance(r.data.get("held_seq"), int)}
+        # The recordings there are now, and a clock no NTP step moves: see vision.retention.ThisRun.
+        self._earlier = frozenset(f.name for f in self.root.iterdir() if f.is_dir()) if self.root.is_dir() \
+            else frozenset()
+        self._since = uptime()
+        self.uptime = uptime
 
     def run(self) -> None:
         while True:
@@ -72,10 +77,11 @@ class RecordingRetention(threading.Thread):
         """One pass: prune, log what went, and say (once in the log, on the screen until
         it passes) when the disk stays short of room."""
         busy, now = self.busy(), self.clock()
+        run = ThisRun(self._earlier, self.uptime() - self._since)
         holds = {name: record for (table, name), record in log_holds(self.audit).items() if table == self.table_id}
         self._tell_lost_holds(holds)
         removed = prune_recordings(self.root, self.settings, busy=busy, held=set(holds), now=now,
-                                   free_bytes=self.free_bytes, limit=LIMIT)
+                                   free_bytes=self.free_bytes, limit=LIMIT, run=run)
         if removed:
             self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
                 "count": len(removed), "bytes": sum(r.bytes for r in removed),
@@ -88,7 +94,7 @@ class RecordingRetention(threading.Thread):
             return
         if len(removed) >= LIMIT:
             return              # still deleting: the next pass goes on
-        kept = unprunable(self.root, self.settings, busy=busy, held=set(holds), now=now)
+        kept = unprunable(self.root, self.settings, busy=busy, held=set(holds), now=now, run=run)
         message = disk_low_message(free, self.settings, kept)
         if not self._low:
             self.audit.append(AuditType.DISK_LOW, "system", {

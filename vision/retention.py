@@ -43,6 +43,24 @@ class Unprunable:
     too_young: int        # folders younger than min_keep_days
 
 
+@dataclass(frozen=True)
+class ThisRun:
+    """What the running kiosk knows of its own recordings whatever the clock says: the folders
+    there were when it started (``earlier``), and how long it has run by a clock no NTP step
+    moves (``uptime_s``).  A folder made since is no older than the run: named by a clock
+    still behind after a power cut, it read as a month old once NTP set the clock, and the
+    rounds of the last hour were deleted as "older than 14 days"."""
+    earlier: frozenset[str]
+    uptime_s: float
+
+
+def recording_age(folder: Path, started: float, now: float, run: ThisRun | None) -> float:
+    age = now - started
+    if run is not None and folder.name not in run.earlier:
+        age = min(age, run.uptime_s)
+    return age
+
+
 def folder_started(folder: Path) -> float:
     """A round folder's start from its name (``20250101T200000Z-round-0007``): no file read,
     so a disk of 30,000 recordings is sorted in milliseconds; its mtime if renamed."""
@@ -89,13 +107,14 @@ def release_recording(folder: Path) -> dict | None:
 
 def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Collection[Path] = (),
                      held: Collection[str] = (), now: float | None = None, limit: int = 50,
-                     free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free
-                     ) -> list[PrunedRecording]:
+                     free_bytes: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free,
+                     run: ThisRun | None = None) -> list[PrunedRecording]:
     """Delete the oldest round folders under ``root`` as ``settings`` ask: those older than
     ``keep_days``, then more while the disk has less than ``min_free_gb`` free, but none
     younger than ``min_keep_days``.  Never a held folder (a ``hold.json`` in it, or its name in
     ``held``: the holds the audit log records) nor one in ``busy`` (being recorded); at most
-    ``limit`` a call, so one call stays short."""
+    ``limit`` a call, so one call stays short.  Ages as :func:`recording_age` has them (``run``:
+    the kiosk's own recordings are no older than it has run)."""
     root = Path(root)
     min_free = settings.min_free_gb * 1e9
     if not root.is_dir() or (settings.keep_days is None and free_bytes(root) >= min_free):
@@ -103,12 +122,16 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
     now = time.time() if now is None else now
     keep = {Path(b).resolve() for b in busy}
     removed: list[PrunedRecording] = []
-    for started, folder in sorted((folder_started(f), f) for f in root.iterdir() if f.is_dir()):
+    aged = []
+    for folder in (f for f in root.iterdir() if f.is_dir()):
+        started = folder_started(folder)
+        aged.append((-recording_age(folder, started, now, run), started, folder))
+    for _, started, folder in sorted(aged):     # oldest first
         if len(removed) >= limit:
             break
         if folder.resolve() in keep or folder.name in held or (folder / HOLD).exists():
             continue
-        age = now - started
+        age = recording_age(folder, started, now, run)
         if settings.keep_days is not None and age > settings.keep_days * DAY_S:
             reason = f"older than {_days(settings.keep_days)}"
         elif settings.min_keep_days is not None and age < settings.min_keep_days * DAY_S:
@@ -128,7 +151,7 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
 
 
 def unprunable(root: str | Path, settings: RecordingSettings, *, busy: Collection[Path] = (),
-               held: Collection[str] = (), now: float | None = None) -> Unprunable:
+               held: Collection[str] = (), now: float | None = None, run: ThisRun | None = None) -> Unprunable:
     """What retention must leave on the disk: said when the disk stays short, so whoever
     frees it knows whether holds, the minimum retention or plain size is the cause."""
     root = Path(root)
@@ -139,7 +162,7 @@ def unprunable(root: str | Path, settings: RecordingSettings, *, busy: Collectio
     young = 0
     if settings.min_keep_days is not None:
         young = sum(1 for f in folders if f not in kept and f.resolve() not in keep
-                    and now - folder_started(f) < settings.min_keep_days * DAY_S)
+                    and recording_age(f, folder_started(f), now, run) < settings.min_keep_days * DAY_S)
     return Unprunable(held=len(kept), too_young=young)
 
 

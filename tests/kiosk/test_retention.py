@@ -248,3 +248,26 @@ def test_the_round_and_holds_pages_name_a_held_recording_that_is_gone_or_lost_it
     released = played.post("/review/round/1/release", data={"csrf_token": csrf_from(page), "reason": "closed"},
                            follow_redirects=True).get_data(as_text=True)
     assert "is released" in released and audit.last().type == AuditType.RECORDING_RELEASED
+
+
+def test_recordings_named_by_a_clock_still_behind_are_not_aged_by_it(tmp_path):
+    """A Pi back from a power cut boots a month behind, records three rounds, then NTP steps the
+    clock: by their names those rounds are a month old, but the kiosk has run an hour. Neither
+    keep_days nor a short disk may take them before min_keep_days of the run itself."""
+    root = tmp_path / "recordings" / "t1"
+    root.mkdir(parents=True)
+    old = recording(root, 40, 1)                       # a real old one, from before this run
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    ran = [0.0]
+    retention = RecordingRetention(root, RecordingSettings(keep_days=14, min_keep_days=7, min_free_gb=1.0), log,
+                                   free_bytes=lambda p: 1000, clock=lambda: NOW, uptime=lambda: ran[0])
+    stale = [recording(root, 31, n) for n in (2, 3, 4)]   # named by the clock a month behind
+    ran[0] = 3600.0                                       # an hour of this run
+    retention.check()
+    assert not old.exists() and all(folder.exists() for folder in stale)
+    low = log.records(types=[AuditType.DISK_LOW])[-1].data
+    assert low["too_young"] == 3                           # and the screen says why the disk stays short
+    ran[0] = 8 * DAY                                      # once the run itself is past min_keep_days, by age
+    retention.check()
+    assert not any(folder.exists() for folder in stale)
+    log.close()
