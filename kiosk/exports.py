@@ -166,13 +166,18 @@ def _check_unstated(records: list[AuditRecord], statement: Path, log: AuditLog |
                 "exports, or one whose statement was lost, cannot show that it holds every record of its period "
                 "(name a statement kept elsewhere with --statement)"
                 + ("" if log is not None else "; check its records against the kiosk's log with --data-dir")]
-    problems += [f"seq {_span(a + 1, b - 1)} {'is' if b - a == 2 else 'are'} missing (seq {b} follows seq {a})"
+    problems += [_gap_text(a, b)
                  for a, b in gaps] + found[:PROBLEMS_NAMED]
     facts = [] if found or gaps else [f"{len(records)} audit records, each hash recomputes and each follows the "
                                       "one before"]
     if log is not None:
         _check_records_against_log(log, records, problems, facts)
     return EvidenceCheck(problems, facts)
+
+
+def _gap_text(before: int, after: int) -> str:
+    return f"seq {_span(before + 1, after - 1)} {'is' if after - before == 2 else 'are'} missing " \
+           f"(seq {after} follows seq {before})"
 
 
 def _chain_problems(records: list[AuditRecord]) -> tuple[list[str], list[tuple[int, int]]]:
@@ -203,7 +208,7 @@ def _check_records(records: list[AuditRecord], signed: dict, problems: list[str]
     # A jump in the seqs is a record left out, unless the statement signed the same jump (a
     # record whose time lies outside the period: the clock was set back between them).
     if not named:
-        found += [f"seq {_span(a + 1, b - 1)} {'is' if b - a == 2 else 'are'} missing (seq {b} follows seq {a})"
+        found += [_gap_text(a, b)
                   for a, b in gaps]
     # A year's export edited throughout would name every record: the first few say what happened.
     problems.extend(found[:PROBLEMS_NAMED])

@@ -335,6 +335,7 @@ def _covered(preset: Preset, stack: Decimal | None, owed: Mapping[str, Decimal],
     else:
         groups = [[seat for seat in winners if keys[seat] == key] for key in sorted(set(keys.values()), reverse=True)]
     paid = dict(owed)
+    place = {seat: i for i, seat in enumerate(owed)}     # the seats' order, the last tie-break
     for group in groups:
         need = sum(units[seat] for seat in group)
         if need <= left:
@@ -343,7 +344,7 @@ def _covered(preset: Preset, stack: Decimal | None, owed: Mapping[str, Decimal],
         shares = {seat: units[seat] * left // need for seat in group}
         over = left - sum(shares.values())
         order = sorted(group, key=lambda seat: (-(units[seat] * left % need), tuple(-k for k in keys[seat]),
-                                                 list(owed).index(seat)))
+                                                 place[seat]))
         for seat in order[:over]:
             shares[seat] += 1
         for seat in group:

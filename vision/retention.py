@@ -125,13 +125,12 @@ def prune_recordings(root: str | Path, settings: RecordingSettings, *, busy: Col
     aged = []
     for folder in (f for f in root.iterdir() if f.is_dir()):
         started = folder_started(folder)
-        aged.append((-recording_age(folder, started, now, run), started, folder))
-    for _, started, folder in sorted(aged):     # oldest first
+        aged.append((recording_age(folder, started, now, run), started, folder))
+    for age, started, folder in sorted(aged, key=lambda entry: -entry[0]):     # oldest first
         if len(removed) >= limit:
             break
         if folder.resolve() in keep or folder.name in held or (folder / HOLD).exists():
             continue
-        age = recording_age(folder, started, now, run)
         if settings.keep_days is not None and age > settings.keep_days * DAY_S:
             reason = f"older than {_days(settings.keep_days)}"
         elif settings.min_keep_days is not None and age < settings.min_keep_days * DAY_S:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
@@ -12,7 +11,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 from kiosk.audit import AuditType
-from kiosk_testing import ACCOUNTS, hand
+from kiosk_testing import ACCOUNTS, HOUSE_STACK, hand
 
 pytestmark = pytest.mark.browser
 
@@ -228,11 +227,11 @@ def test_seven_seats_fit_every_screen(browser, live_kiosk, shots, size):
     shots(driver, f"dealer-{size[0]}x{size[1]}-seven-seats")
 
 
-HOUSE_STACK = str(Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml")
 
 
 @pytest.mark.parametrize("live_kiosk", [{"seats": SEVEN, "rules": "grab-banker"},
-                                        {"seats": SEVEN, "rules": HOUSE_STACK}], indirect=True, ids=["full", "stack"])
+                                        {"seats": SEVEN, "rules": str(HOUSE_STACK)}],
+                         indirect=True, ids=["full", "stack"])
 @pytest.mark.parametrize("size", SCREENS)
 def test_grab_banker_bid_and_multiples_fit_every_screen(browser, live_kiosk, shots, size):
     """The bank bid on the banker's seat, a multiple beside each stake, both in the payout;
@@ -597,7 +596,7 @@ def test_top_bar_fits_an_800x480_panel(browser, live_kiosk, shots):
 
 
 
-@pytest.mark.parametrize("live_kiosk", [{"rules": HOUSE_STACK}], indirect=True)
+@pytest.mark.parametrize("live_kiosk", [{"rules": str(HOUSE_STACK)}], indirect=True)
 def test_the_banker_s_stack_is_entered_and_a_short_win_says_so(browser, live_kiosk, shots):
     """Where the banker pays only as far as their stack goes: the stack on the banker's seat
     before the deal, and a win it could not cover shows what it paid and what it owed."""

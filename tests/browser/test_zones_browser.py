@@ -17,12 +17,7 @@ pytestmark = pytest.mark.browser
 
 def test_dragging_a_corner_moves_it_in_the_zones_to_download(browser, live_kiosk, shots):
     driver, service = browser, live_kiosk.service
-    driver.get(live_kiosk.url + "auth/login")
-    driver.find_element(By.ID, "username").send_keys("admin1")
-    driver.find_element(By.ID, "password").send_keys(ACCOUNTS["admin1"][1])
-    driver.find_element(By.ID, "login").click()
-    WebDriverWait(driver, 5).until(EC.element_to_be_clickable((By.LINK_TEXT, "Seat zones"))).click()
-    WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.CSS_SELECTOR, ".zone-corner")))
+    _login_to_zones(driver, live_kiosk)
     layer = driver.find_element(By.ID, "zone-layer")
     handles = driver.find_elements(By.CSS_SELECTOR, '.zone-corner[data-seat="1"]')
     assert len(handles) == len(service.config.zone("1").polygon)

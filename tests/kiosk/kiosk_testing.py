@@ -36,6 +36,8 @@ ACCOUNTS = {
 }
 
 SEATS = ("banker", "1", "2", "3", "4", "5", "6", "7")
+# grab-banker, but the banker pays winners only as far as their stack goes (strongest first)
+HOUSE_STACK = Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml"
 
 
 def zone(name: str) -> list[list[float]]:

@@ -6,12 +6,11 @@ Amounts are checked against :func:`scoring.settle.settle_round` itself."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from kiosk.audit import AuditType
-from kiosk_testing import hand, login, make_table
+from kiosk_testing import HOUSE_STACK, hand, login, make_table
 from scoring.cards import parse_cards
 from scoring.settle import Bet, settle_round
 
@@ -20,8 +19,6 @@ NIU_NIU = "KS QS JS 10S 10H"           # Niu Niu: x3
 BULL_5 = "AS 2S 3D 4D 5C"              # Bull 5: loses to the banker
 
 
-# grab-banker, but the banker pays winners only as far as their stack goes (strongest first)
-HOUSE_STACK = Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml"
 
 
 @pytest.fixture

@@ -6,18 +6,16 @@ read as a new round nobody dealt."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from kiosk.app import create_app
 from kiosk.audit import AuditType
-from kiosk_testing import hand, login, make_table
+from kiosk_testing import HOUSE_STACK, hand, login, make_table
 
 BANKER_BULL_8 = "4S 6H QD 9C 9H"
 NIU_NIU = "KS QS JS 10S 10H"
 BULL_5 = "AS 2S 3D 4D 5C"
-HOUSE_STACK = Path(__file__).resolve().parents[1] / "data" / "presets" / "house-stack.toml"
 
 
 def the_table():
