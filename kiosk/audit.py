@@ -109,6 +109,7 @@ class AuditType(StrEnum):
     SIGNING_KEY_CREATED = "signing_key_created"
     FORWARD_FAILED = "audit_forward_failed"
     FORWARD_RESTORED = "audit_forward_restored"
+    CLOCK_CHANGED = "clock_changed"     # the system clock stepped, or became (un)synchronised (kiosk.clockwatch)
 
 
 def _json_default(value: Any) -> Any:

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, local_text, parse_period
+from kiosk.clockwatch import ClockWatchThread
 from kiosk.server import default_data_dir, is_loopback, serve
 from scoring.errors import NiuniuError
 
@@ -708,13 +709,16 @@ def _print_report(report, zone) -> None:
     def when(ts: str | None, missing: str) -> str:
         return f"{local_text(ts, zone)} {getattr(zone, 'key', 'UTC')}" if ts else missing
 
-    from kiosk.report import broken_lines
+    from kiosk.report import broken_lines, clock_lines
 
     r = report.to_json()
     print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "
           f"{when(r['to'], 'now')}")
-    for line in broken_lines(r):     # before the figures: whoever signs reads this first
+    for line in broken_lines(r) + clock_lines(r, lambda ts: local_text(ts, zone)):   # before the figures
         print(f"  {line}")
+    if r["first_round"] is None:        # only rounds stamped elsewhere, named above
+        print("  no round ended in this period by the time on its records")
+        return
     counts = ", ".join(f"{n} {status}" for status, n in r["rounds"].items())
     print(f"  rounds       {counts} (rounds {r['first_round']} to {r['last_round']})")
     print(f"  stakes       {r['stakes']}")
@@ -966,8 +970,10 @@ def run_kiosk_command(args) -> int:
                                                      "BEHIND_PROXY": args.behind_proxy})
     retention = _retention(config, data_dir, service, pipeline)
     forwarder = _forwarder(config, data_dir, service)
+    clock = ClockWatchThread(service.clock_watch)
     pipeline.start()
     retention.start()
+    clock.start()
     if forwarder is not None:
         forwarder.start()
 
@@ -977,6 +983,7 @@ def run_kiosk_command(args) -> int:
 
     def stopped(why: str) -> None:
         retention.stop_event.set()
+        clock.stop_event.set()
         pipeline.stop()
         service.stop(why)
         if forwarder is not None:      # after the service's last record, so the collector gets it
@@ -1015,6 +1022,7 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
     retention = _retention(config, data_dir, service, pipeline)
+    clock = ClockWatchThread(service.clock_watch)
 
     def ready(url: str) -> None:
         print(f"Niu Niu demo: table {config.table_id}, rules {config.rules}, camera = {frames}", file=out)
@@ -1028,10 +1036,12 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
         pipeline.start()
         dealer.start()
         retention.start()
+        clock.start()
 
     def stopped(why: str) -> None:
         dealer.stop_event.set()
         retention.stop_event.set()
+        clock.stop_event.set()
         pipeline.stop()
         service.stop(why)
 

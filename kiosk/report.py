@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterator
 
-from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType
+from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_moment, utc_iso
+from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
 from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round
 from kiosk.table_service import money
 from scoring.settle import house_net
@@ -76,6 +77,11 @@ class PeriodReport:
     dealers: dict[str, SeatTotals] = field(default_factory=dict)   # by who settled; net = the house's
     unbalanced: list[int] = field(default_factory=list)
     broken: list[dict] = field(default_factory=list)    # {round, seq, type, problem}: records that fail their hash
+    # Rounds whose end was stamped while the kiosk's clock was not synchronised
+    # (kiosk.clockwatch): {round, ended, played, step_s}, played/step_s None where the log
+    # never says; and rounds stamped in another period that were played in this one.
+    clock_untrusted: list[dict] = field(default_factory=list)
+    clock_elsewhere: list[dict] = field(default_factory=list)
 
     @property
     def broken_rounds(self) -> list[int]:
@@ -157,6 +163,9 @@ class PeriodReport:
             "broken_rounds": self.broken_rounds, "broken_records": self.broken,
             # only where a banker's stack fell short, so other tables' reports keep their shape
             **({"short_wins": self.short_wins, "short_total": money(self.short_total)} if self.short_wins else {}),
+            # likewise only where the clock was not to be trusted
+            **({"clock_untrusted": self.clock_untrusted} if self.clock_untrusted else {}),
+            **({"clock_elsewhere": self.clock_elsewhere} if self.clock_elsewhere else {}),
         }
 
 
@@ -181,16 +190,62 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
             reports[r.table_id].add_broken(r, problem)
         read.clear()
 
+    spans = untrusted_spans(log.records(types=CLOCK_TYPES, upto_seq=head_seq))
     for table, records in _ended_rounds(log, table_id=table_id, since=since, until=until, upto_seq=head_seq):
         # Each record is checked, lines too, but the lines are not folded: the books total the
         # settlement (as last corrected), which holds them again, and parsing them costs a third.
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
-        reports.setdefault(table, PeriodReport(table, since, until)).add(fold_round(books))
+        report = reports.setdefault(table, PeriodReport(table, since, until))
+        report.add(fold_round(books))
+        untrusted = _untrusted_end(spans.get(table, []), records)
+        if untrusted is not None:
+            insort(report.clock_untrusted, untrusted, key=lambda u: u["round"])
         read.extend(records)
         if len(read) >= CHECK_BATCH:
             check()
     check()
+    for table, moved in _played_here(log, spans, table_id=table_id, since=since, until=until,
+                                              upto_seq=head_seq):
+        insort(reports.setdefault(table, PeriodReport(table, since, until)).clock_elsewhere, moved,
+               key=lambda u: u["round"])
     return dict(sorted(reports.items()))
+
+
+def _untrusted_end(spans: list[UntrustedSpan], records: list[AuditRecord]) -> dict | None:
+    """``{round, ended, played, step_s}`` where the round's end was stamped while the clock was
+    not synchronised: the time on it decided its period.  ``played``: the time it ended by the
+    clock as set later (its stamp plus the steps after it), None where the log never says."""
+    end = ending(records)
+    span = span_of(spans, end.seq) if end is not None else None
+    if span is None:
+        return None
+    step = span.correction(end.seq)
+    played = None if step is None else utc_iso(log_moment(end.ts).timestamp() + step)
+    return {"round": end.round_no, "ended": end.ts, "played": played, "step_s": step}
+
+
+def _played_here(log: AuditLog, spans: dict[str, list[UntrustedSpan]], *, table_id: str | None,
+                 since: str | None, until: str | None, upto_seq: int) -> Iterator[tuple[str, dict]]:
+    """Rounds whose stamped end puts them in another period but which ended inside this one
+    by the clock as set later: the report of the period they were played in must say they
+    are missing from it, or its supervisor signs a shift short of rounds.  Only spans the
+    clock was later set in are read (a boot's few minutes or hours of records)."""
+    def inside(ts: str) -> bool:
+        return (since is None or ts >= since) and (until is None or ts <= until)
+
+    for table, table_spans in spans.items():
+        if table_id not in (None, table):
+            continue
+        for span in table_spans:
+            if not span.synced:
+                continue
+            last = span.last_seq if span.last_seq is not None else upto_seq
+            ends = log.records(types=TERMINAL_TYPES, table_id=table, after_seq=span.first_seq - 1, upto_seq=last)
+            for number in dict.fromkeys(r.round_no for r in ends if r.round_no is not None):
+                records = log.records(round_no=number, table_id=table, types=BOOK_TYPES, upto_seq=upto_seq)
+                untrusted = _untrusted_end([span], records)
+                if untrusted and not inside(untrusted["ended"]) and inside(untrusted["played"]):
+                    yield table, untrusted
 
 
 def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, until: str | None,
@@ -262,4 +317,33 @@ def broken_lines(report: dict) -> list[str]:
               for b in broken[:BROKEN_NAMED]]
     if len(broken) > BROKEN_NAMED:
         lines.append(f"WARNING: and {len(broken) - BROKEN_NAMED} more records")
+    return lines
+
+
+def clock_lines(report: dict, when) -> list[str]:
+    """What the console and the page say of rounds stamped by a clock not synchronised
+    (``to_json``'s ``clock_untrusted`` and ``clock_elsewhere``); ``when`` writes a log time
+    as the reader asked for it (their time zone)."""
+    lines = []
+    untrusted = report.get("clock_untrusted") or []
+    known = [u for u in untrusted if u["played"] is not None and u["step_s"]]
+    unknown = [u for u in untrusted if u["played"] is None]
+    if known:
+        lines.append("WARNING: round" + ("s " if len(known) > 1 else " ") + ", ".join(
+            f"{u['round']} (stamped {when(u['ended'])}, ended {when(u['played'])})" for u in known)
+            + " ended while the kiosk's clock was not synchronised; they count here by the time on their records, "
+            f"but the clock was then set {' and '.join(dict.fromkeys(signed_duration(u['step_s']) for u in known))}: "
+            "check which shift they belong to "
+            "before signing")
+    if unknown:
+        lines.append("WARNING: round" + ("s " if len(unknown) > 1 else " ") + ", ".join(
+            str(u["round"]) for u in unknown) + " ended while the kiosk's clock was not synchronised, and the log "
+            "does not say it was set later: their times, and so the shift they count in, may be wrong; check the "
+            "table's paperwork and the kiosk's clock (timedatectl status) before signing")
+    elsewhere = report.get("clock_elsewhere") or []
+    if elsewhere:
+        lines.append("WARNING: round" + ("s " if len(elsewhere) > 1 else " ") + ", ".join(
+            f"{u['round']} (ended {when(u['played'])}, stamped {when(u['ended'])})" for u in elsewhere)
+            + " ended in this period by the clock as set later, but were stamped while it was not synchronised: "
+            "they are counted in the report of the period on their stamps, not in these figures")
     return lines

@@ -15,8 +15,9 @@ import cv2
 import numpy as np
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
-from kiosk.audit import AuditError, AuditType, parse_period, parse_time
+from kiosk.audit import AuditError, AuditType, local_text, parse_period, parse_time
 from kiosk.auth import Role, require
+from kiosk.clockwatch import untrusted_stamps
 from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, matches, round_numbers
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
@@ -41,7 +42,7 @@ SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LO
                 AuditType.DISK_LOW, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
                 AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED, AuditType.BACKUP_RESTORED,
                 AuditType.RECORDING_CHANGED, AuditType.RECORDING_HOLD_LOST, AuditType.SIGNING_KEY_CREATED,
-                AuditType.FORWARD_FAILED, AuditType.FORWARD_RESTORED)
+                AuditType.FORWARD_FAILED, AuditType.FORWARD_RESTORED, AuditType.CLOCK_CHANGED)
 
 
 def _zone() -> tzinfo:
@@ -118,6 +119,7 @@ def round_detail(round_no: int):
     frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
+    clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
@@ -125,7 +127,7 @@ def round_detail(round_no: int):
     log_hold = _log_hold(round_no, folder.name if folder else None)
     hold = hold_of(folder) if folder else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
-                           seal=seal, seal_changes=changes,
+                           clock=clock, seal=seal, seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
                            hold=hold or (_as_hold(log_hold) if folder and log_hold else None),
                            hold_file_lost=bool(folder and log_hold and hold is None and not (folder / HOLD).exists()),
@@ -334,7 +336,7 @@ def report():
     table's time zone."""
     from datetime import datetime, timezone
 
-    from kiosk.report import PeriodReport, period_report
+    from kiosk.report import PeriodReport, clock_lines, period_report
 
     since, until, error = _time_range()
     if not error and since is None and until is None:
@@ -343,8 +345,9 @@ def report():
         until = parse_time(today, where="today", end=True, zone=_zone())
     table_id = service().config.table_id
     found = {} if error else period_report(audit(), table_id=table_id, since=since, until=until)
-    books = found.get(table_id) or PeriodReport(table_id, since, until)
-    return render_template("review/report.html", report=books.to_json(), error=error, args=request.args,
+    books = (found.get(table_id) or PeriodReport(table_id, since, until)).to_json()
+    clock = clock_lines(books, lambda ts: local_text(ts, _zone()))
+    return render_template("review/report.html", report=books, error=error, args=request.args, clock=clock,
                            made=datetime.now(timezone.utc).isoformat(), head=audit().last())
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
+from kiosk.clockwatch import ClockWatch
 from kiosk.rounds import TERMINAL_TYPES, fold_round, load_round, round_numbers
 from scoring.cards import Card, parse_cards
 from scoring.compare import compare
@@ -243,7 +244,7 @@ class TableService:
         self.audit_error: str | None = None
         self.disk_warning: str | None = None    # set by the recording retention thread
         self.forwarder = None    # the audit log's copy to the casino's collector (kiosk.forward), if configured
-        self._clock_checked: tuple[float, dict] | None = None
+        self.clock_watch = ClockWatch(audit)    # looked at by a ClockWatchThread while the kiosk runs
         self._sealing: list[threading.Thread] = []
         machine.add_gate(self._on_machine_events)
         recorder = getattr(pipeline, "recorder", None)
@@ -263,6 +264,7 @@ class TableService:
             last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
             if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
                 self.machine.round_no = last_round
+            self.clock_watch.look()     # the baseline: kiosk_start says how the clock stands, later changes are logged
             self.audit.append(AuditType.KIOSK_START, "system", {
                 "pid": os.getpid(), "previous_run": previous,
                 "table_id": self.config.table_id, "rules": self.config.rules, "clock": self.clock_sync(),
@@ -1032,14 +1034,8 @@ class TableService:
     # ------------------------------------------------------------------ screen state
 
     def clock_sync(self) -> dict:
-        """Whether the system clock (and so every audit timestamp) can be trusted; asked
-        at most every 30 s because it may run a subprocess."""
-        now = time.monotonic()
-        if self._clock_checked is None or now - self._clock_checked[0] > 30:
-            from kiosk.watchdog import clock_status
-            status = clock_status()
-            self._clock_checked = (now, {"synchronised": status.synchronised, "message": status.message})
-        return self._clock_checked[1]
+        """Whether the system clock (and so every audit timestamp) can be trusted."""
+        return self.clock_watch.state()
 
     def status(self) -> dict:
         info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "disk_warning": self.disk_warning,
