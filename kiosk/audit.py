@@ -172,6 +172,8 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
                          f"check the year (like {datetime.now().year})")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
+        if "T" in text or " " in text.strip():     # a typed time; a bare date's midnight is taken as it falls
+            _check_local(moment, text.strip(), where, zone)
     if end and "T" not in text.strip() and " " not in text.strip():
         try:
             moment += timedelta(days=1, microseconds=-1)
@@ -181,6 +183,34 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
         return _log_text(moment.astimezone(timezone.utc))
     except OverflowError:          # 9999-12-31T23:00-08:00 lies past year 9999 in UTC
         raise AuditError(f"{where} {text!r} is past the last time the log can write; check the year") from None
+
+
+def _check_local(moment: datetime, text: str, where: str, zone: tzinfo) -> None:
+    """Refuse a local time the clocks skipped or showed twice (daylight saving): Python would
+    move the first an hour on and take the first of the second without a word, and a
+    shift's books would silently cover an hour more or less than the supervisor typed."""
+    name = getattr(zone, "key", "UTC")
+    offset = moment.utcoffset()
+    other = moment.replace(fold=1).utcoffset()
+    if offset == other:
+        return
+    naive = moment.replace(tzinfo=None)
+    if moment.astimezone(timezone.utc).astimezone(zone).replace(tzinfo=None) != naive:
+        same = naive + (other - offset) if other is not None and offset is not None else naive
+        raise AuditError(f"{where} {text!r} does not exist in {name}: the clocks went forward that night and "
+                         f"skipped it; write a time they showed, like {same.isoformat(timespec='minutes')} "
+                         "(the same moment, by the clocks as they were set)")
+    first, second = moment.replace(fold=0), moment.replace(fold=1)
+    raise AuditError(f"{where} {text!r} happened twice in {name} (the clocks went back): write "
+                     f"{naive.isoformat(timespec='minutes')}{_offset_text(first.utcoffset())} for the first "
+                     f"({first.tzname()}) or {naive.isoformat(timespec='minutes')}{_offset_text(second.utcoffset())} "
+                     f"for the second ({second.tzname()})")
+
+
+def _offset_text(offset: timedelta | None) -> str:
+    minutes = int((offset or timedelta()).total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezone.utc,
@@ -206,8 +236,14 @@ def log_moment(ts: str) -> datetime:
 
 
 def local_text(ts: str, zone: tzinfo) -> str:
-    """A log time (UTC, to the microsecond) as people read it: in ``zone``, to the second."""
-    return log_moment(ts).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    """A log time (UTC, to the microsecond) as people read it: in ``zone``, to the second.
+    In the hour the clocks go back, which shows every time twice, the zone's abbreviation
+    is added (01:15:00 GMT after 01:45:00 BST), or the list reads as if time ran backwards."""
+    local = log_moment(ts).astimezone(zone)
+    text = local.strftime("%Y-%m-%d %H:%M:%S")
+    if local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset():
+        text += f" {local.tzname()}"
+    return text
 
 
 @dataclass(frozen=True, slots=True)
