@@ -645,13 +645,17 @@ class AuditLog:
         return self._query(sql, params)
 
     def round_numbers(self, *, table_id: str | None = None, since: str | None = None, until: str | None = None,
-                      before: int | None = None, limit: int = 50) -> list[int]:
-        """Distinct round numbers with a ``round_start``, newest first (one indexed query)."""
+                      before: int | None = None, limit: int = 50,
+                      types: Iterable[str] = (AuditType.ROUND_START,)) -> list[int]:
+        """Distinct round numbers with a record of one of ``types`` (in the range), newest
+        first (one indexed query)."""
         if before is not None and not _fits(before):
             if before < 0:
                 return []
             before = None           # every stored round is below it
-        where, params = ["type = ?", "round_no IS NOT NULL"], [str(AuditType.ROUND_START)]
+        types = [str(t) for t in types]
+        where = [f"type IN ({', '.join('?' * len(types))})", "round_no IS NOT NULL"]
+        params: list = list(types)
         for clause, value in (("table_id = ?", table_id), ("ts >= ?", since), ("ts <= ?", until),
                               ("round_no < ?", before)):
             if value is not None:

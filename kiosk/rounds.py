@@ -148,8 +148,12 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
 
 def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
                   until: str | None = None, limit: int = 50, before: int | None = None) -> list[int]:
-    """Round numbers that started in a time range (and below ``before``), newest first."""
-    return log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before)
+    """Round numbers that started or ended in a time range (and below ``before``), newest
+    first.  Ended too: the shift report counts a round in the period it ended in, and a round
+    dealt across midnight must be found under either day, or the round list and the report
+    of one period name different rounds."""
+    types = (AuditType.ROUND_START, *TERMINAL_TYPES) if since or until else (AuditType.ROUND_START,)
+    return log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before, types=types)
 
 
 def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,

@@ -397,3 +397,19 @@ def test_a_camera_fault_during_a_round_stays_with_it_when_the_clock_steps_back(c
     section = page[page.index('id="camera-during"'):].split("</section>")[0]
     assert "No camera fault" not in section and "camera_offline" in section
     assert round_numbers(client.get("/review/?camera=1").data) == [1]
+
+
+def test_a_round_dealt_across_midnight_is_listed_under_both_days_as_the_report_counts_it(played, audit):
+    from datetime import datetime, timezone
+
+    def at(text: str) -> float:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+    audit.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=5, ts=at("2025-01-10T23:58"))
+    audit.append(AuditType.ROUND_VOID, "super1", {"reason": "misdeal"}, round_no=5, ts=at("2025-01-11T00:03"))
+    assert round_numbers(played.get("/review/?from=2025-01-10&to=2025-01-10").data) == [5]
+    page = played.get("/review/?from=2025-01-11&to=2025-01-11").get_data(as_text=True)
+    assert round_numbers(page.encode()) == [5]      # the day whose shift report counts it
+    assert "2025-01-11 00:03:00" in page and 'id="period-rule"' in page
+    assert "1 void" in played.get("/review/report?from=2025-01-11&to=2025-01-11").get_data(as_text=True)
+    assert round_numbers(played.get("/review/?from=2025-01-12&to=2025-01-12").data) == []
