@@ -684,7 +684,10 @@ def run_audit_report(args) -> int:
         return status
     if not reports:
         where = f"on table {args.table} " if args.table else ""
-        print(f"no round ended {where}between {since or 'the first record'} and {until or 'now'}", file=sys.stderr)
+        zone_name = getattr(args.timezone, "key", "UTC")
+        print(f"no round ended {where}between "
+              f"{f'{local_text(since, args.timezone)} {zone_name}' if since else 'the first record'} and "
+              f"{f'{local_text(until, args.timezone)} {zone_name}' if until else 'now'}", file=sys.stderr)
         return 0
     for report in reports.values():
         _print_report(report, args.timezone)
