@@ -34,6 +34,7 @@ from scoring.errors import NiuniuError
 from scoring.settle import Bet
 from vision.round import RoundState
 
+DEMO_BANKER_STACK = "300"     # three stakes: a table of winners outruns it
 DEMO_STAKE = Decimal("100")
 DEMO_USERS = (("demo-admin", Role.ADMIN), ("demo-dealer", Role.DEALER), ("demo-super", Role.SUPERVISOR),
               ("demo-surveillance", Role.SURVEILLANCE))
@@ -162,6 +163,7 @@ class DemoDealer(threading.Thread):
                 continue
             waited = time.monotonic() - since
             try:
+                self._enter_stack()
                 if (machine.state == RoundState.dealing and self.truth and waited >= self.stall
                         and self._checked_round != machine.round_no):
                     self._checked_round = machine.round_no
@@ -173,6 +175,14 @@ class DemoDealer(threading.Thread):
                     self.service.clear("demo-dealer")
             except NiuniuError as exc:
                 self.errors.append(str(exc))
+
+    def _enter_stack(self) -> None:
+        """Where the preset limits what a player-banker pays (``banker.cover``), the dealer
+        enters the banker's stack before each deal, or the round cannot be settled; the
+        demo's is small enough that a round of wins shows a short payout now and then."""
+        service = self.service
+        if service.covered and service.can_take_bets() and service.next_stack is None:
+            service.set_stack(DEMO_BANKER_STACK, "demo-dealer")
 
     def _correct_from_truth(self) -> None:
         """Look at the table (the truth round that shares most cards with the screen) and fix the screen."""

@@ -796,6 +796,11 @@ class TableService:
                              f"{unit} ({self.preset.name})")
         return value
 
+    @property
+    def next_stack(self) -> Decimal | None:
+        """The banker's stack entered for the next round, None while not entered."""
+        return self._pending_stack
+
     def set_stack(self, amount: Any, actor: str) -> Decimal | None:
         """Enter what the player-banker holds for the next round (empty: not entered yet),
         where the preset pays winners only as far as it goes (``banker.cover``).

@@ -175,3 +175,29 @@ def test_the_shift_report_counts_the_wins_the_stack_fell_short_of(app, dealer, s
     login(watcher, "super1")
     page = watcher.get("/review/report").get_data(as_text=True)
     assert "1 win(s) the banker's stack could not pay in full, 600.00 not paid" in page
+
+
+def test_the_demo_dealer_enters_a_stack_so_a_covered_preset_settles(dealer, service, audit):
+    import time
+
+    from kiosk.demo import DEMO_BANKER_STACK, DemoDealer
+
+    place(dealer, stack=None)
+    demo = DemoDealer(service, pause=0.05, poll=0.02)
+    demo.start()
+    try:
+        deadline = time.monotonic() + 10
+        while service.next_stack is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        deal(service)
+        while not audit.records(types=[AuditType.ROUND_SETTLED]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        demo.stop_event.set()
+        demo.join(5)
+    assert demo.errors == []
+    [settled] = audit.records(types=[AuditType.ROUND_SETTLED])
+    assert settled.data["settlement"]["banker_stack"] == f"{Decimal(DEMO_BANKER_STACK):.2f}"
+    # 1,800 won by seat 1 against 200 lost by seat 2 and a stack of 300: paid 500, short 1,300
+    line = next(line for line in settled.data["settlement"]["lines"] if line["seat"] == "1")
+    assert (line["gross"], line["owed"]) == ("500.00", "1800.00")
