@@ -160,8 +160,10 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
     """Turn a user's ``2024-05-01`` or ``2024-05-01T12:30`` (in ``zone`` unless an offset is
     given) into the log's text form (UTC), so range filters compare like with like.
 
-    ``end``: the time closes an inclusive range, where a bare date means the whole of that
-    day — ``--from 2024-05-01 --to 2024-05-01`` is one day, not the instant of midnight."""
+    ``end``: the time closes the range.  A bare date means the whole of that day —
+    ``--from 2024-05-01 --to 2024-05-01`` is one day, not the instant of midnight; a time of
+    day is the first instant *after* the range, so that one shift's ``--to 14:00`` and the
+    next one's ``--from 14:00`` never both hold a record stamped 14:00:00.000000."""
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -174,9 +176,10 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
         moment = moment.replace(tzinfo=zone)
         if "T" in text or " " in text.strip():     # a typed time; a bare date's midnight is taken as it falls
             _check_local(moment, text.strip(), where, zone)
-    if end and "T" not in text.strip() and " " not in text.strip():
+    if end:
         try:
-            moment += timedelta(days=1, microseconds=-1)
+            typed_day = "T" not in text.strip() and " " not in text.strip()
+            moment += timedelta(days=1, microseconds=-1) if typed_day else timedelta(microseconds=-1)
         except OverflowError:      # 9999-12-31: the end of time is as late as it gets
             pass
     try:

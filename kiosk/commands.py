@@ -78,7 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--from", dest="since",
                         help="start: 2024-05-01 or 2024-05-01T18:00, in --timezone unless an offset is given")
     export.add_argument("--to", dest="until",
-                        help="end (inclusive; a bare date is the whole day), same forms as --from")
+                        help="end: up to, not including, that time (a bare date is the whole day); "
+                             "same forms as --from")
     export.add_argument("--timezone", type=_time_zone, default="UTC",
                         help="time zone of --from/--to without an offset (the table file's timezone, "
                              "e.g. Asia/Phnom_Penh; default UTC)")
@@ -102,7 +103,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="start: 2024-05-01 or 2024-05-01T18:00, in --timezone unless an offset is given; "
                              "rounds count in the period they ended in")
     report.add_argument("--to", dest="until",
-                        help="end (inclusive; a bare date is the whole day), same forms as --from")
+                        help="end: up to, not including, that time (a bare date is the whole day); "
+                             "same forms as --from")
     report.add_argument("--timezone", type=_time_zone, default="UTC",
                         help="time zone of --from/--to without an offset (the table file's timezone, "
                              "e.g. Asia/Phnom_Penh; default UTC)")
@@ -154,7 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                 "seal the log holds (a key frame changed on disk shows)")
     recs.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     recs.add_argument("--from", dest="since", help="only recordings sealed from then (forms as in audit report)")
-    recs.add_argument("--to", dest="until", help="... until then (inclusive; a bare date is the whole day)")
+    recs.add_argument("--to", dest="until", help="... until then, not including it (a bare date is the whole day)")
     recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
     recs.add_argument("--table", help="only this table id")
     recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing} as JSON")

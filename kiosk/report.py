@@ -177,7 +177,7 @@ def _seat_order(item: tuple[str, SeatTotals]) -> tuple[int, str]:
 def period_report(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
                   until: str | None = None) -> dict[str, PeriodReport]:
     """One report per table whose rounds ended between ``since`` and ``until`` (log-form
-    times, both inclusive, either open), keyed by table id; each names the records it read
+    times, as parse_period makes them: inclusive, either open), keyed by table id; each names the records it read
     that fail their hash or their links (``PeriodReport.broken``).  The log as it stood when
     asked: a round that ends while the report reads is the next report's."""
     last = log.last()

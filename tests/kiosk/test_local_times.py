@@ -51,3 +51,29 @@ def test_the_report_command_refuses_an_ambiguous_edge_in_one_line(tmp_path, runn
                              "--from", "2024-10-26T18:00", "--to", "2024-10-27T01:30"])
     assert code != 0 and out == ""
     assert "--to '2024-10-27T01:30' happened twice in Europe/London" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_round_ending_on_a_shift_boundary_counts_in_one_shift_only(tmp_path, runner):
+    """One shift's --to 14:00 and the next one's --from 14:00: a record stamped exactly 14:00
+    is the second shift's, not both (QA46 time F11)."""
+    import json
+    from datetime import datetime, timezone
+    from decimal import Decimal
+
+    from scoring.settle import Bet, settle_round
+
+    log = AuditLog.in_dir(tmp_path, "t1")
+    boundary = datetime(2025, 1, 10, 14, 0, tzinfo=timezone.utc).timestamp()
+    seats = {"1": ("KS QS JS 10S 10H", Bet("1", Decimal(100), "equal"))}
+    settlement = settle_round("cambodia", "4S 6H QD 9C 9H", seats)
+    log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=1, ts=boundary - 60)
+    log.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement.to_json()}, round_no=1, ts=boundary)
+    log.close()
+    counts = []
+    for since, until in (("2025-01-10T06:00", "2025-01-10T14:00"), ("2025-01-10T14:00", "2025-01-10T22:00")):
+        code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", since, "--to", until,
+                               "--json"])
+        counts.append(sum(r["rounds"]["settled"] for r in json.loads(out)) if out.strip() else 0)
+    assert counts == [0, 1]
+    # a bare date still closes on the whole day
+    assert parse_time("2025-01-10", where="--to", end=True) == "2025-01-10T23:59:59.999999Z"

@@ -120,7 +120,7 @@ def test_audit_report_command_text_json_and_whole_days(tmp_path, runner):
     assert code == 0 and out == "" and "no round ended" in err
     code, out, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02T08:00",
                              "--to", "2026-03-02T16:00", "--timezone", "Asia/Macau"])
-    assert "no round ended between 2026-03-02 08:00:00 Asia/Macau and 2026-03-02 16:00:00 Asia/Macau" in err
+    assert "no round ended between 2026-03-02 08:00:00 Asia/Macau and 2026-03-02 15:59:59 Asia/Macau" in err
     code, _, err = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2026-03-02",
                            "--to", "2026-03-01"])
     assert code != 0 and "before --from" in err and "swap" in err
