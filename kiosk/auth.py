@@ -16,8 +16,10 @@ import hmac
 import re
 import secrets
 import sqlite3
+import threading
 import time
 from enum import StrEnum
+from typing import Callable, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from flask import (Blueprint, abort, current_app, flash, g, jsonify, redirect, render_template,
@@ -196,6 +198,110 @@ def list_users(conn: sqlite3.Connection) -> list[sqlite3.Row]:
                         "pin_hash IS NOT NULL AS has_pin FROM users ORDER BY role, username").fetchall()
 
 
+# -- the clock ------------------------------------------------------------------------------
+#
+# Idle time and throttle windows are lengths of time, and the wall clock is no measure of
+# one: NTP steps it (a Pi has no battery clock, so its first sync steps it by the whole power
+# cut), and a step of +3 h logged every dealer out mid-round with a false "30 minutes idle"
+# record, a step back kept an idle screen open for the step plus 30 minutes and added the
+# step to a lockout ("wait 3631 s").  So each stamp this process writes (a failure, a
+# session's last use) is also taken on the monotonic clock, which no one sets, and its age
+# is read there.  The wall-clock stamp is still what is written (the rows, the cookie), for
+# a stamp from before this process started: its age is the time this process has run plus
+# what the wall clock said of the gap when the process started, never less than the time
+# it has run (a stamp from the future, the clock ran ahead then, counts as made at the
+# start).  Across a restart the wall clock is all there is; within a run a step changes
+# nothing.
+
+
+class Moment(NamedTuple):
+    wall: float     # time.time(): what is written
+    mono: float     # time.monotonic(): what ages are measured on
+
+
+class AuthClock:
+    """This process's clock for sessions and throttling (:func:`auth_clock`, one per app).
+
+    ``note(ref, now)`` remembers the monotonic time of a wall-clock stamp written now (a
+    failures row, a throttle_log row, a session row); ``age(ref, stamp, now)`` is the
+    seconds since, on the monotonic clock when the stamp is one noted here (the same ref and
+    the same wall value: a row changed since, or a rowid taken again, is not), otherwise by
+    the wall clock as it read at this process's start (see above).  ``wall`` and ``mono``
+    are the clocks (tests pass their own)."""
+
+    def __init__(self, wall: Callable[[], float] | None = None, mono: Callable[[], float] | None = None) -> None:
+        self._wall = wall or (lambda: time.time())
+        self._mono = mono or (lambda: time.monotonic())
+        self.run = secrets.token_hex(8)      # which process a session cookie was last used in
+        self.wall0, self.mono0 = self._wall(), self._mono()
+        self._lock = threading.Lock()
+        self._noted: dict[tuple, tuple[float, float]] = {}
+
+    def now(self) -> Moment:
+        return Moment(self._wall(), self._mono())
+
+    def note(self, ref: tuple, now: Moment) -> None:
+        with self._lock:
+            self._noted[ref] = (now.wall, now.mono)
+
+    def age(self, ref: tuple | None, stamp: float, now: Moment) -> float:
+        noted = self._noted.get(ref) if ref is not None else None
+        if noted is not None and noted[0] == stamp:
+            return max(0.0, now.mono - noted[1])
+        return self.before_run(stamp, now)
+
+    def before_run(self, stamp: float, now: Moment) -> float:
+        """The age of a wall-clock stamp written before this process started."""
+        return max(0.0, now.mono - self.mono0) + max(0.0, self.wall0 - stamp)
+
+    def forget(self, kind: str, older_than_s: float, now: Moment) -> None:
+        """Drop the notes of one kind of stamp older than any that is still asked about."""
+        with self._lock:
+            for ref in [r for r, (_, mono) in self._noted.items() if r[0] == kind and now.mono - mono > older_than_s]:
+                del self._noted[ref]
+
+    # A session's last use rides in its cookie (``last_seen``, wall clock), with the
+    # monotonic reading and this run's id beside it (``seen``).
+
+    def mark_seen(self, sess, now: Moment) -> None:
+        sess["last_seen"] = now.wall
+        sess["seen"] = [self.run, now.mono, now.wall]
+
+    def idle(self, sess, now: Moment) -> float:
+        """Seconds since the session was last used: on the monotonic clock if it was used
+        in this run (and ``last_seen`` is the stamp taken then), else as :meth:`before_run`."""
+        last = float(sess.get("last_seen", 0))
+        seen = sess.get("seen")
+        if isinstance(seen, list) and len(seen) == 3 and seen[0] == self.run and seen[2] == last:
+            return max(0.0, now.mono - float(seen[1]))
+        return self.before_run(last, now)
+
+
+CLOCK_KEY = "niuniu.auth_clock"
+
+
+@bp.record_once
+def _start_clock(state) -> None:
+    """The clock starts with the app: a stamp from before it counts as at least as old as
+    the kiosk has run (:meth:`AuthClock.before_run`), so that is counted from the start."""
+    state.app.extensions.setdefault(CLOCK_KEY, AuthClock())
+
+
+def auth_clock() -> AuthClock:
+    """The app's :class:`AuthClock` (made when the app is, or at its first use after a test
+    took it away to stand for a restart)."""
+    clock = current_app.extensions.get(CLOCK_KEY)
+    if clock is None:
+        clock = current_app.extensions.setdefault(CLOCK_KEY, AuthClock())
+    return clock
+
+
+def idle_left() -> float:
+    """Seconds before the current session times out unless it is used (``kiosk.live``)."""
+    clock = auth_clock()
+    return float(current_app.config["SESSION_IDLE_S"]) - clock.idle(session, clock.now())
+
+
 # -- throttling -----------------------------------------------------------------------------
 #
 # An attempt (a login, a PIN) is counted as a failure *before* its secret is checked, in one
@@ -220,17 +326,26 @@ def _write(conn: sqlite3.Connection):
         raise
 
 
-def _wait_after(times: list[float], allowed: int, now: float) -> float:
-    """Seconds still to wait after these failures (oldest first): once ``allowed`` is
-    reached the wait doubles from the base with each further one, up to the window."""
-    if len(times) < allowed:
+def _wait_after(ages: list[float], allowed: int) -> float:
+    """Seconds still to wait after failures this many seconds ago (in the window): once
+    ``allowed`` is reached the wait doubles from the base with each further one, up to the
+    window, counted from the latest."""
+    if len(ages) < allowed:
         return 0.0
     cfg = current_app.config
-    wait = min(cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_BASE_S"] * 2 ** (len(times) - allowed))
-    return times[-1] + wait - now
+    wait = min(cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_BASE_S"] * 2 ** (len(ages) - allowed))
+    return wait - min(ages)
 
 
-def _waits(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> dict[str, float]:
+def _failure_ages(conn: sqlite3.Connection, kinds: tuple[str, ...], key: str, now: Moment) -> list[float]:
+    """How long ago each failure of these kinds for this key was (:class:`AuthClock`)."""
+    clock = auth_clock()
+    return [clock.age(("failure", r["id"]), r["ts"], now) for r in conn.execute(
+        f"SELECT rowid AS id, ts FROM failures WHERE kind IN ({','.join('?' * len(kinds))}) AND key = ?",
+        (*kinds, key))]
+
+
+def _waits(conn: sqlite3.Connection, kind: str, keys: list[str], now: Moment) -> dict[str, float]:
     """Seconds until another attempt is allowed, per key: after N failures in the window the
     wait doubles from the base, so a guesser gets a few tries an hour, a fumbling dealer
     gets back in after half a minute.  For PINs, N counts the failures since the last
@@ -239,43 +354,53 @@ def _waits(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> 
     window, limit = cfg["THROTTLE_WINDOW_S"], cfg["THROTTLE_MAX_FAILURES"]
     waits = {}
     for key in keys:
-        current = [r["ts"] for r in conn.execute("SELECT ts FROM failures WHERE kind = ? AND key = ? AND ts > ? "
-                                                 "ORDER BY ts", (kind, key, now - window))]
+        current = [age for age in _failure_ages(conn, (kind,), key, now) if age < window]
         # One screen serves the whole pit, so the address gets more tries than one account:
         # a dealer's fumbling must not lock the supervisor out of the same screen.
         allowed = limit * 4 if kind == "login" and key.startswith("ip:") else limit
-        waits[key] = _wait_after(current, allowed, now)
+        waits[key] = _wait_after(current, allowed)
     return waits
 
 
-def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> float:
+def _lock_remaining(conn: sqlite3.Connection, kind: str, keys: list[str], now: Moment) -> float:
     return max(_waits(conn, kind, keys, now).values(), default=0.0)
 
 
-def _pin_day_count(conn: sqlite3.Connection, key: str, now: float) -> int:
+def _pin_day_count(conn: sqlite3.Connection, key: str, now: Moment) -> int:
     """Wrong PINs from this screen in the last day, right PINs between them or not (a
     dealer trying a few guesses between real approvals meets the ceiling all the same)."""
-    return conn.execute("SELECT COUNT(*) FROM failures WHERE kind IN ('pin', 'pin_cleared') AND key = ? "
-                        "AND ts > ?", (key, now - PIN_DAY_S)).fetchone()[0]
+    return sum(age < PIN_DAY_S for age in _failure_ages(conn, ("pin", "pin_cleared"), key, now))
 
 
-def _prune(conn: sqlite3.Connection, now: float) -> None:
+def _prune(conn: sqlite3.Connection, now: Moment) -> None:
     """Forget failures nothing counts any more: PINs after a day (the ceiling), the rest
-    after the throttle window."""
+    after the throttle window; by their age on :class:`AuthClock`, so a row stamped while
+    the clock ran ahead goes too (compared with the clock, it stayed young for good)."""
+    clock = auth_clock()
     window = current_app.config["THROTTLE_WINDOW_S"]
-    conn.execute("DELETE FROM failures WHERE ts < ? AND (kind NOT IN ('pin', 'pin_cleared') OR ts < ?)",
-                 (now - window, now - PIN_DAY_S))
-    conn.execute("DELETE FROM throttle_log WHERE logged < ?", (now - PIN_DAY_S,))
+    kept_s = {"pin": PIN_DAY_S, "pin_cleared": PIN_DAY_S}
+    gone = [(r["id"],) for r in conn.execute("SELECT rowid AS id, kind, ts FROM failures")
+            if clock.age(("failure", r["id"]), r["ts"], now) > kept_s.get(r["kind"], window)]
+    conn.executemany("DELETE FROM failures WHERE rowid = ?", gone)
+    gone = [(r["kind"], r["key"]) for r in conn.execute("SELECT kind, key, logged FROM throttle_log")
+            if clock.age(("throttle", r["kind"], r["key"]), r["logged"], now) > PIN_DAY_S]
+    conn.executemany("DELETE FROM throttle_log WHERE kind = ? AND key = ?", gone)
+    clock.forget("failure", PIN_DAY_S, now)
+    clock.forget("throttle", PIN_DAY_S, now)
 
 
-def _record_failure(conn: sqlite3.Connection, kind: str, keys: list[str], now: float) -> list[int]:
+def _record_failure(conn: sqlite3.Connection, kind: str, keys: list[str], now: Moment) -> list[int]:
     """Count a failure for each key; returns the rows' ids (a right secret takes them back)."""
     _prune(conn, now)
-    return [conn.execute("INSERT INTO failures(kind, key, ts) VALUES (?, ?, ?)", (kind, k, now)).lastrowid
-            for k in keys]
+    clock = auth_clock()
+    ids = []
+    for k in keys:
+        ids.append(conn.execute("INSERT INTO failures(kind, key, ts) VALUES (?, ?, ?)", (kind, k, now.wall)).lastrowid)
+        clock.note(("failure", ids[-1]), now)
+    return ids
 
 
-def _throttled_record_due(conn: sqlite3.Connection, kind: str, locked: list[str], now: float) -> int | None:
+def _throttled_record_due(conn: sqlite3.Connection, kind: str, locked: list[str], now: Moment) -> int | None:
     """Whether a refused (throttled) attempt is to be written to the log: the first for a
     locked key in each throttle window is, with how many were refused unwritten since that
     key's last record; the others are only counted here (returns None).
@@ -284,16 +409,20 @@ def _throttled_record_due(conn: sqlite3.Connection, kind: str, locked: list[str]
     burying the Event log and filling the disk; the throttle is what stops the guessing,
     the log only needs to say that it did, and how often."""
     window = current_app.config["THROTTLE_WINDOW_S"]
+    clock = auth_clock()
     rows = {r["key"]: r for r in conn.execute(
         f"SELECT key, logged, refused FROM throttle_log WHERE kind = ? AND key IN ({','.join('?' * len(locked))})",
         (kind, *locked))}
-    if locked and all(k in rows and rows[k]["logged"] > now - window for k in locked):
+    if locked and all(k in rows and clock.age(("throttle", kind, k), rows[k]["logged"], now) < window
+                      for k in locked):
         conn.executemany("UPDATE throttle_log SET refused = refused + 1 WHERE kind = ? AND key = ?",
                          [(kind, k) for k in locked])
         return None
     conn.executemany("INSERT INTO throttle_log(kind, key, logged, refused) VALUES (?, ?, ?, 0) "
                      "ON CONFLICT(kind, key) DO UPDATE SET logged = excluded.logged, refused = 0",
-                     [(kind, k, now) for k in locked])
+                     [(kind, k, now.wall) for k in locked])
+    for k in locked:
+        clock.note(("throttle", kind, k), now)
     return max((r["refused"] for r in rows.values()), default=0)
 
 
@@ -329,9 +458,12 @@ def load_user() -> None:
                                         (sid, uid)).fetchone() is None:
         session.clear()     # logged out or timed out already: this is a copy, or a replay
         return
-    now = time.time()
+    clock = auth_clock()
+    now = clock.now()
     idle = current_app.config["SESSION_IDLE_S"]
-    if now - float(session.get("last_seen", 0)) > idle:
+    # on the monotonic clock (AuthClock): a step of the wall clock neither ends a session in
+    # use nor keeps an idle one open
+    if clock.idle(session, now) > idle:
         # A cookie from before session ids (none) cannot be told from a replay of itself: no record.
         if sid is not None and conn.execute("DELETE FROM sessions WHERE id = ?", (sid,)).rowcount:
             audit().append(AuditType.SESSION_TIMEOUT, row["username"],
@@ -347,7 +479,7 @@ def load_user() -> None:
         session["sid"] = _start_session(conn, row["id"], now)
     endpoint = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     if not getattr(endpoint, "passive", False):
-        session["last_seen"] = now
+        clock.mark_seen(session, now)
     g.user = {"id": row["id"], "username": row["username"], "role": Role(row["role"])}
 
 
@@ -356,10 +488,17 @@ def load_user() -> None:
 SESSION_ROWS_KEPT_S = 7 * 24 * 3600.0
 
 
-def _start_session(conn: sqlite3.Connection, user_id: int, now: float) -> str:
+def _start_session(conn: sqlite3.Connection, user_id: int, now: Moment) -> str:
+    """A new session's row; rows older than ``SESSION_ROWS_KEPT_S`` go, by their age on
+    :class:`AuthClock` (one started while the clock ran ahead goes too)."""
+    clock = auth_clock()
     sid = secrets.token_urlsafe(24)
-    conn.execute("DELETE FROM sessions WHERE started < ?", (now - SESSION_ROWS_KEPT_S,))
-    conn.execute("INSERT INTO sessions(id, user_id, started) VALUES (?, ?, ?)", (sid, user_id, now))
+    old = [(r["id"],) for r in conn.execute("SELECT id, started FROM sessions")
+           if clock.age(("session", r["id"]), r["started"], now) > SESSION_ROWS_KEPT_S]
+    conn.executemany("DELETE FROM sessions WHERE id = ?", old)
+    conn.execute("INSERT INTO sessions(id, user_id, started) VALUES (?, ?, ?)", (sid, user_id, now.wall))
+    clock.note(("session", sid), now)
+    clock.forget("session", SESSION_ROWS_KEPT_S, now)
     return sid
 
 
@@ -459,7 +598,7 @@ def authorize_supervisor(pin: str, purpose: str) -> str:
     refused (:func:`_record_refused_approval`).  An empty PIN is no guess (the dealer
     pressed the button before the supervisor came): it is answered, not counted or logged."""
     conn = db.get_db()
-    now = time.time()
+    now = auth_clock().now()
     key = f"ip:{_client()}"
     requester = g.user["username"] if g.get("user") else "anonymous"
     guess = bool((pin or "").strip())
@@ -563,7 +702,7 @@ def setup():
         code = request.form.get("setup_code", "").strip().lower()   # printed as lower-case hex
         username = request.form.get("username", "").strip()
         password = request.form.get("password", "")
-        now = time.time()
+        now = auth_clock().now()
         keys = [f"ip:{_client()}"]
         # One at a time, and the "no accounts yet" checked again inside: two submits at once
         # (a double click, two screens) must not both make an administrator with one code.
@@ -638,7 +777,8 @@ def login():
     if request.method == "POST":
         username = request.form.get("username", "").strip()
         password = request.form.get("password", "")
-        now = time.time()
+        clock = auth_clock()
+        now = clock.now()
         screen = f"ip:{_client()}"
         keys = [f"user:{username[:64].lower()}", screen]
         actor, typed = _login_actor(username)
@@ -679,7 +819,7 @@ def login():
             session["uid"] = row["id"]
             session["gen"] = row["session_gen"]
             session["sid"] = sid
-            session["last_seen"] = now
+            clock.mark_seen(session, now)
             csrf_token()
             return redirect(_landing(Role(row["role"]), _safe_next(request.args.get("next"))))
     return render_template("auth/login.html", error=error), status

@@ -40,6 +40,9 @@ PREFIX = "niuniu-backup-"
 PRIVATE_FILES = (SECRET_FILE, EVIDENCE_KEY)
 MANIFEST = "MANIFEST.json"
 STALE_S = 2 * 86400     # the timer runs nightly: two nights missed is a backup that stopped
+# A backup record stamped later than now by more than this was stamped by a clock that ran
+# ahead (a Pi has no battery clock) or now runs behind: its age says nothing.
+FUTURE_S = 300
 
 
 class BackupError(AuditError):
@@ -257,14 +260,24 @@ def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination:
 
 def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
     """The newest backup record (made or failed) as the admin and surveillance read it; a
-    copy older than two days is flagged, as bad as none."""
+    copy older than two days is flagged, as bad as none.
+
+    One dated in the future (``future``) is flagged too (``stale``): a clock that ran ahead
+    stamped it, or the clock now runs behind, and its age says nothing (it read as fresh for
+    as long as the stamp was ahead, a year of no backups unflagged).  ``records_since``: the
+    log's records that a backup made does not hold (the log's head against its
+    ``head_seq``), what tells how much a backup dated wrongly has missed."""
     found = log.records(types=[AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED], newest_first=True, limit=1)
     if not found:
         return None
     record = found[0]
     age_s = (time.time() if now is None else now) - log_moment(record.ts).timestamp()
-    return {"ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts, "stale": age_s > STALE_S,
-            "age_days": int(age_s // 86400), **record.data}
+    future = age_s < -FUTURE_S
+    head, held = log.last(), record.data.get("head_seq")
+    since = head.seq - held if head is not None and type(held) is int and head.seq >= held else None
+    return {**record.data, "ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts,
+            "stale": future or age_s > STALE_S, "future": future, "age_days": int(age_s // 86400),
+            "records_since": since}
 
 
 @dataclass(frozen=True)

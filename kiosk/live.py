@@ -16,7 +16,7 @@ import time
 from flask import Blueprint, Response, current_app, g, jsonify, request, session
 
 from kiosk import db
-from kiosk.auth import Role, passive, require
+from kiosk.auth import Role, idle_left, passive, require
 from kiosk.runtime import service
 
 bp = Blueprint("live", __name__, url_prefix="/live")
@@ -79,8 +79,9 @@ def events() -> Response:
     max_s = current_app.config["SSE_MAX_S"]
     # The stream ends when the session would time out; the browser reconnects, and a
     # session that really expired is then refused, so an idle screen does not stay live.
-    idle_left = float(session.get("last_seen", 0)) + float(current_app.config["SESSION_IDLE_S"]) - time.time()
-    max_s = max(1.0, idle_left) if max_s is None else min(max_s, max(1.0, idle_left))
+    # (measured as the timeout itself is, step-proof: kiosk.auth.AuthClock)
+    left = idle_left()
+    max_s = max(1.0, left) if max_s is None else min(max_s, max(1.0, left))
     try:
         version = int(request.headers.get("Last-Event-ID") or request.args.get("since") or 0)
     except ValueError:

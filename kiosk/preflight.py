@@ -184,9 +184,16 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     if backup is None:
         saved = Finding("backup", WARN, "no backup recorded: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env "
                                         "(README, 'Backup and restore')")
+    elif backup.get("future"):
+        # its age says nothing: a clock that ran ahead stamped it (or this one runs behind)
+        since = backup.get("records_since")
+        saved = Finding("backup", WARN, f"the last backup {'failed and ' if not backup['ok'] else ''}is dated in "
+                                        f"the future ({backup['ts']}): check the clock"
+                                        + (f"; {since} records written since are not in it" if since is not None
+                                           else "") + f" ({backup.get('error') or backup.get('to')})")
     elif not backup["ok"] or backup["stale"]:
         saved = Finding("backup", WARN, f"the last backup {'failed' if not backup['ok'] else 'is'} "
-                                        f"{backup['age_days']} day(s) old ({backup.get('reason') or backup.get('to')})")
+                                        f"{backup['age_days']} day(s) old ({backup.get('error') or backup.get('to')})")
     else:
         saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
     return [disk, chain, saved, *history, key]
