@@ -7,11 +7,10 @@ could be deleted and reissued would make the log say the wrong person did someth
 from __future__ import annotations
 
 from flask import Blueprint, flash, g, redirect, render_template, request, session, url_for
-from werkzeug.security import check_password_hash
 
 from kiosk import auth, db
 from kiosk.audit import AuditType
-from kiosk.auth import AuthError, Role, require
+from kiosk.auth import AuthError, PinTaken, Role, require
 from kiosk.backup import backup_status
 from kiosk.runtime import audit, runtime, service
 from vision.record import recordings_dir
@@ -40,6 +39,8 @@ def users():
             created = auth.create_user(conn, form.get("username", "").strip(), form.get("role", ""),
                                        form.get("password", ""), form.get("pin", "").strip() or None,
                                        created_by=g.user["username"])
+        except PinTaken as taken:
+            error, status = _retire(conn, taken), 400
         except AuthError as exc:
             error, status = str(exc), 400
         else:
@@ -81,6 +82,13 @@ def set_active(user_id: int):
     return redirect(url_for("admin.users"))
 
 
+def _retire(conn, taken: PinTaken) -> str:
+    message = auth.retire_pin(conn, taken)
+    audit().append(AuditType.USER_CHANGED, g.user["username"], {
+        "username": taken.holder, "change": "PIN cleared: typed for another account, so no longer secret"})
+    return message
+
+
 @bp.route("/users/<int:user_id>/secret", methods=("POST",))
 @require(Role.ADMIN)
 def reset_secret(user_id: int):
@@ -98,10 +106,10 @@ def reset_secret(user_id: int):
             raise AuthError(f"the two new passwords for {row['username']} differ; type the same password twice")
         if pin is not None:
             auth.validate_account(row["username"], row["role"], password, pin)
-            for other in conn.execute("SELECT id, pin_hash FROM users WHERE pin_hash IS NOT NULL AND id != ?",
-                                      (user_id,)):
-                if check_password_hash(other["pin_hash"], pin):
-                    raise AuthError("that PIN is already used by another supervisor; choose a different one")
+            auth.check_pin_free(conn, pin, for_id=user_id)
+    except PinTaken as taken:
+        flash(_retire(conn, taken), "error")
+        return redirect(url_for("admin.users"))
     except AuthError as exc:
         flash(str(exc), "error")
         return redirect(url_for("admin.users"))

@@ -90,6 +90,17 @@ class AuthError(NiuniuError):
     """An account, password or PIN that cannot be accepted; the message says what to change."""
 
 
+class PinTaken(AuthError):
+    """A PIN typed for one account is another supervisor's.  The PIN alone says who approved,
+    so two cannot share one; and whoever typed it now knows that supervisor's PIN (an admin
+    could otherwise try PINs on the Accounts page until one was "already used"), so the
+    Accounts page retires it (:func:`retire_pin`)."""
+
+    def __init__(self, holder_id: int, holder: str) -> None:
+        super().__init__("that PIN is already used by another supervisor; choose a different one")
+        self.holder_id, self.holder = holder_id, holder
+
+
 # -- accounts -------------------------------------------------------------------------------
 
 
@@ -166,13 +177,29 @@ def create_user(conn: sqlite3.Connection, username: str, role: str, password: st
     if conn.execute("SELECT 1 FROM users WHERE username = ?", (username,)).fetchone():
         raise AuthError(f"username {username!r} is taken; pick another")
     if pin:
-        for row in conn.execute("SELECT username, pin_hash FROM users WHERE pin_hash IS NOT NULL"):
-            if check_password_hash(row["pin_hash"], pin):
-                raise AuthError("that PIN is already used by another supervisor; choose a different one")
+        check_pin_free(conn, pin)
     conn.execute("INSERT INTO users(username, role, password_hash, pin_hash, active, created_at, created_by) "
                  "VALUES (?, ?, ?, ?, 1, ?, ?)",
                  (username, parsed.value, hasher(password), hasher(pin) if pin else None, utc_iso(), created_by))
     return {"username": username, "role": parsed.value}
+
+
+def check_pin_free(conn: sqlite3.Connection, pin: str, *, for_id: int | None = None) -> None:
+    """Raise :class:`PinTaken` if another account (not ``for_id``) has this PIN."""
+    for row in conn.execute("SELECT id, username, pin_hash FROM users WHERE pin_hash IS NOT NULL AND id IS NOT ?",
+                            (for_id,)):
+        if check_password_hash(row["pin_hash"], pin):
+            raise PinTaken(row["id"], row["username"])
+
+
+def retire_pin(conn: sqlite3.Connection, taken: PinTaken) -> str:
+    """Clear the PIN someone just typed for another account (it is known now) and return
+    what the admin is told; the caller logs it.  The supervisor approves nothing until an
+    admin sets them a new one."""
+    with conn:
+        conn.execute("UPDATE users SET pin_hash = NULL WHERE id = ?", (taken.holder_id,))
+    return (f"that PIN was supervisor {taken.holder}'s, so it is known now: it no longer works, and {taken.holder} "
+            "approves nothing until you set a new PIN with Reset; choose a different PIN here")
 
 
 def end_sessions(conn: sqlite3.Connection, user_id: int) -> int:

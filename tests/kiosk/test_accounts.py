@@ -187,3 +187,27 @@ def test_the_console_refuses_a_formula_username_too(tmp_path, runner, monkeypatc
     code, _, err = runner(["users", "add", "--data-dir", str(tmp_path), "--username=-kim", "--role", "dealer",
                            "--password-stdin"])
     assert code == 2 and "username '-kim' starts with '-', which a spreadsheet reads as a formula" in err
+
+
+def test_a_pin_reset_to_another_supervisors_pin_retires_that_pin(admin, app, audit, client):
+    """Typing super1's PIN for another account tells the admin it was super1's: that PIN is
+    known from then on, so it stops approving anything until super1 gets a new one."""
+    client, token = admin
+    made = client.post("/admin/users", data={"csrf_token": token, "username": "super2", "role": "supervisor",
+                                             "password": "a-good-password", "password2": "a-good-password",
+                                             "pin": "8642"})
+    assert made.status_code == 302
+    uid = account(app, "super2")["id"]
+    r = client.post(f"/admin/users/{uid}/secret", follow_redirects=True,
+                    data={"csrf_token": token, "password": "a-fresh-password", "password2": "a-fresh-password",
+                          "pin": ACCOUNTS["super1"][2]})
+    assert b"was supervisor super1&#39;s, so it is known now" in r.data
+    conn = db.connect(app.config["DATA_DIR"])
+    try:
+        pins = dict(conn.execute("SELECT username, pin_hash IS NOT NULL FROM users WHERE role = 'supervisor'"))
+    finally:
+        conn.close()
+    assert pins == {"super1": 0, "super2": 1}         # super1's retired; super2 keeps its own
+    assert can_log_in(app, "super2", "a-good-password")   # the refused reset changed nothing of super2's
+    changed = audit.records(types=[AuditType.USER_CHANGED])
+    assert [(c.data["username"], c.data["change"].split(":")[0]) for c in changed] == [("super1", "PIN cleared")]

@@ -246,7 +246,13 @@ def test_admin_adds_accounts_with_validation(admin, audit):
     nopin = client.post("/admin/users", data={**form, "username": "sup2", "role": "supervisor"})
     assert b"needs a PIN" in nopin.data
     samepin = client.post("/admin/users", data={**form, "username": "sup2", "role": "supervisor", "pin": "4321"})
-    assert b"already used by another supervisor" in samepin.data
+    # super1's PIN: refused, and retired, since whoever typed it knows it now (probing PINs
+    # on this page until one was "already used" found a supervisor's PIN)
+    assert samepin.status_code == 400 and b"was supervisor super1&#39;s, so it is known now" in samepin.data
+    assert audit.last().type == AuditType.USER_CHANGED and audit.last().data["username"] == "super1"
+    assert "PIN cleared" in audit.last().data["change"]
+    retyped = client.post("/admin/users", data={**form, "username": "sup2", "role": "supervisor", "pin": "4321"})
+    assert retyped.status_code == 302           # no one's PIN now: sup2 may have it
     client.post("/auth/logout", data={"csrf_token": token})
     login(client, "newdealer", "a-good-password")
     assert client.get("/dealer/").status_code == 200
