@@ -128,22 +128,26 @@ class TablePipeline:
             self.mirror_watch.check(frame.image, frame.ts, regions, detections)
         if self.aim_watch is not None:
             self.aim_watch.check(frame.image, frame.ts, cards_on_table=bool(detections))
-        return self.process(frame.frame_no, frame.ts, (width, height), detections, frame.image)
+        return self.process(frame.frame_no, frame.ts, (width, height), detections, frame.image, mono=frame.mono)
 
     def process(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
-                image: np.ndarray | None = None) -> list[RoundEvent]:
-        """Everything after the detector: what a replay of recorded detections runs."""
+                image: np.ndarray | None = None, *, mono: float | None = None) -> list[RoundEvent]:
+        """Everything after the detector: what a replay of recorded detections runs.
+
+        ``ts`` (wall clock) stamps the round's events and the recording; the tracker measures
+        time between frames on ``mono`` (:attr:`Frame.mono`), or on ``ts`` where there is none
+        (a recording made before frames carried it replays as it ran).  Both are recorded."""
         detections = normalise_detections(detections)
-        hands = self.tracker.update(detections, frame_no, ts, size)
+        hands = self.tracker.update(detections, frame_no, ts if mono is None else mono, size)
         events = self.machine.observe(hands, frame_no, ts)
         if self.recorder is not None:
             try:
-                self.recorder.on_frame(frame_no, ts, size, detections, image)
+                self.recorder.on_frame(frame_no, ts, size, detections, image, mono=mono)
             except Exception:  # recording must never stop the table
                 log.exception("recording frame %s failed", frame_no)
         with self._lock:
             if image is not None:
-                self._latest = (Frame(image, ts, frame_no), detections)
+                self._latest = (Frame(image, ts, frame_no, mono), detections)
             self._step_times.append(time.monotonic())
             self.frames_processed += 1
             self._last_frame_no, self._last_ts = frame_no, ts
@@ -245,7 +249,8 @@ class TablePipeline:
                     self._camera = "finished"
                     return
                 cam = self.config.camera
-                frame = Frame(oriented(image, cam.rotate, cam.mirror), self.source.timestamp(), frame_no)
+                frame = Frame(oriented(image, cam.rotate, cam.mirror), self.source.timestamp(), frame_no,
+                              self.source.monotonic())
                 frame_no += 1
                 if self.realtime:
                     ts0 = frame.ts if ts0 is None else ts0

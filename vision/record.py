@@ -32,13 +32,18 @@ if that name exists)::
                                           # ([seat, card, frames]: forgotten if unseen that long)
      "table": {...}}                 # the whole table config in force (thresholds too)
 
-``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "size": [1920, 1080],
+``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "mono": 81234.56, "size": [1920, 1080],
 "detections": [{"card": "AS", "conf": 0.9731, "box": [x1, y1, x2, y2]}, ...]}`` for every
 frame the pipeline processed while the round was open, starting with a *pre-roll* of the
 ``3 n + 5`` frames just before ``round_start`` (the tracker needs them to accept the first
 card; they may also be in the previous round's file when that round ended on this frame).
 Confidences are rounded to 4 places and boxes to 0.1 px, and the live pipeline tracks
-the *rounded* values, so a replay sees exactly the numbers the live run saw.
+the *rounded* values, so a replay sees exactly the numbers the live run saw.  ``ts`` is
+the wall clock (what a person reads); ``mono`` the frame's monotonic time
+(:attr:`vision.sources.Frame.mono`, meaningful only as differences within the recording),
+on which the tracker measured how long a card was unseen, so a replay measures the same
+even where NTP stepped the wall clock mid-round.  A line without ``mono`` (recorded before
+it was, or a frame that had none) was tracked on its ``ts``, and is replayed so.
 
 ``events.jsonl``: ``RoundEvent.to_json()`` per line (``kind, round_no, ts, frame_no, seat,
 card, data``), from ``round_start`` to ``round_cleared``, including the people's actions
@@ -95,9 +100,14 @@ HOLD = "hold.json"       # surveillance's hold on a finished recording (vision.r
 _KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.round_complete)
 
 
-def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection]) -> dict:
-    return {"frame_no": frame_no, "ts": ts, "size": [int(size[0]), int(size[1])],
-            "detections": [d.to_json() for d in detections]}
+def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
+                    mono: float | None = None) -> dict:
+    line: dict[str, Any] = {"frame_no": frame_no, "ts": ts}
+    if mono is not None:   # the tracker's clock for this frame; without it, ts was (and is replayed as) that
+        line["mono"] = mono
+    line["size"] = [int(size[0]), int(size[1])]
+    line["detections"] = [d.to_json() for d in detections]
+    return line
 
 
 RECORDINGS = "recordings"
@@ -251,8 +261,8 @@ class RoundRecorder:
     # ------------------------------------------------------------ inputs
 
     def on_frame(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
-                 image: np.ndarray | None = None) -> None:
-        line = detections_line(frame_no, ts, size, detections)
+                 image: np.ndarray | None = None, *, mono: float | None = None) -> None:
+        line = detections_line(frame_no, ts, size, detections, mono)
         with self._lock:
             if image is not None:
                 self._last_image = (frame_no, image)

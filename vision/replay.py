@@ -419,12 +419,15 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     for line in lines:
         try:
             detections = [Detection.from_json(d) for d in line["detections"]]
-            frame_no = int(line["frame_no"])
+            frame_no, ts = int(line["frame_no"]), float(line["ts"])
+            # The tracker's clock as it ran live: the monotonic one, or, in a recording made
+            # before it was recorded, the wall time it then used.
+            mono = None if line.get("mono") is None else float(line["mono"])
             if started_at is not None and frame_no < started_at:
-                pipeline.tracker.update(normalise_detections(detections), frame_no, float(line["ts"]),
+                pipeline.tracker.update(normalise_detections(detections), frame_no, ts if mono is None else mono,
                                         tuple(line["size"]))
             else:
-                pipeline.process(frame_no, float(line["ts"]), tuple(line["size"]), detections)
+                pipeline.process(frame_no, ts, tuple(line["size"]), detections, mono=mono)
         except (KeyError, TypeError, ValueError, CardError) as exc:
             raise ReplayError(f"{folder / DETECTIONS}: frame {line.get('frame_no')!r} is malformed: {exc}") from None
         for event in after_frame.pop(frame_no, []):

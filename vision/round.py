@@ -315,7 +315,11 @@ class RoundMachine:
     # ------------------------------------------------------------ the camera's side
 
     def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
-        """Take the tracker's view of one frame; return (and publish) the events it caused."""
+        """Take the tracker's view of one frame; return (and publish) the events it caused.
+
+        ``ts``, the frame's wall time, only stamps the events.  Nothing here measures time
+        between frames (a left-over is forgotten after a number of frames): that is the
+        tracker's, on a monotonic clock, so NTP stepping the wall clock holds no round open."""
         with self._changing():
             self.last_frame_no, self.last_ts = frame_no, ts
             events: list[RoundEvent] = []

@@ -15,6 +15,12 @@ Two kinds of source behave differently on purpose:
   timestamps come from the file's own timeline, not the wall clock, so a replay gives
   the same times however fast the machine is.
 
+Every frame carries two times: ``ts``, the wall clock, which stamps what is recorded (the
+audit log, a recording's times), and ``mono``, a clock that only goes forward, on which
+the time *between* frames is measured (how long a card has been unseen).  NTP may step
+the wall clock back or forward by hours; measured on it, swept cards would stay "on the
+table" for the length of a backward step and covered cards vanish at a forward one.
+
 ``picamera2`` is imported only when chosen: it exists only on a Raspberry Pi (from apt's
 ``python3-picamera2``), and importing it elsewhere would fail.  On a Pi it can also fail to
 load beside the venv's numpy (apt built it for another one); that is named as such, with the
@@ -67,11 +73,22 @@ class Frame:
     ``ts`` is UTC epoch seconds for live sources and the file's timeline (plus the
     source's ``start_ts``) for recordings; ``frame_no`` counts up across reconnects so a
     frame reference in an event is unique for the life of the source.
+
+    ``mono`` is when it was taken on a clock that never steps (``time.monotonic()`` for live
+    sources, the file's timeline for recordings): durations between frames are measured on
+    it, ``ts`` only stamps.  None (a frame made by hand, a recording that predates it):
+    ``ts`` serves for both, as it did before.
     """
 
     image: np.ndarray = field(repr=False)
     ts: float
     frame_no: int
+    mono: float | None = None
+
+    @property
+    def clock(self) -> float:
+        """The time durations between frames are measured on: ``mono``, else ``ts``."""
+        return self.ts if self.mono is None else self.mono
 
     @property
     def size(self) -> tuple[int, int]:
@@ -99,8 +116,13 @@ class FrameSource:
         pass
 
     def timestamp(self) -> float:
-        """When the image just read was taken."""
+        """When the image just read was taken, on the wall clock (stamps records)."""
         return time.time()
+
+    def monotonic(self) -> float:
+        """When the image just read was taken, on a clock NTP cannot step (durations):
+        :attr:`Frame.mono`."""
+        return time.monotonic()
 
     def frames(self) -> Iterator[Frame]:
         """All frames of a finite source, in order, numbered from 0.  Opens and closes it."""
@@ -111,7 +133,7 @@ class FrameSource:
                 image = self.read()
                 if image is None:
                     return
-                yield Frame(image, self.timestamp(), frame_no)
+                yield Frame(image, self.timestamp(), frame_no, self.monotonic())
                 frame_no += 1
         finally:
             self.close()
@@ -324,6 +346,10 @@ class VideoFileSource(FrameSource):
     def timestamp(self) -> float:
         return self.start_ts + (self._offset + self._index) / self.fps
 
+    def monotonic(self) -> float:
+        """The file's timeline: it only goes forward, and a replay gets the same durations."""
+        return self.timestamp()
+
     def close(self) -> None:
         if self._cap is not None:
             self._cap.release()
@@ -389,6 +415,10 @@ class ImageFilesSource(FrameSource):
     def timestamp(self) -> float:
         return self.start_ts + self._count / self.fps
 
+    def monotonic(self) -> float:
+        """The folder's timeline: it only goes forward, and a replay gets the same durations."""
+        return self.timestamp()
+
     def frames(self) -> Iterator[Frame]:
         """As :meth:`FrameSource.frames`, numbered by place in the folder: a skipped image's
         number is not given to the next one."""
@@ -398,7 +428,7 @@ class ImageFilesSource(FrameSource):
                 image = self.read()
                 if image is None:
                     return
-                yield Frame(image, self.timestamp(), self._count)
+                yield Frame(image, self.timestamp(), self._count, self.monotonic())
         finally:
             self.close()
 
@@ -593,7 +623,7 @@ class LatestFrameReader:
 
     def _publish(self, image: np.ndarray) -> None:
         image = oriented(image, self.rotate, self.mirror)
-        frame = Frame(image, self.source.timestamp(), self._next_no)
+        frame = Frame(image, self.source.timestamp(), self._next_no, self.source.monotonic())
         self._next_no += 1
         self.last_frame_wall = time.monotonic()
         with self._cond:

@@ -19,7 +19,11 @@ a stable answer with four rules:
   with two models: this rule read 561 and 559 cards right, the window vote 560 and 557.
   A low mean confidence of the chosen card's confident sightings, or a split among all
   confident sightings, marks the card ``needs_confirmation``.  An accepted card stays through
-  occlusion and is dropped only after ``remove_after_s`` seconds unseen.
+  occlusion and is dropped only after ``remove_after_s`` seconds unseen, measured on the
+  frames' monotonic clock (:attr:`vision.sources.Frame.mono`), never the wall clock: NTP
+  stepping that back an hour would keep swept cards on the table for the hour (and the
+  next deal's card on the same seat taken for a left-over), stepping it forward would drop
+  every covered card at once.
 * **Order**: a seat's accepted cards are listed in the order their tracks were first seen,
   which is the order they were dealt: a card read doubtfully until the next one landed on
   it (the demo's QD again, with classifier v13) is accepted after that card but keeps its
@@ -30,7 +34,7 @@ seen *before* the new track first appeared has moved: the old track is dropped, 
 round machine sees it leave one seat and arrive at the other.  If both are still seen,
 both stay: that is a duplicate, and the round machine raises it.
 
-Everything is a pure function of (detections, frame size, timestamps), which is what
+Everything is a pure function of (detections, frame size, frame times), which is what
 lets a replay of recorded detections reproduce a round exactly.
 """
 
@@ -101,7 +105,7 @@ class Track:
     votes: deque = field(default_factory=deque)  # per frame: (Card, conf) or None
     evidence: dict = field(default_factory=dict)  # Card -> Evidence, from first sighting to acceptance
     last_seen_frame: int = -1
-    last_seen_ts: float = 0.0
+    last_seen_ts: float = 0.0     # on update()'s clock (monotonic), for remove_after_s only
     accepted: Card | None = None
     accepted_frame: int | None = None
     confidence: float = 0.0
@@ -167,6 +171,11 @@ class SeatTracker:
 
     def update(self, detections: list[Detection], frame_no: int, ts: float,
                size: tuple[int, int]) -> dict[str, SeatHand]:
+        """Take one frame's detections; return the accepted hands.
+
+        ``ts`` measures time between frames and nothing else (``remove_after_s``): give a
+        clock that never steps, :attr:`vision.sources.Frame.clock` (monotonic for a live
+        camera), not the wall clock that stamps the frame."""
         zones = self.zones_for(*size)
         by_seat: dict[str, list[Detection]] = {}
         outside = 0
