@@ -247,6 +247,7 @@ class TableService:
         self.clock_watch = ClockWatch(audit)    # looked at by a ClockWatchThread while the kiosk runs
         self._sealing: list[threading.Thread] = []
         machine.add_gate(self._on_machine_events)
+        machine.add_undo_listener(self._publish)
         recorder = getattr(pipeline, "recorder", None)
         if recorder is not None:
             recorder.on_finished = self.seal_recording
@@ -511,7 +512,8 @@ class TableService:
                 self._restore_bets_state(saved)
                 self.audit_error = (f"the audit log could not be written ({exc}); stop the game and call "
                                     "the supervisor: events are not being recorded")
-                self._publish()
+                # published once the machine has undone the change (add_undo_listener): now
+                # the screen would show the refused change as done (a settle as SETTLED)
                 raise AuditError(self.audit_error) from None
             except BaseException:
                 self._restore_bets_state(saved)     # the machine undoes the change whatever failed

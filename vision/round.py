@@ -30,6 +30,7 @@ Actions follow pokerkit's trio: ``can_x()`` for the kiosk's buttons,
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ from vision.table import ConfigError, TableConfig
 from vision.tracker import SeatHand
 
 
+log = logging.getLogger(__name__)
 HAND_SIZE = 5
 
 
@@ -193,6 +195,7 @@ class RoundMachine:
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
         self._gates: list[BatchListener] = []
+        self._undo_listeners: list[Callable[[], None]] = []
         self._changes = 0              # depth of _changing(): only the outermost change is undone
         self._committed = False        # the gates took this change's events
         self._lock = threading.RLock()
@@ -242,6 +245,14 @@ class RoundMachine:
         with self._lock:
             self._gates.append(gate)
 
+    def add_undo_listener(self, listener: Callable[[], None]) -> None:
+        """Called (under the lock) after a change a gate refused has been undone: whoever
+        shows the machine's state must show it as it is again, not as the refused change
+        left it while its gates were asked (the dealer's screen drew a settle the audit log
+        refused as SETTLED)."""
+        with self._lock:
+            self._undo_listeners.append(listener)
+
     @contextmanager
     def _changing(self):
         """The machine's lock, and its state put back if the change fails before its gates
@@ -262,6 +273,11 @@ class RoundMachine:
             except BaseException:
                 if not self._committed:
                     self._restore(saved)
+                    for listener in self._undo_listeners:
+                        try:
+                            listener()
+                        except Exception:   # the refusal is what the caller must hear
+                            log.exception("an undo listener failed")
                 raise
             finally:
                 self._changes = 0

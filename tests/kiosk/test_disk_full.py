@@ -154,6 +154,24 @@ def test_a_settle_on_a_full_disk_tells_the_dealer_the_disk_is_full(client, servi
 # ------------------------------------------------------------------ R3: reading pages answer on a full disk
 
 
+def test_a_settle_the_log_refused_is_not_shown_settled_on_any_screen(client, service, audit):
+    """QA47 UX F1: the refused settle was published while the round machine still held it
+    (before it was undone), so every screen, a reloaded one too, showed SETTLED and the final
+    PAY lines of a settlement never recorded."""
+    token = complete_round(client, service)
+    fill_log(audit)
+    try:
+        assert client.post("/dealer/api/settle", headers={"X-CSRF-Token": token}).status_code == 400
+        _, text = service.latest()          # what /live/events serves every screen, a reloaded one first
+        published = json.loads(text)
+        assert published["round"]["state"] == "complete"
+        assert published["totals"]["final"] is False          # "if settled now", not what was paid
+        assert service.machine.settlement is None
+    finally:
+        free_log(audit)
+    assert not audit.records(types=[AuditType.ROUND_SETTLED])
+
+
 def test_the_pages_that_only_read_answer_on_a_full_disk(app, client, service):
     complete_round(client, service)
     stranger = app.test_client()
