@@ -65,7 +65,22 @@ def _account_check():
     return allowed, close
 
 
-def _sse(event: str, data: str, event_id: int | None = None) -> str:
+def _since(run: str, last_event_id: str | None, since: str | None, since_run: str | None) -> int:
+    """The version a reconnecting screen has drawn, in this kiosk process's count: 0 (send the
+    latest state now) where it was counted by another process (a restart), named by the
+    event id ``run:version`` or by ``?since=&run=``; a bare number is taken as this run's
+    (a page from before runs were named)."""
+    text = last_event_id or since or "0"
+    named, _, number = text.rpartition(":")
+    named = named or (since_run if not last_event_id else None)
+    try:
+        version = int(number)
+    except ValueError:
+        return 0
+    return version if named in (None, "", run) else 0
+
+
+def _sse(event: str, data: str, event_id: int | str | None = None) -> str:
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}event: {event}\ndata: {data}\n\n"
 
@@ -82,10 +97,8 @@ def events() -> Response:
     # (measured as the timeout itself is, step-proof: kiosk.auth.AuthClock)
     left = idle_left()
     max_s = max(1.0, left) if max_s is None else min(max_s, max(1.0, left))
-    try:
-        version = int(request.headers.get("Last-Event-ID") or request.args.get("since") or 0)
-    except ValueError:
-        version = 0
+    version = _since(svc.run, request.headers.get("Last-Event-ID"), request.args.get("since"),
+                     request.args.get("run"))
 
     allowed, close = _account_check()
 
@@ -98,7 +111,7 @@ def events() -> Response:
             while allowed():
                 for v, text in svc.updates_since(version, timeout=keepalive):
                     version = v
-                    yield _sse("state", text, v)
+                    yield _sse("state", text, f"{svc.run}:{v}")
                 now = time.monotonic()
                 if now - last_status >= keepalive:
                     last_status = now

@@ -239,6 +239,10 @@ class TableService:
         self._feed = threading.Condition()
         self._snapshots: deque[tuple[int, str]] = deque(maxlen=FEED_SIZE)
         self._version = 0
+        # The versions count from 1 in each kiosk process: a screen left open across a
+        # restart tells the new process's states by this (see kiosk.live.events), or it would
+        # drop them all until the new count passed the old one.
+        self.run = os.urandom(4).hex()
         self._started = False
         self._stopped = False
         self.audit_error: str | None = None
@@ -1137,6 +1141,7 @@ class TableService:
             bank["banker_stack"] = money(stack) if stack is not None else None
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
+            "run": self.run,
             "table": table,
             "round": {**bank, "no": m.round_no, "state": str(state), "can_settle": blocker is None and
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),

@@ -394,7 +394,8 @@ def test_sse_sends_every_state_in_order_and_status(dealer, client, service):
     assert response.mimetype == "text/event-stream"
     events = read_events(response, 3)
     states = [e for e in events if e["event"] == "state"]
-    ids = [int(e["id"]) for e in states]
+    ids = [int(e["id"].split(":")[1]) for e in states]
+    assert {e["id"].split(":")[0] for e in states} == {service.run}
     assert ids == list(range(start + 1, start + 1 + len(ids))) and len(ids) >= 2
     last = json.loads(states[-1]["data"])
     assert last["round"]["state"] == "dealing"
@@ -441,9 +442,24 @@ def test_sse_resumes_from_last_event_id_after_a_reconnect(dealer, client, servic
     mark = service.version
     service.observe([hand("banker", "4S")], 1)
     service.observe([hand("banker", "4S 6H")], 2)
-    response = client.get("/live/events", headers={"Last-Event-ID": str(mark)}, buffered=False)
-    ids = [int(e["id"]) for e in read_events(response, 2) if e["event"] == "state"]
+    response = client.get("/live/events", headers={"Last-Event-ID": f"{service.run}:{mark}"}, buffered=False)
+    ids = [int(e["id"].split(":")[1]) for e in read_events(response, 2) if e["event"] == "state"]
     assert ids[0] == mark + 1
+
+
+def test_a_screen_left_open_across_a_restart_gets_the_new_kiosks_state_at_once(dealer, client, service):
+    """QA47 UX F2: the restarted kiosk counts versions from 1 again; a page that had drawn
+    version 500 of the old process asked for states after 500 and got none for hours."""
+    bet(dealer, "1", "100")
+    service.observe([hand("banker", "4S")], 1)
+    for asked in ({"headers": {"Last-Event-ID": "0badc0de:500"}}, {"query_string": {"since": 500, "run": "0badc0de"}}):
+        response = client.get("/live/events", buffered=False, **asked)
+        [first] = [e for e in read_events(response, 2) if e["event"] == "state"][:1]
+        assert first["id"] == f"{service.run}:{service.version}"
+        assert json.loads(first["data"])["round"]["state"] == "dealing"
+    # the same process's count is kept: nothing newer than what the screen has drawn
+    response = client.get("/live/events", buffered=False, headers={"Last-Event-ID": f"{service.run}:{service.version}"})
+    assert [e for e in read_events(response, 2) if e["event"] == "state"] == []
 
 
 def test_a_browser_far_behind_gets_the_newest_state(dealer, client, service):
@@ -451,7 +467,7 @@ def test_a_browser_far_behind_gets_the_newest_state(dealer, client, service):
         service.observe([hand("banker", "4S")] if i % 2 == 0 else [], i + 1)
     response = client.get("/live/events?since=1", buffered=False)
     first = [e for e in read_events(response, 1) if e["event"] == "state"][0]
-    assert int(first["id"]) == service.version
+    assert int(first["id"].split(":")[1]) == service.version
 
 
 def test_a_failing_audit_log_stops_the_settlement_and_raises_the_alarm(dealer, service, monkeypatch):
