@@ -68,6 +68,16 @@ def _flag(name: str) -> bool:
 @require(*REVIEW_ROLES)
 def rounds():
     table_id = service().config.table_id
+    wanted = request.args.get("round", "").strip().lstrip("#")
+    if wanted:
+        # "Round 7" is how a dispute arrives: straight to its page, not hunted down the list
+        if wanted.isdigit() and load_round(audit(), int(wanted), table_id=table_id, types=(AuditType.ROUND_START,)):
+            return redirect(url_for("review.round_detail", round_no=int(wanted)))
+        newest = round_numbers(audit(), table_id=table_id, limit=1)
+        flash(f"there is no round {wanted!r} on table {table_id}" +
+              (f" (its rounds are numbered 1 to {newest[0]})" if newest and wanted.isdigit() else
+               "; type the round's number, like 7"), "error")
+        return redirect(url_for("review.rounds"))
     since, until, error = _time_range()
     seat = request.args.get("seat", "").strip() or None
     category = request.args.get("category", "").strip() or None
@@ -120,6 +130,9 @@ def round_detail(round_no: int):
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
     clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
+    earlier = round_numbers(audit(), table_id=table_id, before=round_no, limit=1)
+    later = round_no + 1 if load_round(audit(), round_no + 1, table_id=table_id,
+                                       types=(AuditType.ROUND_START,)) else None
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
@@ -127,7 +140,8 @@ def round_detail(round_no: int):
     log_hold = _log_hold(round_no, folder.name if folder else None)
     hold = hold_of(folder) if folder else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
-                           clock=clock, seal=seal, seal_changes=changes,
+                           clock=clock, earlier=earlier[0] if earlier else None, later=later, seal=seal,
+                           seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
                            hold=hold or (_as_hold(log_hold) if folder and log_hold else None),
                            hold_file_lost=bool(folder and log_hold and hold is None and not (folder / HOLD).exists()),

@@ -419,3 +419,19 @@ def test_a_round_dealt_across_midnight_is_listed_under_both_days_as_the_report_c
     assert "2025-01-11 00:03:00" in page and 'id="period-rule"' in page
     assert "1 void" in played.get("/review/report?from=2025-01-11&to=2025-01-11").get_data(as_text=True)
     assert round_numbers(played.get("/review/?from=2025-01-12&to=2025-01-12").data) == []
+
+
+def test_surveillance_opens_a_round_by_its_number(played):
+    """A dispute arrives as "round 3": the list's Round # box opens its page (QA47 UX F7)."""
+    assert 'id="go-to-round"' in played.get("/review/").get_data(as_text=True)
+    opened = played.get("/review/?round=3")
+    assert opened.status_code == 302 and opened.headers["Location"].endswith("/review/round/3")
+    assert played.get("/review/?round=%233").headers["Location"].endswith("/review/round/3")
+    missing = played.get("/review/?round=99", follow_redirects=True).get_data(as_text=True)
+    assert "there is no round &#39;99&#39; on table" in missing and "numbered 1 to 4" in missing
+    typo = played.get("/review/?round=seven", follow_redirects=True).get_data(as_text=True)
+    assert "type the round&#39;s number, like 7" in typo
+    page = played.get("/review/round/3").get_data(as_text=True)
+    assert 'href="/review/round/2">← round #2' in page and 'href="/review/round/4">round #4 →' in page
+    newest = played.get("/review/round/4").get_data(as_text=True)
+    assert "round #5" not in newest and "← round #3" in newest
