@@ -21,7 +21,10 @@ from scoring.errors import NiuniuError
 
 DEFAULTS: dict[str, Any] = {
     "SESSION_IDLE_S": 30 * 60,
-    "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
+    "SESSION_MAX_S": 12 * 3600,     # a session ends this long after login (kiosk.auth.load_user)
+    # The cookie's own validity, on the wall clock: only a backstop, well past SESSION_MAX_S,
+    # so that an NTP step after a long power cut does not end every session unrecorded.
+    "PERMANENT_SESSION_LIFETIME": timedelta(days=31),
     "SESSION_COOKIE_HTTPONLY": True,
     "SESSION_COOKIE_SAMESITE": "Strict",
     "SESSION_COOKIE_NAME": "niuniu_session",
@@ -80,6 +83,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
 
     from kiosk import admin, auth, dealer, live, review, zones
 
+    app.session_interface = auth.StepProofSessions()
     app.before_request(auth.load_user)
     app.before_request(auth.check_csrf)
     for blueprint in (auth.bp, dealer.bp, review.bp, live.bp, admin.bp, zones.bp):

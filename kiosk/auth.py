@@ -24,6 +24,8 @@ from urllib.parse import unquote, urlsplit
 
 from flask import (Blueprint, abort, current_app, flash, g, jsonify, redirect, render_template,
                    request, session, url_for)
+from flask.sessions import SecureCookieSessionInterface
+from itsdangerous import BadSignature
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import RequestRedirect
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -500,6 +502,18 @@ def load_user() -> None:
         # should know why, not suspect a fault
         flash(f"{row['username']}'s session ended after {idle / 60:g} minutes without use; log in again.")
         return
+    longest = current_app.config["SESSION_MAX_S"]
+    started = conn.execute("SELECT started FROM sessions WHERE id = ?", (sid,)).fetchone() if sid else None
+    if started is not None and clock.age(("session", sid), started["started"], now) > longest:
+        # Ended here, on the clock no step moves, with a record: the cookie's own expiry
+        # (Flask's, on the wall clock) ended every session at an NTP step of more than its
+        # lifetime, without a word in the log.
+        if conn.execute("DELETE FROM sessions WHERE id = ?", (sid,)).rowcount:
+            audit().append(AuditType.SESSION_TIMEOUT, row["username"],
+                           {"role": row["role"], "session_max_s": longest, "ip": _client()})
+        session.clear()
+        flash(f"{row['username']}'s session ended {longest / 3600:g} hours after logging in; log in again.")
+        return
     if sid is None:
         # A session from before session ids (an upgrade logs no one out): given one now, so
         # that its logout ends it on the server too.
@@ -508,6 +522,29 @@ def load_user() -> None:
     if not getattr(endpoint, "passive", False):
         clock.mark_seen(session, now)
     g.user = {"id": row["id"], "username": row["username"], "role": Role(row["role"])}
+
+
+class StepProofSessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, without the cookie's own expiry check.
+
+    That check compares the signing time with the wall clock, and refuses a cookie signed
+    "in the future" as well as an old one: an NTP step back of any size logged every screen
+    out at once, a step forward past the lifetime too, with nothing in the log.  The server
+    times sessions itself, on a clock no step moves (:func:`load_user`: idle time, the
+    longest session, a logout or timeout deleting the session's row), so the cookie need
+    only be genuine."""
+
+    def open_session(self, app, request):
+        serializer = self.get_signing_serializer(app)
+        if serializer is None:
+            return None
+        value = request.cookies.get(self.get_cookie_name(app))
+        if not value:
+            return self.session_class()
+        try:
+            return self.session_class(serializer.loads(value))
+        except BadSignature:
+            return self.session_class()
 
 
 # Sessions kept alive by use past this are very unlikely (30 minutes idle ends one); a row

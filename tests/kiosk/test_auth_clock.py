@@ -227,3 +227,51 @@ def test_a_forward_step_does_not_lift_the_days_pin_ceiling(clock, screen):
     clock.wait(60)
     screen.still_logged_in()
     assert screen.fix("4321", 403) == PIN_LOCKED
+
+
+# ------------------------------------------------------------------ the session's lifetime
+
+
+@pytest.fixture
+def cookie_clock(clock, monkeypatch):
+    """The signed cookie's own timestamps read the same wall clock (itsdangerous)."""
+    import itsdangerous.timed
+
+    monkeypatch.setattr(itsdangerous.timed, "time", types.SimpleNamespace(time=lambda: clock.wall))
+    return clock
+
+
+def test_a_step_past_the_session_lifetime_does_not_end_sessions_unrecorded(cookie_clock, client, audit):
+    """A Pi booted after a 13-hour power cut runs 13 h behind until NTP answers: the step
+    ended every session (the cookie's 12-hour expiry read the wall clock), with no record."""
+    login(client, "dealer1")
+    cookie_clock.wait(60)
+    cookie_clock.step(13 * HOUR)
+    assert client.get("/dealer/").status_code == 200
+    assert timeouts(audit) == []
+
+
+def test_a_session_ends_twelve_real_hours_after_login_with_a_record(cookie_clock, client, audit):
+    login(client, "dealer1")
+    for _ in range(24):                 # used every half hour less a minute: never idle
+        cookie_clock.wait(29 * 60)
+        assert client.get("/dealer/").status_code == 200
+    cookie_clock.step(-6 * HOUR)        # a step back does not lengthen it
+    cookie_clock.wait(29 * 60)
+    ended = client.get("/dealer/", follow_redirects=True)
+    assert "session ended 12 hours after logging in" in ended.get_data(as_text=True)
+    [(kind, actor)] = timeouts(audit)
+    assert (kind, actor) == (AuditType.SESSION_TIMEOUT, "dealer1")
+    assert audit.records(types=[AuditType.SESSION_TIMEOUT])[0].data["session_max_s"] == 12 * 3600
+
+
+def test_a_step_back_does_not_log_out_a_screen_in_use(cookie_clock, client, audit):
+    """The cookie signed a minute ago reads as signed 'in the future' after a step back, and
+    Flask's own check refused it: every screen was logged out, unrecorded."""
+    login(client, "dealer1")
+    cookie_clock.wait(60)
+    assert client.get("/dealer/").status_code == 200
+    cookie_clock.step(-2 * HOUR)
+    cookie_clock.wait(60)
+    assert client.get("/dealer/").status_code == 200
+    assert timeouts(audit) == []
