@@ -75,7 +75,7 @@ class Client(threading.Thread):
                 elif line.startswith("data: "):
                     data = line[6:]
                 elif line.startswith("id: "):
-                    ident = int(line[4:])
+                    ident = int(line[4:].rpartition(":")[2])     # run:version (kiosk.live)
                 elif line == "":
                     if event == "state" and data:
                         now = time.time()

@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     synth = ds_sub.add_parser("synth", help="render synthetic table scenes with YOLO labels and index crops")
     synth.add_argument("--out", type=Path, required=True, help="output folder (created)")
     synth.add_argument("--images", type=_scene_count, required=True, help="training scenes to render")
-    synth.add_argument("--val-images", type=_scene_count, default=None,
-                       help="validation scenes (held-out decks); default images/8")
+    synth.add_argument("--val-images", type=_whole_from(0, 10_000_000, "a number of scenes"), default=None,
+                       help="validation scenes (held-out decks); default images/8; 0 for a top-up of "
+                            "training scenes only (the model card's recipes use it)")
     synth.add_argument("--seed", type=_seed, default=0)
     synth.add_argument("--workers", type=_workers, default=None, help="processes (default: 2)")
     synth.add_argument("--procedural-share", type=_share, default=0.4,
