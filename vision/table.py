@@ -433,10 +433,11 @@ def load_table_config(path: str | Path) -> TableConfig:
     data = parse_config_text(text, path)
     rules = data.get("rules") if isinstance(data, dict) else None
     if (isinstance(rules, str) and rules.strip().lower().endswith((".toml", ".yaml", ".yml"))
-            and not Path(rules.strip()).is_absolute() and (path.parent / rules.strip()).is_file()):
-        # A preset file named beside the table file is that one, wherever the command runs
-        # (the service runs from /, a console from anywhere): read against the current
-        # directory, it failed at the kiosk's start or, worse, found another file of that name.
+            and not Path(rules.strip()).is_absolute()):
+        # A relative preset path is read beside the table file, wherever the command runs
+        # (the service runs from /var/lib/niuniu, a console from anywhere), found or not:
+        # read against the current directory, `niuniu check` passed from a folder holding a
+        # house.toml and the service failed at start, or found another file of that name.
         data = {**data, "rules": str(path.parent / rules.strip())}
     return table_config_from_dict(data, path)
 

@@ -206,3 +206,24 @@ def test_a_preset_file_named_beside_the_table_file_is_found_from_any_directory(t
     monkeypatch.chdir(tmp_path)
     config = load_table_config(folder / "table.yaml")
     assert config.rules == str(folder / "house.toml")
+
+
+def test_a_preset_file_missing_beside_the_table_file_is_not_looked_for_elsewhere(tmp_path, monkeypatch):
+    """QA47 docs F3: with no house.toml beside the table file, one in the current directory
+    was read: `niuniu check` said OK from the folder holding it, and the service (run from
+    /var/lib/niuniu) failed at start."""
+    from scoring.rules import PRESET_DIR
+    from vision.table import ConfigError, load_table_config
+
+    folder = tmp_path / "etc-niuniu"
+    folder.mkdir()
+    (folder / "table.yaml").write_text(
+        "table_id: t1\nrules: house.toml\nseats:\n"
+        "  - {name: banker, polygon: [[0, 0], [1, 0], [1, 0.4], [0, 0.4]]}\n"
+        "  - {name: '1', polygon: [[0, 0.5], [1, 0.5], [1, 1], [0, 1]]}\n")
+    (tmp_path / "house.toml").write_text((PRESET_DIR / "classic.toml").read_text().replace('name = "classic"',
+                                                                                         'name = "house"'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        load_table_config(folder / "table.yaml")
+    assert str(folder / "house.toml") in str(refused.value)
