@@ -49,6 +49,43 @@ class BackupError(AuditError):
     pass
 
 
+def _config_files(configs) -> dict[str, tuple[str, Path]]:
+    """``{name in the backup: (kind, file)}`` for each table file given, the calibration
+    picture its camera's aim is checked against, and the house preset file it names: a
+    new device restored with a table file that names a ``house.toml`` it does not have
+    cannot start, and the house's rules (commission, cover) would be gone with the disk."""
+    found: dict[str, tuple[str, Path]] = {}
+    for config in configs:
+        config = Path(config)
+        found[config.name] = ("table file", config)
+        view = view_path(config)
+        if view.is_file():
+            found[view.name] = ("calibration picture", view)
+        preset = _preset_named(config)
+        if preset is not None:
+            if preset.name in found and found[preset.name][1] != preset:
+                raise BackupError(f"the preset file {preset} has the name of another file in the backup "
+                                  f"({found[preset.name][1]}); rename it and the table file's rules")
+            found[preset.name] = ("rule preset", preset)
+    return found
+
+
+def _preset_named(config: Path) -> Path | None:
+    """The preset file a table file's ``rules`` names, if it names an existing file."""
+    from vision.table import ConfigError, parse_config_text
+
+    try:
+        data = parse_config_text(config.read_text(encoding="utf-8"), config)
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None         # the kiosk would not start on it either; the table file is copied as it is
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(rules, str) or not rules.strip().lower().endswith((".toml", ".yaml", ".yml")):
+        return None
+    path = Path(rules.strip())
+    path = path if path.is_absolute() else config.parent / path
+    return path if path.is_file() else None
+
+
 @dataclass(frozen=True)
 class Backup:
     folder: Path
@@ -105,6 +142,7 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     for config in configs:
         if not Path(config).is_file():
             raise BackupError(f"table file {config} does not exist; pass the --config the kiosk runs with")
+    config_files = _config_files(configs)
     anchors, restores = _still_the_backed_up_history(data_dir, destination)
     stamp = folder_time(time.time() if now is None else now)
     folder = destination / f"{PREFIX}{stamp}"
@@ -119,19 +157,18 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             if (data_dir / secret).is_file():
                 shutil.copy2(data_dir / secret, partial / secret)
                 os.chmod(partial / secret, 0o600)
-        if configs:
+        if config_files:
             (partial / "config").mkdir()
-            for config in configs:
-                shutil.copy2(config, partial / "config" / Path(config).name)
-                view = view_path(config)     # the camera's aim is checked against it
-                if view.is_file():
-                    shutil.copy2(view, partial / "config" / view.name)
+            for name, (_kind, source) in config_files.items():
+                shutil.copy2(source, partial / "config" / name)
         held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
         result = _verified(partial / AUDIT_FILE, "the copied audit log",
                            "the live log may be damaged: run niuniu audit verify on it")
         files = {p.relative_to(partial).as_posix(): sha256_file(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
-                    "held_recordings": held, "files": files}
+                    "held_recordings": held, "files": files,
+                    "config_files": {name: {"kind": kind, "from": str(Path(source).resolve())}
+                                     for name, (kind, source) in config_files.items()}}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         for p in partial.rglob("*"):      # password hashes and the session key: the owner's only
             os.chmod(p, 0o700 if p.is_dir() else 0o600)
@@ -285,7 +322,7 @@ class Restored:
     records: int
     replaced: Path | None          # where the data directory's previous files were moved
     held: list[str]
-    configs: list[str]             # table files in the backup, for the technician to put back
+    configs: list[dict]            # {name, kind, from}: the table's files in the backup, to put back
     recovered: dict | None = None  # what the collector's copy gave back after the backup (kiosk.recovery)
 
 
@@ -397,7 +434,9 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         aside = f"; the previous files are in {replaced}" if replaced else ""
         raise BackupError(f"restore into {data_dir} failed: {exc}{aside}; free space or fix the disk, and restore "
                           "again with --replace") from None
-    configs = sorted(p.name for p in (folder / "config").glob("*")) if (folder / "config").is_dir() else []
+    named = manifest.get("config_files") or {}
+    configs = [{"name": p.name, **(named.get(p.name) if isinstance(named.get(p.name), dict) else {})}
+               for p in sorted((folder / "config").glob("*"))] if (folder / "config").is_dir() else []
     log = AuditLog(data_dir / AUDIT_FILE, create=False)
     try:
         recovered = None

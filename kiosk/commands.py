@@ -647,9 +647,10 @@ def run_restore(args) -> int:
           + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
     if done.recovered is not None:
         _print_recovered(done.recovered)
-    for name in done.configs:
-        print(f"table file in the backup: {Path(args.backup) / 'config' / name} "
-              "(copy it to /etc/niuniu/ on a new device)")
+    for file in done.configs:
+        where = f"it was {file['from']}" if file.get("from") else "it goes in /etc/niuniu/"
+        print(f"{file.get('kind', 'table file')} in the backup: {Path(args.backup) / 'config' / file['name']} "
+              f"({where}: copy it back there on a new device)")
     return 0
 
 

@@ -505,3 +505,30 @@ def test_keep_after_a_restore_of_an_older_backup_drops_the_backups_in_the_order_
     assert code == 0 and json.loads(out)["removed"] == [older.folder.name], err
     code, out, err = runner(["backup", "--data-dir", str(new), "--to", str(drive), "--keep", "2", "--json"])
     assert code == 0 and json.loads(out)["removed"] == [newer.folder.name], err
+
+
+def test_the_house_preset_a_table_file_names_is_backed_up_and_named_at_restore(data_dir, audit, runner, tmp_path):
+    """QA47 docs F4: the backup held table.yaml (rules: house.toml) without house.toml: a new
+    device restored as documented named a preset it did not have, and the house's rules
+    (commission, cover) were gone with the disk."""
+    from scoring.rules import PRESET_DIR
+
+    etc = tmp_path / "etc-niuniu"
+    etc.mkdir()
+    (etc / "table.yaml").write_text("table_id: t1\nrules: house.toml\n")
+    (etc / "house.toml").write_text((PRESET_DIR / "classic.toml").read_text())
+    (etc / "table.view.jpg").write_bytes(b"the picture")
+    drive = tmp_path / "usb"
+    drive.mkdir()
+    code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive),
+                           "--config", str(etc / "table.yaml")])
+    assert code == 0, err
+    [made] = list(drive.iterdir())
+    assert sorted(p.name for p in (made / "config").iterdir()) == ["house.toml", "table.view.jpg", "table.yaml"]
+    assert (made / "config" / "house.toml").read_text() == (etc / "house.toml").read_text()
+
+    code, out, err = runner(["restore", str(made), "--data-dir", str(tmp_path / "new-device")])
+    assert code == 0, err
+    assert f"rule preset in the backup: {made / 'config' / 'house.toml'} (it was {etc.resolve() / 'house.toml'}" in out
+    assert f"calibration picture in the backup: {made / 'config' / 'table.view.jpg'}" in out
+    assert f"table file in the backup: {made / 'config' / 'table.yaml'} (it was {etc.resolve() / 'table.yaml'}" in out
