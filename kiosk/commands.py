@@ -660,7 +660,12 @@ def _print_recovered(recovered: dict) -> None:
               f"{recovered['first_seq']}..{recovered['last_seq']}, each signed for by the table")
     else:
         print("the collector's copy holds no record after the backup that the table signed for")
-    if recovered["unvouched"]:
+    if recovered["unvouched"] and recovered.get("other_keys"):
+        print(f"not taken: {recovered['unvouched']} more records in the copy, signed for by a key this backup does not "
+              f"hold ({', '.join(recovered['other_keys'])}): the table's signing key was made after this backup, so "
+              "nothing here proves they are the table's. A newer backup (made after the key) takes them back; make "
+              "one as soon as audit_forward is set up")
+    elif recovered["unvouched"]:
         print(f"not taken: {recovered['unvouched']} more records in the copy that no head signed by the table covers "
               "(the batch the failure cut short)")
     if recovered["stopped"]:

@@ -33,11 +33,14 @@ class Recovery:
     records: list[AuditRecord]    # to append after the head, in seq order, each vouched for by a signed head
     unvouched: int                # records that follow on in the copy but no signed head covers
     stopped: str | None           # why the chain in the copy ends before its newest record, if it does
+    # Keys (fingerprints) that signed heads over the unvouched records, genuinely and with the
+    # chain's hashes, but that the backup does not hold: a key made after the backup.
+    other_keys: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         first, last = (self.records[0].seq, self.records[-1].seq) if self.records else (None, None)
         return {"records": len(self.records), "first_seq": first, "last_seq": last, "unvouched": self.unvouched,
-                "stopped": self.stopped}
+                "stopped": self.stopped, "other_keys": list(self.other_keys)}
 
 
 def recover_after(paths: list[str | Path], head: AuditRecord, keys: set[str], table: str) -> Recovery:
@@ -65,9 +68,9 @@ def recover_after(paths: list[str | Path], head: AuditRecord, keys: set[str], ta
         if all(r.hash != record.hash for r in found):
             found.append(record)       # two histories after a restore: the chain below picks its own
     chain, stopped = _chain(candidates, head)
-    vouched = _vouched(heads, {r.seq: r.hash for r in chain}, table, keys, head.seq)
+    vouched, others = _vouched(heads, {r.seq: r.hash for r in chain}, table, keys, head.seq)
     taken = [r for r in chain if r.seq <= vouched]
-    return Recovery(taken, len(chain) - len(taken), stopped)
+    return Recovery(taken, len(chain) - len(taken), stopped, others)
 
 
 def _chain(candidates: dict[int, list[AuditRecord]], head: AuditRecord) -> tuple[list[AuditRecord], str | None]:
@@ -84,14 +87,21 @@ def _chain(candidates: dict[int, list[AuditRecord]], head: AuditRecord) -> tuple
     return chain, None
 
 
-def _vouched(heads: list[dict], chain: dict[int, str], table: str, keys: set[str], start: int) -> int:
-    """The newest seq a head signed by one of ``keys`` names with the hash the chain reaches there."""
-    vouched = start
+def _vouched(heads: list[dict], chain: dict[int, str], table: str, keys: set[str],
+             start: int) -> tuple[int, tuple[str, ...]]:
+    """The newest seq a head signed by one of ``keys`` names with the hash the chain reaches
+    there; and the other keys whose heads match the chain beyond it (what restore says when
+    a key made after the backup vouches for the rest: not a batch cut short)."""
+    vouched, others = start, {}
     for head in heads:
         try:
             key_id = head_signer(head, table)
         except (InvalidSignature, *UNREADABLE):
             continue
-        if key_id in keys and chain.get(head["seq"]) == head["hash"]:
+        if chain.get(head["seq"]) != head["hash"]:
+            continue
+        if key_id in keys:
             vouched = max(vouched, head["seq"])
-    return vouched
+        else:
+            others[key_id] = max(others.get(key_id, 0), head["seq"])
+    return vouched, tuple(key for key, seq in others.items() if seq > vouched)

@@ -139,3 +139,23 @@ def test_extend_takes_only_records_that_follow_the_head(tmp_path):
     assert target.count() == 0
     assert target.extend(records) == 4 and target.verify().ok and target.last() == source.last()
     source.close(), target.close()
+
+
+def test_records_signed_by_a_key_made_after_the_backup_are_named_as_such(collector, tmp_path, runner):
+    """QA47 docs F7: forwarding set up after the last backup, so the table's signing key is
+    newer than it: nothing can be taken back, and restore blamed "the batch the failure cut
+    short" instead of saying why and what to do."""
+    data_dir = tmp_path / "data"
+    log = AuditLog.in_dir(data_dir, "t1")
+    fill(log, 3)
+    (tmp_path / "drive").mkdir()
+    backup = make_backup(data_dir, tmp_path / "drive")          # no evidence key yet
+    for n in range(4, 7):
+        fill(log, 1, start=n)
+        forward(log, data_dir, collector)                       # the key is made on first use
+    log.close()
+    code, out, _ = runner(["restore", str(backup.folder), "--data-dir", str(tmp_path / "new-disk"),
+                           "--collector", str(collector.path)])
+    assert code == 0, out
+    assert "signed for by a key this backup does not hold" in out and "made after this backup" in out
+    assert "the batch the failure cut short" not in out
