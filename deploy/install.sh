@@ -718,7 +718,7 @@ main() {
         say "already up to date: nothing changed"
     else
         say "done: $changes change(s). Dealer screen: http://127.0.0.1:<NIUNIU_PORT>/; logs: journalctl -u niuniu -f"
-        say "check the device: sudo -u $SERVICE_USER $VENV/bin/niuniu check --config $CONF_DIR/table.yaml --data-dir $DATA_DIR --no-camera"
+        say "check the device: sudo -u $SERVICE_USER $VENV/bin/niuniu check --config $CONF_DIR/table.yaml --data-dir $DATA_DIR --no-camera --model-format ncnn"
     fi
 }
 

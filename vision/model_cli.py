@@ -194,7 +194,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     be = sub.add_parser("bench", help="ms per table frame for every installed model runtime, and which to use")
     be.add_argument("--source", default=str(REPO_ROOT / "datasets" / "demo"),
                     help="frames to time: a folder, video or camera (default: the bundled demo)")
-    be.add_argument("--models", type=Path, default=REPO_ROOT / "models")
+    be.add_argument("--models", type=Path, default=REPO_ROOT / "models",
+                    help="folder holding the card models in every format to time (default: the shipped models/)")
     be.add_argument("--frames", type=_whole_from(1, 100_000, "a number of frames"), default=30,
                     help="frames to time (default 30)")
     be.add_argument("--imgsz", type=_detector_imgsz, default=LIVE_IMGSZ,
