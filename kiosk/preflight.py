@@ -117,7 +117,8 @@ def _camera(spec: str | None, config: TableConfig, view: TableView | None) -> Fi
 
     def grab() -> None:
         try:
-            got["image"] = grab_frame(spec)
+            cam = config.camera      # at the table file's size, as the kiosk opens it (picamera2 would pick 1080p)
+            got["image"] = grab_frame(spec, width=cam.width, height=cam.height, fps=cam.fps)
         except CameraLibraryError as exc:   # its own cause and fix: no other process is to blame
             got["library"] = str(exc)
         except Exception as exc:   # any camera library error is the finding

@@ -1,8 +1,8 @@
 """The seat-zone editor: mark each seat's zone on the live camera picture in a browser.
 
-A table's Pi has no display, and ``niuniu calibrate`` without one can only place an even
-layout and draw it into a preview file, so zones were fitted by editing numbers in the table
-file.  Here the admin drags each zone's corners over the camera's own picture and downloads
+A table's Pi has no display, and ``niuniu calibrate`` without one can only keep the zones
+it had or place an even layout, and draw them into a preview file, so zones were fitted by
+editing numbers in the table file.  Here the admin drags each zone's corners over the camera's own picture and downloads
 the result as a zones file for ``niuniu calibrate --from-json``.
 
 The page changes nothing itself, on purpose: the table file lives in /etc, written by root,

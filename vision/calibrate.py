@@ -5,7 +5,8 @@ zones file, drawing), so the kiosk's calibration page can reuse them with clicks
 browser; only :func:`click_zones` needs an OpenCV window, and it is used only when a
 display exists.  Without one, ``niuniu calibrate`` takes ``--players``/``--seats`` (an
 even layout: the banker's zone across the top middle, the players side by side along
-the bottom, or any ``--grid RxC``) or ``--from-json`` (zones measured elsewhere).
+the bottom, or any ``--grid RxC``) or ``--from-json`` (zones measured elsewhere); over an
+existing table file it keeps that file's zones unless one of those (or ``--even``) is given.
 """
 
 from __future__ import annotations

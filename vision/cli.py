@@ -34,22 +34,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         "calibrate", help="mark each seat's zone on the camera image and write the table file",
         description="Write a table file with one zone per seat. With a display and --source, click each "
                     "seat's corners on a camera frame; headless, use an even layout (--players/--seats, "
-                    "optionally --grid RxC) or zones measured elsewhere (--from-json).",
+                    "optionally --grid RxC) or zones measured elsewhere (--from-json). Over an existing table "
+                    "file (--force), its settings are kept, the camera is opened at its camera size, and, "
+                    "unless --from-json, --grid, --even or clicked zones replace them, so are its zones (with "
+                    "--source, on the new picture: check them with --preview or the kiosk's Seat zones page).",
     )
     cal.add_argument("--source", help="camera or recording to take a frame from (picamera2, 0, URL, video, folder)")
     cal.add_argument("--out", required=True, type=Path, help="table file to write (.yaml, .toml or .json)")
-    cal.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    cal.add_argument("--force", action="store_true", help="overwrite --out if it exists, keeping its settings "
+                     "and, unless new ones are given, its zones")
     cal.add_argument("--table-id", help="table name for recordings and the audit log "
                      "(default: the replaced file's, else table-1)")
     cal.add_argument("--rules", help="rule preset (`niuniu rules` lists them; default: the replaced file's, "
                      "else cambodia)")
     cal.add_argument("--currency", help="currency code shown with amounts (default: the replaced file's, else USD)")
     who = cal.add_mutually_exclusive_group()
-    who.add_argument("--players", type=int, help="banker plus this many player seats (1-7); default 5")
-    who.add_argument("--seats", help="seat names, comma separated, e.g. banker,1,2,3")
+    who.add_argument("--players", type=int, help="banker plus this many player seats (1-7); default: the "
+                     "replaced file's seats, else 5")
+    who.add_argument("--seats", help="seat names, comma separated, e.g. banker,1,2,3 (default: the replaced "
+                     "file's seats, else banker,1..5)")
     how = cal.add_mutually_exclusive_group()
     how.add_argument("--grid", help="place seats in an even ROWSxCOLS grid, row by row")
-    how.add_argument("--even", action="store_true", help="even layout: banker top middle, players along the bottom")
+    how.add_argument("--even", action="store_true", help="even layout: banker top middle, players along the bottom "
+                     "(over an existing table file, this replaces its zones, which are otherwise kept)")
     how.add_argument("--from-json", type=Path, help='zones file {"banker": [[x,y],...], "1": [...]} (0..1 or pixels)')
     how.add_argument("--click", action="store_true", help="click the zones in a window (needs a display)")
     cal.add_argument("--size", help="image size WxH for pixel zones when there is no --source")
@@ -94,6 +101,8 @@ class _Replaced:
     settings: dict                    # the file's keys other than seats, as written there
     camera: CameraSettings            # its camera (rotation and mirroring apply to the new frame)
     seat_names: list[str] | None      # None where its seats cannot be read
+    zones: dict[str, list] | None     # its seats' zones, None where they cannot be kept ...
+    zones_problem: str | None         # ... and why
 
 
 _PLACEHOLDER_SEATS = [{"name": n, "polygon": [list(p) for p in pts]}
@@ -112,8 +121,8 @@ def _replaced_table(out: Path, force: bool, given: dict) -> _Replaced | None:
     if not out.exists() and not out.is_symlink():
         return None
     if not force:
-        raise CalibrationError(f"{out} exists; pass --force to replace its zones (its other settings are kept), "
-                               "or choose another --out")
+        raise CalibrationError(f"{out} exists; pass --force to calibrate it again (its settings are kept, and its "
+                               "zones unless --from-json, --grid or --even gives new ones), or choose another --out")
     if out.is_dir():
         raise CalibrationError(f"--out {out} is a folder; give the table file's name, like {out / 'table.yaml'}")
     keep = "fix it so its table id, rules and other settings can be kept, or move it aside to start afresh"
@@ -134,7 +143,23 @@ def _replaced_table(out: Path, force: bool, given: dict) -> _Replaced | None:
         names = seat_names(seats=[str(s["name"]) for s in data["seats"]])
     except (KeyError, TypeError, CalibrationError):
         names = None
-    return _Replaced(settings, config.camera, names)
+    zones, problem = _kept_zones(data, names)
+    return _Replaced(settings, config.camera, names, zones, problem)
+
+
+def _kept_zones(data: dict, names: list[str] | None) -> tuple[dict | None, str | None]:
+    """The replaced file's zones, where they still make a table (the kiosk refuses a file
+    whose zones are broken or overlap, so those were not in use and are not kept)."""
+    if names is None:
+        return None, "its seats cannot be read"
+    try:
+        zones = {str(s["name"]): [tuple(p) for p in s["polygon"]] for s in data["seats"]}
+        check_zones(zones, "its zones")
+    except CalibrationError as exc:
+        return None, str(exc)
+    except (KeyError, TypeError, ValueError):
+        return None, "its zones cannot be read"
+    return zones, None
 
 
 _FLAG_KEYS = (("--table-id", "table_id", "the table's name, like vip-3"),
@@ -211,9 +236,24 @@ def calibrate_command(args: argparse.Namespace) -> int:
     previous = _replaced_table(out, args.force, given)
     lens = previous.camera if previous else CameraSettings()
     mirror = lens.mirror if args.mirror is None else args.mirror
+    # Without a zone source and a window to click them in, the replaced file's zones are
+    # kept: an even layout would put fitted seats on a generic grid, and cards would count
+    # to the wrong seat.  Decided before the camera is opened, so a refusal costs nothing.
+    clicking = args.click or bool(not (args.even or grid or args.from_json) and args.source and has_display())
+    keep_zones = not (args.even or grid or args.from_json or clicking) and previous is not None \
+        and previous.zones is not None
+    if keep_zones and names is not None and set(names) != set(previous.zones):
+        flag = f"--players {args.players}" if args.players is not None else f"--seats {args.seats}"
+        raise CalibrationError(f"{flag} names the seats {', '.join(names)}, but {out} has "
+                               f"{', '.join(previous.seat_names)}; its zones are kept only for the same seats: to "
+                               "mark other seats add --even (an even layout, to fit on the kiosk's Seat zones "
+                               "page), --grid RxC or --from-json zones.json")
     image = capture_size = None
     if args.source:
-        image = grab_frame(args.source)
+        # At the replaced file's camera size: the kiosk asks the camera for that size, and the
+        # file keeps it (picamera2's own default, 1920x1080, is not the table's).
+        image = (grab_frame(args.source, width=lens.width, height=lens.height, fps=lens.fps) if previous
+                 else grab_frame(args.source))
         capture_size = (image.shape[1], image.shape[0])
         image = oriented(image, lens.rotate, mirror)   # zones are marked on the picture the table will read
     size = (image.shape[1], image.shape[0]) if image is not None else size_flag
@@ -224,8 +264,15 @@ def calibrate_command(args: argparse.Namespace) -> int:
              "check them on a camera frame with --source ... --preview zones.jpg, or on the kiosk's Seat zones page")
     layout = "from " + str(args.from_json) if args.from_json else ""
     where = f"zones file {args.from_json}" if args.from_json else "the zones"
+    replaced = ""
+    if previous and previous.zones is not None:
+        replaced = f"; these replace the zones {out} had"
+    elif previous:
+        replaced = f"; {out}'s zones were not kept ({previous.zones_problem})"
+    mirrored_zones = False
     if args.from_json:
         zones = zones_from_json(args.from_json, size)
+        layout += replaced
     else:
         if names is None:
             if previous and previous.seat_names:
@@ -237,22 +284,34 @@ def calibrate_command(args: argparse.Namespace) -> int:
                 names = seat_names(5)
         if grid:
             zones = grid_layout(names, *grid)
-            layout = f"even {args.grid} grid; adjust the zones to the table ({check})"
-        elif args.click or (not args.even and image is not None and has_display()):
+            layout = f"even {args.grid} grid{replaced}; adjust the zones to the table ({check})"
+        elif clicking:
             zones = click_zones(image, names)
-            layout, where = "clicked", "the clicked zones"
+            layout, where = f"clicked{replaced}", "the clicked zones"
+        elif keep_zones:
+            zones, where = dict(previous.zones), f"the zones of {out}"
+            mirrored_zones = mirror != lens.mirror
+            if mirrored_zones:   # the picture turns over, and each seat's zone with it
+                zones = {n: [(round(1.0 - x, 4), y) for x, y in pts] for n, pts in zones.items()}
+            layout = f"kept as {out} had them" + (", mirrored with the picture" if mirrored_zones else "")
+            if image is not None:
+                seen = f"check them in {preview}" if preview is not None else "check them with --preview zones.jpg"
+                layout += (f", on a new picture: if the camera moved they no longer lie over the seats; {seen} or "
+                           "on the kiosk's Seat zones page and fit them there (--even resets them to an even "
+                           "layout)")
         else:
             zones = even_layout(names)
-            layout = ("even layout (banker top middle, players along the bottom); adjust the zones to the "
-                      f"table ({check})")
+            layout = ("even layout (banker top middle, players along the bottom)" + replaced +
+                      f"; adjust the zones to the table ({check})")
     check_zones(zones, where)
 
     # Everything the replaced file says (future keys too), overlaid with what calibrating sets.
     settings = dict(previous.settings) if previous else {}
-    kept = (["seats"] if kept_seats else []) + [_SETTING_NAMES.get(key, key.replace("_", " "))
-                                                for key in settings if key not in given]
+    kept = (["zones"] if keep_zones else []) + (["seats"] if kept_seats else []) + \
+        [_SETTING_NAMES.get(key, key.replace("_", " ")) for key in settings if key not in given]
     settings.update(given)
-    camera = dict(settings.pop("camera", None) or {})
+    old_camera = dict(settings.pop("camera", None) or {})
+    camera = dict(old_camera)
     if args.source:
         camera["source"] = args.source
     if capture_size or size:
@@ -260,6 +319,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
     camera.pop("mirror", None)
     if mirror:
         camera["mirror"] = True
+    changed = _camera_changes(old_camera, camera, from_source=capture_size is not None)
+    if changed and "camera settings" in kept:
+        kept[kept.index("camera settings")] = "the other camera settings"
     config = build_config(zones, table_id=settings.pop("table_id", "table-1"),
                           rules=settings.pop("rules", "cambodia"), camera=camera, source=str(out), **settings)
     text = table_config_text(config, out)
@@ -272,9 +334,11 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if preview is not None:
         pictures.append((preview, _encoded(draw_zones(image, config.seats), preview.suffix, preview)))
     _write_all(out, text, pictures)
-    if image is None and view.exists():
-        # Zones placed without a picture no longer match the old one: a stale view would
-        # warn "moved" about a camera that did not move.
+    dropped_view = image is None and view.exists() and not (keep_zones and not mirrored_zones)
+    if dropped_view:
+        # Zones placed without a picture (or turned over with it) no longer match the old one:
+        # a stale view would warn "moved" about a camera that did not move.  Zones kept as they
+        # were still lie on it, so it stays.
         try:
             view.unlink()
         except OSError as exc:
@@ -286,13 +350,35 @@ def calibrate_command(args: argparse.Namespace) -> int:
         print(f"wrote {out}: table {config.table_id}, rules {config.rules}, seats {', '.join(config.seat_names)}")
         print(f"zones: {layout}")
         if image is not None:
-            print(f"wrote {view}: the picture the zones were marked on; the kiosk warns when the camera "
-                  f"moves from it (keep it beside {out.name})")
+            what = "the camera's new picture" if keep_zones else "the picture the zones were marked on"
+            print(f"wrote {view}: {what}; the kiosk warns when the camera moves from it (keep it beside "
+                  f"{out.name})")
         if preview is not None:
             print(f"wrote {preview}: the zones drawn on the frame")
+        if dropped_view:
+            print(f"removed {view}: the zones no longer fit it (the kiosk compares the camera with its "
+                  "first empty-table frame instead; calibrate with --source to keep a picture)")
         if kept:
             print("kept from the file it replaces: " + ", ".join(kept))
+        if previous and changed:
+            print("camera: " + "; ".join(changed))
     return 0
+
+
+def _camera_changes(old: dict, new: dict, *, from_source: bool) -> list[str]:
+    """What calibrating changed in the replaced file's camera settings, so that "kept" says
+    only what was kept."""
+    changed = []
+    if new.get("source") != old.get("source"):
+        changed.append(f"source now {new.get('source')} (was {old.get('source') or 'not set'})")
+    size, was = (new.get("width"), new.get("height")), (old.get("width"), old.get("height"))
+    if size != was:
+        why = "the size of the source's frames" if from_source else "from --size"
+        changed.append(f"size now {size[0]}x{size[1]}, {why} (was " +
+                       (f"{was[0]}x{was[1]}" if was[0] else "not set") + ")")
+    if bool(new.get("mirror")) != bool(old.get("mirror")):
+        changed.append("mirror now " + ("on" if new.get("mirror") else "off"))
+    return changed
 
 
 def _encoded(image, suffix: str, path: Path, params: list[int] | None = None) -> bytes:
@@ -329,9 +415,10 @@ def _write_all(out: Path, text: str, pictures: list[tuple[Path, bytes]]) -> None
         raise CalibrationError(f"cannot write {where}: {exc.strerror or exc}; nothing was changed") from None
 
 
-def grab_frame(spec: str):
-    """One settled frame from a source (a live camera gets a few frames to adjust exposure)."""
-    source = open_source(spec, start_ts=0.0)
+def grab_frame(spec: str, *, width: int | None = None, height: int | None = None, fps: float | None = None):
+    """One settled frame from a source (a live camera gets a few frames to adjust exposure),
+    a camera asked for ``width`` x ``height`` at ``fps`` where given (else its own default)."""
+    source = open_source(spec, width=width, height=height, fps=fps, start_ts=0.0)
     try:
         source.open()
         image = None

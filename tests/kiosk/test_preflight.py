@@ -151,3 +151,21 @@ def test_a_history_rewritten_since_the_last_backup_fails_the_check(tmp_path, run
     by_part = {f.part: f for f in check_device(config, data_dir, camera=False)}
     assert by_part["audit log"].level == OK                   # the chain walks whole again
     assert by_part["history"].level == FAIL and "REWRITTEN" in by_part["history"].message
+
+
+def test_the_camera_is_checked_at_the_table_files_size(tmp_path, monkeypatch):
+    """picamera2 opened without a size picks 1920x1080: `niuniu check` then warned that a
+    2304x1296 table's camera gave the wrong size, a fault the kiosk never has."""
+    from vision.table import load_table_config
+
+    asked = {}
+
+    def grab(spec, **size):
+        asked.update(size)
+        return cv2.imread(str(DEMO / "frames" / "000000.jpg"))
+
+    monkeypatch.setattr("vision.cli.grab_frame", grab)
+    config = table(tmp_path)
+    cam = load_table_config(config).camera
+    check_device(config, data(tmp_path), source="picamera2", reader=Reader)
+    assert asked == {"width": cam.width, "height": cam.height, "fps": cam.fps}

@@ -94,8 +94,8 @@ def test_a_write_that_fails_midway_leaves_the_old_files_and_no_tmp(calibrated, f
     preview = calibrated.parent / "prev.jpg"
     (calibrated.parent / "prev.jpg.tmp").mkdir()
     before = snapshot(calibrated.parent)
-    code, _, err = run(capsys, "calibrate", "--out", calibrated, "--force", "--players", 2, "--source", frame_png,
-                       "--preview", preview)
+    code, _, err = run(capsys, "calibrate", "--out", calibrated, "--force", "--players", 2, "--even",
+                       "--source", frame_png, "--preview", preview)
     assert code == 2 and "nothing was changed" in one_error(err)
     assert snapshot(calibrated.parent) == before
     assert sorted(p.name for p in calibrated.parent.glob("*.tmp")) == ["prev.jpg.tmp"]   # the folder, not ours
@@ -186,7 +186,7 @@ def test_no_empty_kept_line_when_every_setting_was_given(tmp_path, capsys):
     out.write_text("table_id: a\nrules: cambodia\nseats:\n- {name: banker, polygon: [[0, 0], [1, 0], [1, 0.4]]}\n"
                    "- {name: '1', polygon: [[0, 0.5], [1, 0.5], [1, 1]]}\n")
     code, stdout, err = run(capsys, "calibrate", "--out", out, "--force", "--table-id", "b", "--rules", "classic",
-                            "--players", 2)
+                            "--players", 2, "--even")
     assert code == 0, err
     assert "kept from" not in stdout
 

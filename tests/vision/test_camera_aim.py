@@ -173,8 +173,15 @@ def test_calibrate_keeps_the_picture_its_zones_were_marked_on_and_a_blind_recali
     view = load_view(view_path(out))
     # The picture the table reads: mirrored back, as its frames will be.
     assert np.abs(view.astype(int) - cv2.flip(empty_table, 1)).mean() < 4
-    assert main(["calibrate", "--players", "5", "--out", str(out), "--force"]) == 0
+    # Calibrating again without a picture or a zone source keeps the zones, and so the picture
+    # they were marked on still fits them.
+    before = view_path(out).read_bytes()
+    assert main(["calibrate", "--players", "5", "--table-id", "vip-3", "--out", str(out), "--force"]) == 0
+    assert view_path(out).read_bytes() == before
+    capsys.readouterr()
+    assert main(["calibrate", "--players", "5", "--even", "--out", str(out), "--force"]) == 0
     assert not view_path(out).exists()   # zones placed blind: the old picture no longer fits them
+    assert f"removed {view_path(out)}" in capsys.readouterr().out
 
 
 def test_an_unreadable_calibration_picture_is_one_warning_and_the_table_runs(tmp_path, capsys):

@@ -98,8 +98,9 @@ def test_calibrate_errors_are_one_line_and_nothing_is_overwritten(tmp_path, caps
     out = tmp_path / "table.yaml"
     out.write_text("precious: true\n")
     code, _, err = run(capsys, "calibrate", "--players", 3, "--out", out)
-    assert code == 2 and err.strip() == f"niuniu calibrate: error: {out} exists; pass --force to replace its " \
-                                         "zones (its other settings are kept), or choose another --out"
+    assert code == 2 and err.strip() == f"niuniu calibrate: error: {out} exists; pass --force to calibrate it " \
+                                         "again (its settings are kept, and its zones unless --from-json, --grid " \
+                                         "or --even gives new ones), or choose another --out"
     assert out.read_text() == "precious: true\n"
     # --force over a file whose settings cannot be read refuses too: its table id, rules and
     # limits would be lost (QA finding 5); the file is left as it was.
