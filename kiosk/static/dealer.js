@@ -4,6 +4,10 @@
  * POST carrying the CSRF token and answers with the new state, so the screen never waits
  * for the stream to show the dealer's own action.  No framework, no download: this file
  * is all there is.
+ *
+ * A state carries its kiosk process's "run" (new at every start) beside its version: a
+ * restarted kiosk counts versions from 1 again, so a state from another run is drawn
+ * whatever its version, and the versions are counted afresh from it.
  */
 (function () {
   "use strict";
@@ -19,9 +23,11 @@
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const $ = (id) => document.getElementById(id);
   const STALE_MS = 4000;
+  const REQUEST_MS = 20000;   // an action the kiosk has not answered by then has failed
 
   let state = null;
   let version = 0;
+  const retiredRuns = new Set();   // runs of kiosk processes that have since restarted
   let drawPending = false;
   let lastMessage = Date.now();
   let source = null;
@@ -62,18 +68,70 @@
     return money(bet.amount) + " · " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "");
   }
 
+  // A request that never reached the kiosk (or was never answered) throws an error marked
+  // unreachable: the browser's own words for it ("Failed to fetch") tell a dealer nothing.
   async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
-      body: JSON.stringify(body || {}),
-    });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), REQUEST_MS);
+    let response;
     let data = {};
-    try { data = await response.json(); } catch (e) { data = { error: "the kiosk answered " + response.status }; }
+    try {
+      response = await fetch(url, {
+        method: "POST", credentials: "same-origin", signal: abort.signal,
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf, "Accept": "application/json" },
+        body: JSON.stringify(body || {}),
+      });
+      try { data = await response.json(); } catch (e) { data = { error: "the kiosk answered " + response.status }; }
+    } catch (e) {
+      const err = new Error(abort.signal.aborted ? "the kiosk did not answer" : "the kiosk could not be reached");
+      err.unreachable = true;
+      err.timedOut = abort.signal.aborted;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
     if (response.status === 401) { window.location = urls.login; throw new Error(data.error); }
     if (data.state) apply(data.state);
-    if (!response.ok) throw new Error(data.error || ("the kiosk answered " + response.status));
+    if (!response.ok) {
+      const err = new Error(data.error || ("the kiosk answered " + response.status));
+      err.status = response.status;
+      throw err;
+    }
     return data;
+  }
+
+  // What a failed action says: what did not happen, and what to do.  The kiosk's own refusals
+  // ("supervisor PIN not recognised …") are plain already and are shown as they are.
+  function failure(err, notDone, button) {
+    if (!err.unreachable) return err.message;
+    const again = "tap " + button + " again";
+    return err.timedOut
+      ? "No answer from the kiosk. If the screen has not changed, " + again + "."
+      : notDone + ": the kiosk could not be reached. Check the link, then " + again + ".";
+  }
+
+  // One request per dialog (or per side of the screen) at a time: a second tap while the first
+  // is out does nothing, and the button is usable again as soon as the kiosk answers or the
+  // request fails.  Marked busy rather than disabled, so a button pressed by keyboard keeps
+  // the focus.
+  async function once(group, button, send) {
+    if (!group || group.dataset.busy) return;
+    group.dataset.busy = "1";
+    const focused = Boolean(button) && document.activeElement === button;
+    if (button) button.setAttribute("aria-busy", "true");
+    try {
+      await send();
+    } finally {
+      delete group.dataset.busy;
+      if (button) button.removeAttribute("aria-busy");
+      if (state) drawActions();
+      // Pressed from the keyboard: the focus stays on it, or (Settle once settled) goes on to the
+      // next step.  A dialog's button is left to the dialog, which gives it back to its opener.
+      if (focused && !button.closest("dialog") && !openDialogNode()) {
+        if (usable(button)) { if (lostFocus()) button.focus({ preventScroll: true }); }
+        else if (lostFocus() || document.activeElement === button) focusNextAction();
+      }
+    }
   }
 
   function toast(message, kind) {
@@ -82,16 +140,108 @@
     box.textContent = message;
     box.className = "toast show " + (kind || "");
     clearTimeout(box._t);
-    box._t = setTimeout(() => { box.className = "toast"; }, 5000);
+    box._t = setTimeout(() => { box.className = "toast"; }, kind === "bad" ? 9000 : 5000);
+  }
+
+  // A dialog's error line; a PIN lockout's "wait N s" counts down rather than stand still.
+  function showError(node, message) {
+    if (!node) return;
+    clearInterval(node._countdown);
+    node.textContent = message || "";
+    const wait = /wait (\d+) s\b/.exec(message || "");
+    if (!wait) return;
+    const until = Date.now() + Number(wait[1]) * 1000;
+    node._countdown = setInterval(() => {
+      const left = Math.ceil((until - Date.now()) / 1000);
+      if (left <= 0) {
+        clearInterval(node._countdown);
+        node.textContent = "The PIN can be typed again now.";
+      } else {
+        node.textContent = message.replace(wait[0], "wait " + left + " s");
+      }
+    }, 1000);
+  }
+
+  // A wrong PIN is cleared from its field, which takes the focus for the next try.
+  function pinRefused(err, field) {
+    if (err.status !== 403 || !field || field.getClientRects().length === 0) return;
+    field.value = "";
+    field.focus();
+  }
+
+  // ------------------------------------------------------------------ focus
+  // Every state redraws the seats, so the control that had the focus is a new node: it is found
+  // again by its data-key (a card by seat and code, a bet chip by seat, a tile by round).
+
+  function lostFocus() {
+    const a = document.activeElement;
+    // (a button of a dialog just closed still holds it until the browser moves it to the page)
+    return !a || a === document.body || a === document.documentElement || !a.isConnected
+      || Boolean(a.closest && a.closest("dialog:not([open])"));
+  }
+
+  function usable(node) {
+    return Boolean(node && node.isConnected && !node.disabled && !node.hidden && node.getClientRects().length);
+  }
+
+  function openDialogNode() { return document.querySelector("dialog[open]"); }
+
+  function byKey(key) {
+    return key ? document.querySelector('[data-key="' + CSS.escape(key) + '"]') : null;
+  }
+
+  function focusKey(key, group) {
+    let node = byKey(key);
+    if (!usable(node) && group) {
+      // the card was corrected (its code changed) or the slot filled: the seat's next control
+      node = [...document.querySelectorAll('[data-key-group="' + CSS.escape(group) + '"]')].find(usable) || null;
+    }
+    if (!usable(node)) return false;
+    node.focus({ preventScroll: true });
+    return true;
+  }
+
+  // An action button that its own action made unavailable (Settle once settled, Same bets once
+  // placed) hands the focus to the next step rather than drop it on the page.
+  function focusNextAction() {
+    const next = ["settle-btn", "repeat-btn", "clear-btn"].map($).find(usable)
+      || [...document.querySelectorAll("[data-bet-seat]")].find(usable)
+      || [$("void-btn"), $("camera-toggle")].find(usable);
+    if (next) next.focus({ preventScroll: true });
   }
 
   // ------------------------------------------------------------------ drawing
+
+  const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+
+  // A card as the state draws one, from its code alone ("7D").
+  function codeView(code) {
+    const suit = code.slice(-1);
+    return { code: code, rank: code.slice(0, -1), symbol: SUITS[suit] || suit, red: suit === "H" || suit === "D" };
+  }
+
+  function cardText(code) { const c = codeView(code); return c.rank + c.symbol; }
+
+  // Cards the kiosk ignores as left over from the last round (after a restart, or a Next round
+  // pressed with the cards still down) while they lie on the table: [seat, code] pairs.  One that
+  // carries a third item (frames left to see it) has not been seen since the restart, so it is
+  // not known to be on the table at all, and is not shown.  Shown while a round is dealt, where a
+  // hand reads 4 of 5 because of one: the list changes without a new state when a left-over is
+  // swept between rounds, so it would linger there after the card has gone.
+  function staleCards(seatName) {
+    const r = state.round || {};
+    if (r.state !== "dealing" && r.state !== "complete") return [];
+    const listed = r.stale_cards || [];
+    return listed.filter((s) => s.length === 2 && s[0] === seatName).map((s) => s[1]);
+  }
 
   function cardNode(card, seat, extra) {
     const node = el("button", "card " + (card.red ? "red" : "black") + (card.confirm ? " confirm" : "") + (extra || ""));
     node.type = "button";
     node.dataset.seat = seat;
     node.dataset.code = card.code;
+    node.dataset.key = "card:" + seat + ":" + card.code;
+    node.dataset.keyGroup = "seat:" + seat;
     node.setAttribute("aria-label", card.code + (card.confirm ? " (needs confirmation)" : ""));
     node.appendChild(el("span", "rank", card.rank));
     node.appendChild(el("span", "suit", card.symbol));
@@ -118,12 +268,39 @@
       const all = el("div", "group plain");
       const codes = r ? r.bull.concat(r.rest) : seat.cards.map((c) => c.code);
       codes.forEach((code) => all.appendChild(cardNode(byCode[code], seat.name)));
-      for (let i = seat.cards.length; i < 5; i++) {
-        const open = state.round.can_correct && state.round.state !== "settled";
+      const open = state.round.can_correct && state.round.state !== "settled";
+      // A left-over the kiosk ignores is drawn, faded and marked, where the card it is not
+      // counting would be: the dealer sees why the hand reads 4 of 5 (tap it to add it).
+      const held = new Set(seat.cards.map((c) => c.code));
+      const ghosts = staleCards(seat.name).filter((code) => !held.has(code)).slice(0, Math.max(0, 5 - seat.cards.length));
+      ghosts.forEach((code) => {
+        const c = codeView(code);
+        const ghost = el("button", "card stale " + (c.red ? "red" : "black") + (open ? "" : " idle"));
+        ghost.type = "button";
+        ghost.dataset.seat = seat.name;
+        ghost.dataset.add = "1";
+        ghost.dataset.stale = code;
+        ghost.dataset.key = "stale:" + seat.name + ":" + code;
+        ghost.dataset.keyGroup = "seat:" + seat.name;
+        ghost.disabled = !open;
+        ghost.appendChild(el("span", "rank", c.rank));
+        ghost.appendChild(el("span", "suit", c.symbol));
+        ghost.appendChild(el("span", "stale-flag", "OLD"));
+        const why = code + " is ignored: taken for last round's card. Remove it from the table"
+          + (open ? ", or tap to add it to this hand" : "");
+        ghost.title = why;
+        ghost.setAttribute("aria-label", why);
+        all.appendChild(ghost);
+      });
+      for (let i = seat.cards.length + ghosts.length; i < 5; i++) {
         const slot = el("button", "card slot" + (open ? "" : " idle"), "+");
         slot.type = "button";
         slot.dataset.seat = seat.name;
         slot.dataset.add = "1";
+        slot.dataset.key = "slot:" + seat.name + ":" + i;
+        slot.dataset.keyGroup = "seat:" + seat.name;
+        // an empty place that cannot take a card now is no tab stop and no target
+        slot.disabled = !open;
         slot.setAttribute("aria-label", "add a missing card to " + seatTitle(seat.name));
         all.appendChild(slot);
       }
@@ -146,6 +323,7 @@
       const betBtn = el("button", "bet-chip" + (seat.bet ? "" : " empty"));
       betBtn.type = "button";
       betBtn.dataset.betSeat = seat.name;
+      betBtn.dataset.key = "bet:" + seat.name;
       betBtn.textContent = seat.bet ? betText(seat.bet) : "No bet";
       betBtn.disabled = !state.round.bets_open;
       head.appendChild(betBtn);
@@ -153,6 +331,7 @@
       const bidBtn = el("button", "bet-chip bid-chip", "Bid ×" + state.round.banker_bid);
       bidBtn.type = "button";
       bidBtn.dataset.bidChip = "1";
+      bidBtn.dataset.key = "bid";
       bidBtn.disabled = !state.round.bets_open;
       head.appendChild(bidBtn);
     }
@@ -162,6 +341,7 @@
         stack ? "Stack " + money(stack) : "Enter stack");
       stackBtn.type = "button";
       stackBtn.dataset.stackChip = "1";
+      stackBtn.dataset.key = "stack";
       stackBtn.disabled = !state.round.bets_open;
       head.appendChild(stackBtn);
     }
@@ -178,6 +358,13 @@
       verdict.appendChild(times);
     }
     box.appendChild(verdict);
+    const held = new Set(seat.cards.map((c) => c.code));
+    const ignored = seat.result ? [] : staleCards(seat.name).filter((code) => !held.has(code));
+    if (ignored.length) {
+      box.appendChild(el("p", "stale-note", ignored.map(cardText).join(" ") + " ignored as last round's"
+        + (ignored.length > 1 ? " cards" : " card") + ": remove " + (ignored.length > 1 ? "them" : "it") + " or add "
+        + (ignored.length > 1 ? "them" : "it")));
+    }
     const line = seat.line;
     if (voided && seat.name !== "banker" && (line || seat.cards.length)) {
       const m = el("div", "money void");
@@ -240,9 +427,17 @@
     } else {
       totals.appendChild(el("div", "t-title", r.bets_open ? "Bets open for round " + (r.no + 1) : "Round " + r.no));
     }
-    $("settle-btn").disabled = !r.can_settle;
+    drawActions();
     $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round."
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
+    const alerts = $("alerts");
+    alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
+  }
+
+  // The action buttons, from the state and from what is still being sent.
+  function drawActions() {
+    const r = state.round;
+    $("settle-btn").disabled = !r.can_settle;
     $("void-btn").disabled = !r.can_void;
     $("clear-btn").disabled = !r.can_clear;
     // Same bets is offered only while bets are open, when nothing can be settled: it takes the
@@ -251,8 +446,6 @@
     $("repeat-btn").hidden = !r.repeat_from;
     $("repeat-btn").textContent = "Same bets as #" + r.repeat_from;
     $("settle-btn").hidden = Boolean(r.repeat_from) && !r.can_settle;
-    const alerts = $("alerts");
-    alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
   }
 
   function drawHistory() {
@@ -261,6 +454,7 @@
       const tile = el("button", "tile " + h.status + (h.corrected ? " corrected" : "") + (h.alerts.length ? " alerted" : ""));
       tile.type = "button";
       tile.dataset.round = h.round;
+      tile.dataset.key = "tile:" + h.round;
       tile.appendChild(el("b", null, "#" + h.round));
       const what = h.status === "void" ? "VOID" : h.status === "interrupted" ? "INTERRUPTED"
         : h.status === "settled" ? "players " + (Number(h.players_net) > 0 ? "+" : "") + grouped(h.players_net) : h.status;
@@ -279,20 +473,48 @@
   }
 
   function apply(next) {
-    // The same version arrives twice (the action's answer and the event stream): draw it once.
-    if (!next || (next.version && state && next.version <= version)) return;
+    if (!next) return;
+    const run = next.run || null;
+    if (run && retiredRuns.has(run)) return;   // a late answer from a kiosk process since restarted
+    if (state && run !== (state.run || null)) {
+      // The kiosk restarted: its versions start again from 1, so they are not compared with the
+      // last run's; this state is the table now.
+      if (state.run) retiredRuns.add(state.run);
+      version = 0;
+    } else if (next.version && state && next.version <= version) {
+      // The same version arrives twice (the action's answer and the event stream): draw it once.
+      return;
+    }
     version = next.version || version;
     state = next;
     if (drawPending) return;
     // A card landing makes several states in a burst; draw once per display frame.
     drawPending = true;
-    window.requestAnimationFrame(() => {
-      drawPending = false;
-      drawTable();
-      drawSide();
-      drawHistory();
-      document.body.dataset.version = String(version);
-    });
+    window.requestAnimationFrame(redraw);
+  }
+
+  function redraw() {
+    drawPending = false;
+    // The redraw replaces the seats' and the strip's nodes: the focused one is found again after.
+    const active = document.activeElement;
+    const key = active && active.dataset ? active.dataset.key : null;
+    const group = active && active.dataset ? active.dataset.keyGroup : null;
+    const action = active && active.closest ? active.closest(".actions") : null;
+    drawTable();
+    drawSide();
+    drawHistory();
+    if (!openDialogNode()) {
+      const now = document.activeElement;
+      if (lostFocus()) {
+        if (key) focusKey(key, group);
+        else if (action) focusNextAction();
+      } else if (action && now === active && !usable(now)) {
+        focusNextAction();      // Settle disabled once settled, Same bets hidden once placed
+      }
+    }
+    document.body.dataset.version = String(version);
+    document.body.dataset.run = state.run || "";
+    placeCamera();
   }
 
   function applyStatus(s) {
@@ -301,6 +523,8 @@
     const offline = camera === "offline" || camera === "stopped";
     pill.textContent = camera === "unknown" ? "NO CAMERA" : camera === "finished" ? "RECORDING ENDED" : "CAMERA " + camera.toUpperCase();
     pill.className = "pill " + (camera === "online" ? "ok" : offline ? "bad" : "warn");
+    // The alarm going away is not all: the dealer who stopped is told the cards are read again.
+    if (!$("camera-alarm").hidden && camera === "online") toast("Camera back online: cards are read again", "ok");
     $("camera-alarm").hidden = !offline;
     const clock = s.clock || {};
     $("clock-pill").hidden = clock.synchronised !== false;
@@ -332,7 +556,13 @@
 
   function connect() {
     if (source) source.close();
-    source = new EventSource(urls.events + (version ? "?since=" + version : ""));
+    // since and run: a kiosk that restarted (another run) sends its newest state at once,
+    // whatever the version this page had reached.
+    const query = new URLSearchParams();
+    if (version) query.set("since", String(version));
+    if (state && state.run) query.set("run", state.run);
+    const text = query.toString();
+    source = new EventSource(urls.events + (text ? "?" + text : ""));
     source.addEventListener("state", (e) => { lastMessage = Date.now(); apply(JSON.parse(e.data)); });
     source.addEventListener("status", (e) => { lastMessage = Date.now(); applyStatus(JSON.parse(e.data)); });
     source.onerror = () => {
@@ -356,6 +586,52 @@
   // ------------------------------------------------------------------ dialogs
 
   document.querySelectorAll("dialog [data-close]").forEach((b) => b.addEventListener("click", () => b.closest("dialog").close()));
+
+  // A dialog remembers what opened it: closed, the focus goes back there, to the same seat's chip
+  // or card even where a state pushed meanwhile has redrawn it.
+  function openDialog(dialog) {
+    const opener = document.activeElement;
+    dialog._opener = opener && opener !== document.body ? opener : null;
+    dialog._openerKey = opener && opener.dataset ? opener.dataset.key : null;
+    dialog._openerGroup = opener && opener.dataset ? opener.dataset.keyGroup : null;
+    dialog.showModal();
+  }
+
+  function focusables(root) {
+    return [...root.querySelectorAll("button, input, select, textarea, a[href], [tabindex]")]
+      .filter((n) => !n.disabled && n.tabIndex >= 0 && n.getClientRects().length > 0);
+  }
+
+  let dialogClosedAt = 0;
+  let dialogTap = null;   // where the last tap in a dialog landed
+  document.addEventListener("click", (e) => {
+    if (e.target.closest && e.target.closest("dialog")) dialogTap = { x: e.clientX, y: e.clientY };
+  }, true);
+  // The second tap of a double tap on a dialog's button lands on the table once the dialog has
+  // closed: a tap there, that soon and on the same spot, is not the dealer's.
+  function justClosed(e) {
+    return Date.now() - dialogClosedAt < 500 && dialogTap !== null
+      && Math.abs(e.clientX - dialogTap.x) < 30 && Math.abs(e.clientY - dialogTap.y) < 30;
+  }
+
+  document.querySelectorAll("dialog").forEach((dialog) => {
+    dialog.addEventListener("close", () => {
+      dialogClosedAt = Date.now();
+      if (!lostFocus()) return;
+      if (usable(dialog._opener)) dialog._opener.focus({ preventScroll: true });
+      else if (dialog._openerKey) focusKey(dialog._openerKey, dialog._openerGroup);
+    });
+    // Tab goes round the dialog's own controls, never out of the page to the browser.
+    dialog.addEventListener("keydown", (e) => {
+      if (e.key !== "Tab" || e.altKey || e.ctrlKey || e.metaKey) return;
+      const list = focusables(dialog);
+      if (!list.length) return;
+      const first = list[0], last = list[list.length - 1];
+      const at = document.activeElement;
+      if (e.shiftKey && (at === first || !dialog.contains(at))) { e.preventDefault(); last.focus(); }
+      else if (!e.shiftKey && (at === last || !dialog.contains(at))) { e.preventDefault(); first.focus(); }
+    });
+  });
 
   // Enter in a dialog's field does what its main button (data-default) does.  Left to the browser,
   // Enter submits the form, and a method="dialog" form only closes: a bet typed and Entered was
@@ -412,7 +688,7 @@
     $("correct-pin-label").hidden = !settled;
     $("correct-pin").value = "";
     $("correct-reason").value = "";
-    $("correct-error").textContent = "";
+    showError($("correct-error"), "");
     $("correct-new").textContent = "…";
     $("correct-submit").disabled = true;
     $("correct-confirm").hidden = settled;
@@ -423,7 +699,7 @@
       g.classList.toggle("current", g.dataset.code === code);
       g.classList.remove("chosen");
     });
-    $("correct-dialog").showModal();
+    openDialog($("correct-dialog"));
   }
 
   $("grid52").addEventListener("click", (e) => {
@@ -436,39 +712,44 @@
     $("correct-submit").disabled = false;
   });
 
-  async function sendCorrection(newCode, oldCode) {
+  function sendCorrection(button, newCode, oldCode) {
     const body = { seat: correcting.seat, old: oldCode === undefined ? correcting.code : oldCode, new: newCode,
       reason: $("correct-reason").value, pin: $("correct-pin").value, round: correcting.round };
-    try {
-      await post(urls.correct, body);
-      $("correct-dialog").close();
-      $("history-dialog").close();
-      toast("Correction recorded: " + seatTitle(correcting.seat) + " " + (body.old || "") + " → " + (newCode || "removed"), "ok");
-    } catch (err) {
-      $("correct-error").textContent = err.message;
-    }
+    return once($("correct-dialog"), button, async () => {
+      try {
+        await post(urls.correct, body);
+        $("correct-dialog").close();
+        if ($("history-dialog").open) $("history-dialog").close();
+        toast("Correction recorded: " + seatTitle(body.seat) + " " + (body.old || "") + " → " + (newCode || "removed"), "ok");
+      } catch (err) {
+        showError($("correct-error"), failure(err, "Nothing was corrected", button.textContent.trim()));
+        pinRefused(err, $("correct-pin"));
+      }
+    });
   }
 
-  $("correct-submit").addEventListener("click", () => { if (chosen) sendCorrection(chosen); });
-  $("correct-confirm").addEventListener("click", () => sendCorrection(correcting.code));
-  $("correct-remove").addEventListener("click", () => sendCorrection(null));
+  $("correct-submit").addEventListener("click", (e) => { if (chosen) sendCorrection(e.currentTarget, chosen); });
+  $("correct-confirm").addEventListener("click", (e) => sendCorrection(e.currentTarget, correcting.code));
+  $("correct-remove").addEventListener("click", (e) => sendCorrection(e.currentTarget, null));
 
   function openAdd(seat) {
     addingSeat = seat;
     $("add-title").textContent = "Add a missing card · " + seatTitle(seat);
-    $("add-error").textContent = "";
+    showError($("add-error"), "");
     const used = usedCodes(tableHands(), null, null);
     $("grid52-add").querySelectorAll(".gcard").forEach((g) => { g.disabled = used.has(g.dataset.code); });
-    $("add-dialog").showModal();
+    openDialog($("add-dialog"));
   }
 
-  $("grid52-add").addEventListener("click", async (e) => {
+  $("grid52-add").addEventListener("click", (e) => {
     const g = e.target.closest(".gcard");
     if (!g || g.disabled) return;
-    try {
-      await post(urls.correct, { seat: addingSeat, old: null, new: g.dataset.code, reason: $("add-reason").value || "card added by dealer" });
-      $("add-dialog").close();
-    } catch (err) { $("add-error").textContent = err.message; }
+    once($("add-dialog"), g, async () => {
+      try {
+        await post(urls.correct, { seat: addingSeat, old: null, new: g.dataset.code, reason: $("add-reason").value || "card added by dealer" });
+        $("add-dialog").close();
+      } catch (err) { showError($("add-error"), failure(err, "No card was added", "the card")); }
+    });
   });
 
   function openBet(seat) {
@@ -477,13 +758,13 @@
     betKind = current ? current.kind : state.table.bet_kinds[0];
     $("bet-seat").textContent = seat;
     $("bet-amount").value = current ? current.amount : "";
-    $("bet-error").textContent = "";
+    showError($("bet-error"), "");
     if (grab()) {
       const allowed = state.table.bet_multiples;
       betMultiple = current && current.multiple ? current.multiple : (allowed.includes(1) ? 1 : allowed[0]);
     }
     markKind();
-    $("bet-dialog").showModal();
+    openDialog($("bet-dialog"));
   }
 
   function markKind() {
@@ -516,48 +797,55 @@
     input.value = add === 0 ? "" : plusChip(input.value, add);
   }));
 
-  async function sendBet(amount) {
+  function sendBet(button, amount) {
     const body = { seat: betSeat, amount: amount, kind: betKind };
     if (grab()) body.multiple = betMultiple;
-    try {
-      await post(urls.bet, body);
-      $("bet-dialog").close();
-    } catch (err) { $("bet-error").textContent = err.message; }
+    return once($("bet-dialog"), button, async () => {
+      try {
+        await post(urls.bet, body);
+        $("bet-dialog").close();
+      } catch (err) { showError($("bet-error"), failure(err, "The bet was not changed", button.textContent.trim())); }
+    });
   }
-  $("bet-submit").addEventListener("click", () => sendBet($("bet-amount").value));
-  $("bet-remove").addEventListener("click", () => sendBet(""));
+  $("bet-submit").addEventListener("click", (e) => sendBet(e.currentTarget, $("bet-amount").value));
+  $("bet-remove").addEventListener("click", (e) => sendBet(e.currentTarget, ""));
 
   function openBid() {
     $("bid-round").textContent = state.round.no + 1;
-    $("bid-error").textContent = "";
+    showError($("bid-error"), "");
     $("bid-values").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", Number(k.dataset.bid) === state.round.banker_bid));
-    $("bid-dialog").showModal();
+    openDialog($("bid-dialog"));
   }
 
   if ($("bid-values")) {
-    $("bid-values").addEventListener("click", async (e) => {
+    $("bid-values").addEventListener("click", (e) => {
       const k = e.target.closest(".kind");
       if (!k) return;
-      try {
-        await post(urls.bankBid, { bid: Number(k.dataset.bid) });
-        $("bid-dialog").close();
-      } catch (err) { $("bid-error").textContent = err.message; }
+      once($("bid-dialog"), k, async () => {
+        try {
+          await post(urls.bankBid, { bid: Number(k.dataset.bid) });
+          $("bid-dialog").close();
+        } catch (err) { showError($("bid-error"), failure(err, "The bid was not changed", "the bid")); }
+      });
     });
   }
 
   function openStack() {
     $("stack-round").textContent = state.round.no + 1;
-    $("stack-error").textContent = "";
+    showError($("stack-error"), "");
     $("stack-amount").value = state.round.banker_stack || "";
-    $("stack-dialog").showModal();
+    openDialog($("stack-dialog"));
   }
 
   if ($("stack-submit")) {
-    $("stack-submit").addEventListener("click", async () => {
-      try {
-        await post(urls.bankStack, { amount: $("stack-amount").value });
-        $("stack-dialog").close();
-      } catch (err) { $("stack-error").textContent = err.message; }
+    $("stack-submit").addEventListener("click", (e) => {
+      const button = e.currentTarget;
+      once($("stack-dialog"), button, async () => {
+        try {
+          await post(urls.bankStack, { amount: $("stack-amount").value });
+          $("stack-dialog").close();
+        } catch (err) { showError($("stack-error"), failure(err, "The stack was not changed", "Set stack")); }
+      });
     });
   }
 
@@ -565,31 +853,47 @@
     $("void-round").textContent = state.round.no;
     $("void-reason").value = "";
     $("void-pin").value = "";
-    $("void-error").textContent = "";
-    $("void-dialog").showModal();
+    showError($("void-error"), "");
+    openDialog($("void-dialog"));
   });
-  $("void-submit").addEventListener("click", async () => {
-    try {
-      await post(urls.void, { reason: $("void-reason").value, pin: $("void-pin").value });
-      $("void-dialog").close();
-      toast("Round voided", "ok");
-    } catch (err) { $("void-error").textContent = err.message; }
+  $("void-submit").addEventListener("click", (e) => {
+    const button = e.currentTarget;
+    once($("void-dialog"), button, async () => {
+      try {
+        await post(urls.void, { reason: $("void-reason").value, pin: $("void-pin").value });
+        $("void-dialog").close();
+        toast("Round voided", "ok");
+      } catch (err) {
+        showError($("void-error"), failure(err, "Nothing was voided", "Void round"));
+        pinRefused(err, $("void-pin"));
+      }
+    });
   });
 
-  $("settle-btn").addEventListener("click", async () => {
-    const button = $("settle-btn");
-    button.disabled = true;
-    try { await post(urls.settle); toast("Round " + state.round.no + " settled", "ok"); }
-    catch (err) { toast(err.message, "bad"); }
+  // Settle, Same bets and Next round: one request at a time from this side of the screen.  A
+  // failed one leaves every button as the state says (Settle usable again) and says so.
+  const actions = document.querySelector(".actions");
+  $("settle-btn").addEventListener("click", (e) => {
+    const button = e.currentTarget;
+    if (button.disabled) return;
+    once(actions, button, async () => {
+      try { await post(urls.settle); toast("Round " + state.round.no + " settled", "ok"); }
+      catch (err) { toast(failure(err, "Nothing was settled", "Confirm & settle"), "bad"); }
+    });
   });
-  $("repeat-btn").addEventListener("click", async () => {
-    try { await post(urls.repeatBets); } catch (err) { toast(err.message, "bad"); }
+  $("repeat-btn").addEventListener("click", (e) => {
+    once(actions, e.currentTarget, async () => {
+      try { await post(urls.repeatBets); } catch (err) { toast(failure(err, "No bets were placed", "Same bets"), "bad"); }
+    });
   });
-  $("clear-btn").addEventListener("click", async () => {
-    try { await post(urls.clear); } catch (err) { toast(err.message, "bad"); }
+  $("clear-btn").addEventListener("click", (e) => {
+    once(actions, e.currentTarget, async () => {
+      try { await post(urls.clear); } catch (err) { toast(failure(err, "The next round was not started", "Next round"), "bad"); }
+    });
   });
 
   area.addEventListener("click", (e) => {
+    if (justClosed(e)) return;
     const bet = e.target.closest("[data-bet-seat]");
     if (bet) { if (!bet.disabled) openBet(bet.dataset.betSeat); return; }
     const bid = e.target.closest("[data-bid-chip]");
@@ -654,11 +958,11 @@
 
   $("history").addEventListener("click", (e) => {
     const tile = e.target.closest(".tile");
-    if (!tile) return;
+    if (!tile || justClosed(e)) return;
     const h = state.history.find((x) => String(x.round) === tile.dataset.round);
     if (!h) return;
     $("history-detail").replaceChildren(historyDetail(h));
-    $("history-dialog").showModal();
+    openDialog($("history-dialog"));
   });
 
   // ------------------------------------------------------------------ camera view
@@ -671,7 +975,41 @@
     if (on) img.src = urls.camera + "?t=" + Date.now(); else img.removeAttribute("src");
     $("camera-toggle").textContent = on ? "Hide camera" : "Show camera";
     $("camera-toggle").setAttribute("aria-pressed", String(on));
+    placeCamera();
   });
+
+  // The camera view covers no seat where there is room: it takes the free place below the last
+  // seat of the right-hand column (with seven seats, the eighth place in the grid).  Where the
+  // seats leave none (a small panel) it keeps its corner above the round strip.
+  function placeCamera() {
+    const box = $("camera-box");
+    if (box.hidden) return;
+    const seats = $("seats");
+    const area = seats.getBoundingClientRect();
+    const strip = $("history").getBoundingClientRect();
+    const gap = parseFloat(getComputedStyle(seats).columnGap) || 8;
+    const column = (area.width - 3 * gap) / 4;
+    const left = area.right - column;
+    let top = area.top;
+    seats.querySelectorAll(".seat").forEach((s) => {
+      const r = s.getBoundingClientRect();
+      if (r.right > left + 1) top = Math.max(top, r.bottom + gap);
+    });
+    const bottom = Math.min(area.bottom, strip.top) - 2;
+    const height = Math.min(bottom - top, column * 0.8);
+    if (height < 100) {
+      box.classList.remove("placed");
+      box.style.removeProperty("left"); box.style.removeProperty("top");
+      box.style.removeProperty("width"); box.style.removeProperty("height");
+      return;
+    }
+    box.classList.add("placed");
+    box.style.left = left + "px";
+    box.style.top = (bottom - height) + "px";
+    box.style.width = column + "px";
+    box.style.height = height + "px";
+  }
+  window.addEventListener("resize", placeCamera);
 
   // ------------------------------------------------------------------ start
 
