@@ -252,6 +252,7 @@ class TableService:
         self._sealing: list[threading.Thread] = []
         machine.add_gate(self._on_machine_events)
         machine.add_undo_listener(self._publish)
+        machine.add_view_listener(self._publish)     # a left-over card swept away: the screen shows them
         recorder = getattr(pipeline, "recorder", None)
         if recorder is not None:
             recorder.on_finished = self.seal_recording

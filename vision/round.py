@@ -196,6 +196,7 @@ class RoundMachine:
         self._listeners: list[Listener] = list(listeners)
         self._gates: list[BatchListener] = []
         self._undo_listeners: list[Callable[[], None]] = []
+        self._view_listeners: list[Callable[[], None]] = []
         self._changes = 0              # depth of _changing(): only the outermost change is undone
         self._committed = False        # the gates took this change's events
         self._lock = threading.RLock()
@@ -336,6 +337,23 @@ class RoundMachine:
         ``ts``, the frame's wall time, only stamps the events.  Nothing here measures time
         between frames (a left-over is forgotten after a number of frames): that is the
         tracker's, on a monotonic clock, so NTP stepping the wall clock holds no round open."""
+        with self._lock:
+            ignored = set(self._stale)
+            events = self._observe(hands, frame_no, ts)
+            if not events and set(self._stale) != ignored:
+                # no event, but the cards ignored as left-overs changed (one swept away):
+                # the dealer's screen shows them, so it must hear of it
+                for listener in self._view_listeners:
+                    listener()
+            return events
+
+    def add_view_listener(self, listener: Callable[[], None]) -> None:
+        """Called (under the lock) when a frame changed what the machine shows without an
+        event: the left-over cards it ignores (:attr:`stale_cards`)."""
+        with self._lock:
+            self._view_listeners.append(listener)
+
+    def _observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
         with self._changing():
             self.last_frame_no, self.last_ts = frame_no, ts
             events: list[RoundEvent] = []

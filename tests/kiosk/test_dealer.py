@@ -570,3 +570,14 @@ def test_the_screen_is_told_how_many_decks_the_table_deals_from(dealer):
     """The correction grid greys out cards already dealt, which a shoe of several decks
     may deal again: the screen needs the number to know."""
     assert dealer.state()["table"]["decks"] == 1
+
+
+def test_a_left_over_card_swept_away_leaves_every_screen(service):
+    """QA47 UX: the screen shows the cards ignored as left-overs after a restart; one swept
+    away changed no round, so no state was published and the screen kept showing it."""
+    service.machine.ignore_present([("1", "KS")])
+    service.observe([hand("1", "KS")], 1)
+    service.observe([hand("1", "KS"), hand("banker", "4S")], 2)
+    assert json.loads(service.latest()[1])["round"]["stale_cards"][0][:2] == ["1", "KS"]
+    service.observe([hand("banker", "4S")], 3)              # the dealer swept the old KS away
+    assert json.loads(service.latest()[1])["round"]["stale_cards"] == []
