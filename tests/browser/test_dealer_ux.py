@@ -8,7 +8,6 @@ import threading
 import time
 
 import pytest
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -16,6 +15,8 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 from kiosk.audit import AuditType
+from test_dealer_screen import click, drawn, wait_text
+
 from kiosk_testing import ACCOUNTS, FAST_HASH, create_accounts, hand, make_table
 
 pytestmark = pytest.mark.browser
@@ -39,28 +40,20 @@ def log_in(driver, url, username="dealer1"):
     WebDriverWait(driver, 5).until(EC.presence_of_element_located((By.ID, "settle-btn")))
 
 
-def wait_text(driver, css, text, timeout=5):
-    WebDriverWait(driver, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
-
-
-def drawn(driver, service, timeout=5):
-    """Wait until the screen shows the server's newest state."""
-    WebDriverWait(driver, timeout).until(
-        lambda d: d.execute_script("return document.body.dataset.version") == str(service.version))
-
-
-def click(driver, css, timeout=5):
-    def attempt(d):
-        try:
-            d.find_element(By.CSS_SELECTOR, css).click()
-            return True
-        except (StaleElementReferenceException, NoSuchElementException):
-            return False
-    WebDriverWait(driver, timeout).until(attempt)
-
-
 def deal(service, hands: dict[str, str], frame: int, banker: str = BANKER):
     service.observe([hand("banker", banker)] + [hand(s, t) for s, t in hands.items()], frame)
+
+
+def complete_round(driver, live_kiosk) -> None:
+    """Seats 1 and 2 bet and dealt, the round complete and drawn at 1280x720."""
+    service = live_kiosk.service
+    driver.viewport(1280, 720)
+    service.set_bet("1", "100", "double", "dealer1")
+    service.set_bet("2", "50", "equal", "dealer1")
+    log_in(driver, live_kiosk.url)
+    deal(service, {"1": SEAT_1, "2": SEAT_2}, 1)
+    wait_text(driver, "#round-state", "COMPLETE")
+    drawn(driver, service)
 
 
 def active(driver) -> dict:
@@ -203,13 +196,7 @@ def test_a_settle_that_never_reached_the_kiosk_can_be_tapped_again(browser, live
     """Settle tapped while the link is down: it says nothing was settled and to tap again, in
     words a dealer reads (not the browser's "Failed to fetch"), and Settle is usable again."""
     driver, service = browser, live_kiosk.service
-    driver.viewport(1280, 720)
-    service.set_bet("1", "100", "double", "dealer1")
-    service.set_bet("2", "50", "equal", "dealer1")
-    log_in(driver, live_kiosk.url)
-    deal(service, {"1": SEAT_1, "2": SEAT_2}, 1)
-    wait_text(driver, "#round-state", "COMPLETE")
-    drawn(driver, service)
+    complete_round(driver, live_kiosk)
 
     driver.execute_cdp_cmd("Network.enable", {})
     offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -416,13 +403,7 @@ def test_verdicts_and_round_states_read_at_4_5_to_1(browser, live_kiosk):
     warning: their words against their own colour at 4.5:1 or better (WCAG AA), from the
     browser's computed styles."""
     driver, service = browser, live_kiosk.service
-    driver.viewport(1280, 720)
-    service.set_bet("1", "100", "double", "dealer1")
-    service.set_bet("2", "50", "equal", "dealer1")
-    log_in(driver, live_kiosk.url)
-    deal(service, {"1": SEAT_1, "2": SEAT_2}, 1)
-    wait_text(driver, "#round-state", "COMPLETE")
-    drawn(driver, service)
+    complete_round(driver, live_kiosk)
     driver.execute_script("document.getElementById('clock-pill').hidden = false;"
                           "const push = document.createElement('span'); push.className = 'outcome push';"
                           "push.id = 'push-probe'; push.textContent = 'PUSH';"
