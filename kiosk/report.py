@@ -320,6 +320,18 @@ def broken_lines(report: dict) -> list[str]:
     return lines
 
 
+ROUNDS_NAMED = 10      # a day's rounds on an unset clock would be a thousand numbers: the first few, then a count
+
+
+def _rounds(items: list[dict], text) -> str:
+    """'rounds 4 (...), 5 (...)', the first ``ROUNDS_NAMED`` of them, then how many more
+    and the range they run to (the JSON holds every one)."""
+    named = ", ".join(text(u) for u in items[:ROUNDS_NAMED])
+    rest = items[ROUNDS_NAMED:]
+    more = f" and {len(rest)} more, to round {rest[-1]['round']}," if rest else ""
+    return f"round{'s' if len(items) > 1 else ''} {named}{more}"
+
+
 def clock_lines(report: dict, when) -> list[str]:
     """What the console and the page say of rounds stamped by a clock not synchronised
     (``to_json``'s ``clock_untrusted`` and ``clock_elsewhere``); ``when`` writes a log time
@@ -329,21 +341,20 @@ def clock_lines(report: dict, when) -> list[str]:
     known = [u for u in untrusted if u["played"] is not None and u["step_s"]]
     unknown = [u for u in untrusted if u["played"] is None]
     if known:
-        lines.append("WARNING: round" + ("s " if len(known) > 1 else " ") + ", ".join(
-            f"{u['round']} (stamped {when(u['ended'])}, ended {when(u['played'])})" for u in known)
-            + " ended while the kiosk's clock was not synchronised; they count here by the time on their records, "
-            f"but the clock was then set {' and '.join(dict.fromkeys(signed_duration(u['step_s']) for u in known))}: "
-            "check which shift they belong to "
-            "before signing")
+        steps = " and ".join(dict.fromkeys(signed_duration(u["step_s"]) for u in known))
+        lines.append("WARNING: " + _rounds(known, lambda u: f"{u['round']} (stamped {when(u['ended'])}, ended "
+                                                            f"{when(u['played'])})")
+                     + " ended while the kiosk's clock was not synchronised; they count here by the time on their "
+                     f"records, but the clock was then set {steps}: check which shift they belong to before signing")
     if unknown:
-        lines.append("WARNING: round" + ("s " if len(unknown) > 1 else " ") + ", ".join(
-            str(u["round"]) for u in unknown) + " ended while the kiosk's clock was not synchronised, and the log "
-            "does not say it was set later: their times, and so the shift they count in, may be wrong; check the "
-            "table's paperwork and the kiosk's clock (timedatectl status) before signing")
+        lines.append("WARNING: " + _rounds(unknown, lambda u: str(u["round"]))
+                     + " ended while the kiosk's clock was not synchronised, and the log does not say it was set "
+                     "later: their times, and so the shift they count in, may be wrong; check the table's paperwork "
+                     "and the kiosk's clock (timedatectl status) before signing")
     elsewhere = report.get("clock_elsewhere") or []
     if elsewhere:
-        lines.append("WARNING: round" + ("s " if len(elsewhere) > 1 else " ") + ", ".join(
-            f"{u['round']} (ended {when(u['played'])}, stamped {when(u['ended'])})" for u in elsewhere)
-            + " ended in this period by the clock as set later, but were stamped while it was not synchronised: "
-            "they are counted in the report of the period on their stamps, not in these figures")
+        lines.append("WARNING: " + _rounds(elsewhere, lambda u: f"{u['round']} (ended {when(u['played'])}, stamped "
+                                                                f"{when(u['ended'])})")
+                     + " ended in this period by the clock as set later, but were stamped while it was not "
+                     "synchronised: they are counted in the report of the period on their stamps, not in these figures")
     return lines

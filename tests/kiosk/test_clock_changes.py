@@ -196,3 +196,17 @@ def test_a_round_page_explains_times_stamped_before_the_clock_was_set(played, au
     page = played.get(f"/review/round/{base}").get_data(as_text=True)
     assert 'id="round-clock"' in page and f"up to seq {cut.seq - 1}" in page and "set +3h 00m 00s" in page
     assert 'id="round-clock"' not in played.get(f"/review/round/{first}").get_data(as_text=True)
+
+
+def test_a_day_on_a_clock_never_set_names_a_few_rounds_and_counts_the_rest(tmp_path, runner):
+    """QA47 soak F3: after 75 minutes the warning was one line of 208 round numbers."""
+    log = AuditLog.in_dir(tmp_path, "t1")
+    log.append(AuditType.KIOSK_START, "system", {"clock": {"synchronised": False}}, ts=at("08:00:00"))
+    for n in range(1, 41):
+        settle(log, n, at("09:00:00") + 60 * n, at("09:00:30") + 60 * n)
+    log.close()
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2025-01-10"])
+    warning = next(line for line in out.splitlines() if "not synchronised" in line)
+    assert "rounds 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 30 more, to round 40, ended while" in warning
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2025-01-10", "--json"])
+    assert len(json.loads(out)[0]["clock_untrusted"]) == 40          # the JSON names every one
