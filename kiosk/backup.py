@@ -72,18 +72,14 @@ def _config_files(configs) -> dict[str, tuple[str, Path]]:
 
 def _preset_named(config: Path) -> Path | None:
     """The preset file a table file's ``rules`` names, if it names an existing file."""
-    from vision.table import ConfigError, parse_config_text
+    from vision.table import ConfigError, parse_config_text, preset_file
 
     try:
         data = parse_config_text(config.read_text(encoding="utf-8"), config)
     except (OSError, UnicodeDecodeError, ConfigError):
         return None         # the kiosk would not start on it either; the table file is copied as it is
-    rules = data.get("rules") if isinstance(data, dict) else None
-    if not isinstance(rules, str) or not rules.strip().lower().endswith((".toml", ".yaml", ".yml")):
-        return None
-    path = Path(rules.strip())
-    path = path if path.is_absolute() else config.parent / path
-    return path if path.is_file() else None
+    path = preset_file(data, config)
+    return path if path is not None and path.is_file() else None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from scoring.errors import NiuniuError
-from scoring.rules import DuplicateKey, unique_key_loader
+from scoring.rules import PRESET_SUFFIXES, DuplicateKey, unique_key_loader
 
 PLAYER_SEATS: tuple[str, ...] = tuple(str(i) for i in range(1, 8))
 SEAT_NAMES: tuple[str, ...] = ("banker",) + PLAYER_SEATS
@@ -431,15 +431,24 @@ def load_table_config(path: str | Path) -> TableConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"table file {path} cannot be read: {exc}") from None
     data = parse_config_text(text, path)
-    rules = data.get("rules") if isinstance(data, dict) else None
-    if (isinstance(rules, str) and rules.strip().lower().endswith((".toml", ".yaml", ".yml"))
-            and not Path(rules.strip()).is_absolute()):
-        # A relative preset path is read beside the table file, wherever the command runs
-        # (the service runs from /var/lib/niuniu, a console from anywhere), found or not:
-        # read against the current directory, `niuniu check` passed from a folder holding a
-        # house.toml and the service failed at start, or found another file of that name.
-        data = {**data, "rules": str(path.parent / rules.strip())}
+    preset = preset_file(data, path)
+    if preset is not None:
+        data = {**data, "rules": str(preset)}
     return table_config_from_dict(data, path)
+
+
+def preset_file(data: Any, table_file: Path) -> Path | None:
+    """The preset file a table file's ``rules`` names (None: a built-in preset's name).
+
+    A relative path is read beside the table file, wherever the command runs (the service
+    runs from /var/lib/niuniu, a console from anywhere), found or not: read against the
+    current directory, `niuniu check` passed from a folder holding a house.toml and the
+    service failed at start, or found another file of that name."""
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(rules, str) or not rules.strip().lower().endswith(PRESET_SUFFIXES):
+        return None
+    named = Path(rules.strip())
+    return named if named.is_absolute() else Path(table_file).parent / named
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
