@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from kiosk.audit import AuditLog, AuditRecord, AuditType, utc_iso
+from kiosk.audit import AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from kiosk.watchdog import ClockStatus, clock_status
 
 log = logging.getLogger(__name__)
@@ -128,15 +128,22 @@ def signed_duration(seconds: float) -> str:
 @dataclass(frozen=True)
 class UntrustedSpan:
     """Records ``first_seq`` .. ``last_seq`` of one table's log were stamped by a clock not
-    known to be right.  ``steps``: ``(seq, step_s, ts)`` of each step logged in the span or
-    at its end; ``synced``: whether it ended with the clock synchronised, so that a record's
-    true time is its stamp plus every step after it (:meth:`correction`)."""
+    known to be right, from ``opened`` (the stamp of the record that opened the span).
+    ``steps``: ``(seq, step_s)`` of each step logged in the span or at its end; ``set_at``:
+    the (right) time the clock became synchronised, None where the log never says, so that
+    a record's true time is its stamp plus every step after it (:meth:`correction`)."""
 
     table_id: str
     first_seq: int
     last_seq: int | None      # None: to the end of the log
-    steps: tuple[tuple[int, float, str], ...] = ()
-    synced: bool = False
+    opened: str
+    steps: tuple[tuple[int, float], ...] = ()
+    set_at: str | None = None
+
+    @property
+    def synced(self) -> bool:
+        """Whether the span ended with the clock synchronised (so its times can be corrected)."""
+        return self.set_at is not None
 
     def holds(self, seq: int) -> bool:
         return self.first_seq <= seq and (self.last_seq is None or seq <= self.last_seq)
@@ -146,7 +153,16 @@ class UntrustedSpan:
         None where the log never says (the clock was never synchronised in the span)."""
         if not self.synced:
             return None
-        return sum(step for at, step, _ in self.steps if at > seq)
+        return sum(step for at, step in self.steps if at > seq)
+
+    def played_within(self, since: str | None, until: str | None) -> bool:
+        """Whether the span's records were written (by the clock as set later) at a time in
+        ``since``..``until``, as far as its ends say: from its opening, corrected, to the
+        moment the clock was set.  False where the log never says when that was."""
+        if not self.synced:
+            return False
+        began = utc_iso(log_moment(self.opened).timestamp() + (self.correction(self.first_seq) or 0.0))
+        return (since is None or self.set_at >= since) and (until is None or began <= until)
 
 
 CLOCK_TYPES = (AuditType.KIOSK_START, AuditType.CLOCK_CHANGED)
@@ -161,11 +177,12 @@ def untrusted_spans(records: Iterable[AuditRecord]) -> dict[str, list[UntrustedS
     became synchronised, or where the kiosk started again; a log from before
     ``clock_changed`` existed has spans that run to the next start, with no correction."""
     spans: dict[str, list[UntrustedSpan]] = {}
-    open_spans: dict[str, tuple[int, list]] = {}     # table -> (first seq, steps so far)
+    open_spans: dict[str, tuple[AuditRecord, list]] = {}     # table -> (the opening record, steps so far)
 
-    def close(table: str, last_seq: int | None, synced: bool) -> None:
-        first, steps = open_spans.pop(table)
-        spans.setdefault(table, []).append(UntrustedSpan(table, first, last_seq, tuple(steps), synced))
+    def close(table: str, last_seq: int | None, set_at: str | None) -> None:
+        opening, steps = open_spans.pop(table)
+        spans.setdefault(table, []).append(UntrustedSpan(table, opening.seq, last_seq, opening.ts, tuple(steps),
+                                                         set_at))
 
     for r in records:
         changed = r.type == AuditType.CLOCK_CHANGED
@@ -173,15 +190,15 @@ def untrusted_spans(records: Iterable[AuditRecord]) -> dict[str, list[UntrustedS
         if r.table_id in open_spans:
             step = r.data.get("step_s") if changed else None
             if isinstance(step, (int, float)) and step:
-                open_spans[r.table_id][1].append((r.seq, float(step), r.ts))
+                open_spans[r.table_id][1].append((r.seq, float(step)))
             if not changed:
-                close(r.table_id, r.seq - 1, False)
+                close(r.table_id, r.seq - 1, None)
             elif synced is True:
-                close(r.table_id, r.seq - 1, True)
+                close(r.table_id, r.seq - 1, r.ts)
         if synced is False and r.table_id not in open_spans:
-            open_spans[r.table_id] = (r.seq, [])
+            open_spans[r.table_id] = (r, [])
     for table in list(open_spans):
-        close(table, None, False)
+        close(table, None, None)
     return spans
 
 

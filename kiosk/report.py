@@ -229,7 +229,8 @@ def _played_here(log: AuditLog, spans: dict[str, list[UntrustedSpan]], *, table_
     """Rounds whose stamped end puts them in another period but which ended inside this one
     by the clock as set later: the report of the period they were played in must say they
     are missing from it, or its supervisor signs a shift short of rounds.  Only spans the
-    clock was later set in are read (a boot's few minutes or hours of records)."""
+    clock was later set in, and whose corrected times reach the period, are read (a boot's few
+    minutes or hours of records)."""
     def inside(ts: str) -> bool:
         return (since is None or ts >= since) and (until is None or ts <= until)
 
@@ -237,8 +238,8 @@ def _played_here(log: AuditLog, spans: dict[str, list[UntrustedSpan]], *, table_
         if table_id not in (None, table):
             continue
         for span in table_spans:
-            if not span.synced:
-                continue
+            if not span.played_within(since, until):
+                continue        # a year's boots are each one span: only those that can matter are read
             last = span.last_seq if span.last_seq is not None else upto_seq
             ends = log.records(types=TERMINAL_TYPES, table_id=table, after_seq=span.first_seq - 1, upto_seq=last)
             for number in dict.fromkeys(r.round_no for r in ends if r.round_no is not None):
