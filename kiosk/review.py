@@ -64,6 +64,11 @@ def _flag(name: str) -> bool:
     return request.args.get(name) in ("1", "on", "true", "yes")
 
 
+def _started(round_no: int, table_id: str) -> bool:
+    """Whether the table has a round of this number (its round_start record, one indexed query)."""
+    return bool(audit().records(round_no=round_no, table_id=table_id, types=[AuditType.ROUND_START], limit=1))
+
+
 @bp.route("/")
 @require(*REVIEW_ROLES)
 def rounds():
@@ -71,7 +76,7 @@ def rounds():
     wanted = request.args.get("round", "").strip().lstrip("#")
     if wanted:
         # "Round 7" is how a dispute arrives: straight to its page, not hunted down the list
-        if wanted.isdigit() and load_round(audit(), int(wanted), table_id=table_id, types=(AuditType.ROUND_START,)):
+        if wanted.isdigit() and _started(int(wanted), table_id):
             return redirect(url_for("review.round_detail", round_no=int(wanted)))
         newest = round_numbers(audit(), table_id=table_id, limit=1)
         flash(f"there is no round {wanted!r} on table {table_id}" +
@@ -131,8 +136,7 @@ def round_detail(round_no: int):
     camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
     clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
     earlier = round_numbers(audit(), table_id=table_id, before=round_no, limit=1)
-    later = round_no + 1 if load_round(audit(), round_no + 1, table_id=table_id,
-                                       types=(AuditType.ROUND_START,)) else None
+    later = round_no + 1 if _started(round_no + 1, table_id) else None
     seal = next((r for r in reversed(timeline) if r.type == AuditType.RECORDING_SEALED), None)
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
