@@ -25,7 +25,7 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -172,20 +172,32 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
     if moment.year < EARLIEST_YEAR:
         raise AuditError(f"{where} {text!r}: the year {moment.year} is before any audit log began; "
                          f"check the year (like {datetime.now().year})")
+    whole_day = "T" not in text and " " not in text.strip()
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
-        if "T" in text or " " in text.strip():     # a typed time; a bare date's midnight is taken as it falls
+        if not whole_day:     # a typed time; a bare date's midnight is taken as it falls
             _check_local(moment, text.strip(), where, zone)
-    if end:
-        try:
-            typed_day = "T" not in text.strip() and " " not in text.strip()
-            moment += timedelta(days=1, microseconds=-1) if typed_day else timedelta(microseconds=-1)
-        except OverflowError:      # 9999-12-31: the end of time is as late as it gets
-            pass
     try:
-        return _log_text(moment.astimezone(timezone.utc))
+        return _log_text(_closing(moment, whole_day) if end else moment.astimezone(timezone.utc))
     except OverflowError:          # 9999-12-31T23:00-08:00 lies past year 9999 in UTC
         raise AuditError(f"{where} {text!r} is past the last time the log can write; check the year") from None
+
+
+def _closing(moment: datetime, whole_day: bool) -> datetime:
+    """The last instant (UTC) of a range closed by ``moment``: just before it, or for a whole
+    day just before the next day starts, that start resolved as a ``--from`` resolves it, so
+    one shift's end and the next one's start are always a microsecond apart.
+
+    Worked out in UTC: an aware local time minus a microsecond is taken on the wall clock
+    and lands on the pre-change side of a night the clocks change (02:00 less 1 µs is
+    01:59:59 in summer time on the night they go back), and the hour either side of it is
+    then in neither shift's books, or in both."""
+    if whole_day:
+        try:
+            moment = datetime.combine(moment.date() + timedelta(days=1), time(0), tzinfo=moment.tzinfo)
+        except OverflowError:      # 9999-12-31: nothing is stamped after the last instant the log can write
+            return datetime.max.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc) - timedelta(microseconds=1)
 
 
 def _check_local(moment: datetime, text: str, where: str, zone: tzinfo) -> None:

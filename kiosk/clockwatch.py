@@ -46,7 +46,9 @@ class ClockWatch:
         self._lock = threading.Lock()
         self._state: dict | None = None
         self._looked = 0.0            # monotonic time of the last reading of the status
-        self._offset: float | None = None    # wall minus monotonic at the last look
+        # (wall minus monotonic, synchronised) as the log last stood: apart from the screen's
+        # state, which shows the clock as it is even while the disk refuses the record of it
+        self._baseline: tuple[float, bool | None] | None = None
 
     def state(self) -> dict:
         """``{"synchronised": bool | None, "message": str}``, read again when older than
@@ -64,25 +66,34 @@ class ClockWatch:
     def look(self) -> AuditRecord | None:
         """Read the clock's state and its offset against the monotonic clock; write one
         ``clock_changed`` record if the state changed or the clock stepped since the last
-        look (the first look only sets the baseline: ``kiosk_start`` holds that state)."""
+        look (the first look only sets the baseline: ``kiosk_start`` holds that state).
+
+        The baseline moves only once the record is on disk: a look whose record the disk
+        refused leaves it, so the next look finds the same step and change and writes them."""
         with self._lock:
-            before = None if self._state is None else self._state["synchronised"]
-            first = self._state is None or self._offset is None
             offset = self.wall() - self.mono()
             found = self._read()
-            step = 0.0 if self._offset is None else offset - self._offset
-            self._offset = offset
-            if first or self.audit is None:
-                return None
-            stepped = abs(step) >= self.step_s
-            if not stepped and found.synchronised == before:
-                return None
-            payload = {"synchronised": found.synchronised, "was_synchronised": before,
-                       "step_s": round(step, 3) if stepped else 0.0, "message": found.message}
-            if stepped:
-                payload["was"] = utc_iso(self.wall() - step)    # what the clock read before it was set
-            log.warning("system clock %s", describe_change(payload))
-            return self.audit.append(AuditType.CLOCK_CHANGED, "system", payload, ts=self.wall())
+            payload = None if self._baseline is None else self._change(found, offset)
+            record = None
+            if payload is not None and self.audit is not None:
+                log.warning("system clock %s", describe_change(payload))
+                record = self.audit.append(AuditType.CLOCK_CHANGED, "system", payload, ts=self.wall())
+            self._baseline = (offset, found.synchronised)
+            return record
+
+    def _change(self, found: ClockStatus, offset: float) -> dict | None:
+        """The ``clock_changed`` payload for a look that found ``found`` and ``offset``, None
+        where neither differs from the baseline."""
+        step = offset - self._baseline[0]
+        before = self._baseline[1]
+        stepped = abs(step) >= self.step_s
+        if not stepped and found.synchronised == before:
+            return None
+        payload = {"synchronised": found.synchronised, "was_synchronised": before,
+                   "step_s": round(step, 3) if stepped else 0.0, "message": found.message}
+        if stepped:
+            payload["was"] = utc_iso(self.wall() - step)    # what the clock read before it was set
+        return payload
 
 
 class ClockWatchThread(threading.Thread):
@@ -129,7 +140,8 @@ def signed_duration(seconds: float) -> str:
 class UntrustedSpan:
     """Records ``first_seq`` .. ``last_seq`` of one table's log were stamped by a clock not
     known to be right, from ``opened`` (the stamp of the record that opened the span).
-    ``steps``: ``(seq, step_s)`` of each step logged in the span or at its end; ``set_at``:
+    ``steps``: ``(seq, step_s, was)`` of each step logged in the span or at its end, ``was``
+    what the clock read just before it (None in logs from before it was written); ``set_at``:
     the (right) time the clock became synchronised, None where the log never says, so that
     a record's true time is its stamp plus every step after it (:meth:`correction`)."""
 
@@ -137,7 +149,7 @@ class UntrustedSpan:
     first_seq: int
     last_seq: int | None      # None: to the end of the log
     opened: str
-    steps: tuple[tuple[int, float], ...] = ()
+    steps: tuple[tuple[int, float, str | None], ...] = ()
     set_at: str | None = None
 
     @property
@@ -148,12 +160,22 @@ class UntrustedSpan:
     def holds(self, seq: int) -> bool:
         return self.first_seq <= seq and (self.last_seq is None or seq <= self.last_seq)
 
-    def correction(self, seq: int) -> float | None:
-        """Seconds to add to the stamp of record ``seq`` for the time it was written, or
-        None where the log never says (the clock was never synchronised in the span)."""
+    def correction(self, seq: int, ts: str | None = None) -> float | None:
+        """Seconds to add to the stamp ``ts`` of record ``seq`` for the time it was written, or
+        None where the log never says (the clock was never synchronised in the span).
+
+        A step is logged at the watch's next look, up to ``PERIOD_S`` after it, so a record
+        just before the step's record may have been stamped by the clock as set already.  A
+        step forward is applied only to records stamped no later than its ``was``: that is the
+        old clock's reading at the look, later than every stamp it wrote, while the new clock
+        stamped every record after the step later still (by the step, less the few seconds to
+        the look; a step smaller than that is misplaced by no more than itself).  A step back
+        leaves no such mark, the new clock's stamps falling among the old one's, so it is
+        applied to every record before it, as it is where ``ts`` or ``was`` is not known."""
         if not self.synced:
             return None
-        return sum(step for at, step in self.steps if at > seq)
+        return sum(step for at, step, was in self.steps
+                   if at > seq and (ts is None or was is None or step < 0 or ts <= was))
 
     def played_within(self, since: str | None, until: str | None) -> bool:
         """Whether the span's records were written (by the clock as set later) at a time in
@@ -161,7 +183,7 @@ class UntrustedSpan:
         moment the clock was set.  False where the log never says when that was."""
         if not self.synced:
             return False
-        began = utc_iso(log_moment(self.opened).timestamp() + (self.correction(self.first_seq) or 0.0))
+        began = utc_iso(log_moment(self.opened).timestamp() + (self.correction(self.first_seq, self.opened) or 0.0))
         return (since is None or self.set_at >= since) and (until is None or began <= until)
 
 
@@ -190,7 +212,8 @@ def untrusted_spans(records: Iterable[AuditRecord]) -> dict[str, list[UntrustedS
         if r.table_id in open_spans:
             step = r.data.get("step_s") if changed else None
             if isinstance(step, (int, float)) and step:
-                open_spans[r.table_id][1].append((r.seq, float(step)))
+                was = r.data.get("was")
+                open_spans[r.table_id][1].append((r.seq, float(step), was if isinstance(was, str) else None))
             if not changed:
                 close(r.table_id, r.seq - 1, None)
             elif synced is True:
@@ -216,7 +239,8 @@ def untrusted_stamps(log: AuditLog, table_id: str, first_seq: int, last_seq: int
     spans = untrusted_spans(log.records(types=CLOCK_TYPES, table_id=table_id, upto_seq=last_seq))
     for span in spans.get(table_id, []):
         if span.first_seq <= last_seq and (span.last_seq is None or span.last_seq >= first_seq):
-            step = span.correction(max(first_seq, span.first_seq))
+            seq = max(first_seq, span.first_seq)
+            step = span.correction(seq, next((r.ts for r in log.records(after_seq=seq - 1, upto_seq=seq)), None))
             if step == 0:
                 return None             # it was not synchronised, but it was right
             return {"upto_seq": last_seq if span.last_seq is None else min(last_seq, span.last_seq),

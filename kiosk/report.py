@@ -219,7 +219,7 @@ def _untrusted_end(spans: list[UntrustedSpan], records: list[AuditRecord]) -> di
     span = span_of(spans, end.seq) if end is not None else None
     if span is None:
         return None
-    step = span.correction(end.seq)
+    step = span.correction(end.seq, end.ts)
     played = None if step is None else utc_iso(log_moment(end.ts).timestamp() + step)
     return {"round": end.round_no, "ended": end.ts, "played": played, "step_s": step}
 

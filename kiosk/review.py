@@ -32,6 +32,7 @@ REVIEW_ROLES = (Role.SURVEILLANCE,)
 PAGE = 50
 SCAN_LIMIT = 2000
 EXPORTS_SHOWN = 20
+ROUND_DIGITS = 19        # SQLite's largest integer has 19 digits; no round is numbered past it
 SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LOADED, AuditType.CONFIG_CHANGED,
                 AuditType.MODEL_LOADED, AuditType.CAMERA_OFFLINE, AuditType.CAMERA_ONLINE,
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
@@ -76,11 +77,13 @@ def rounds():
     wanted = request.args.get("round", "").strip().lstrip("#")
     if wanted:
         # "Round 7" is how a dispute arrives: straight to its page, not hunted down the list
-        if wanted.isdigit() and _started(int(wanted), table_id):
+        # str.isdigit alone passes "²", which int() refuses, and int() refuses over 4,300 digits: 500s
+        digits = wanted.isascii() and wanted.isdigit()
+        if digits and len(wanted) <= ROUND_DIGITS and _started(int(wanted), table_id):
             return redirect(url_for("review.round_detail", round_no=int(wanted)))
         newest = round_numbers(audit(), table_id=table_id, limit=1)
         flash(f"there is no round {wanted!r} on table {table_id}" +
-              (f" (its rounds are numbered 1 to {newest[0]})" if newest and wanted.isdigit() else
+              (f" (its rounds are numbered 1 to {newest[0]})" if newest and digits else
                "; type the round's number, like 7"), "error")
         return redirect(url_for("review.rounds"))
     since, until, error = _time_range()

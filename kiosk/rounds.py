@@ -151,9 +151,29 @@ def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | No
     """Round numbers that started or ended in a time range (and below ``before``), newest
     first.  Ended too: the shift report counts a round in the period it ended in, and a round
     dealt across midnight must be found under either day, or the round list and the report
-    of one period name different rounds."""
-    types = (AuditType.ROUND_START, *TERMINAL_TYPES) if since or until else (AuditType.ROUND_START,)
-    return log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before, types=types)
+    of one period name different rounds.  Ended as the report dates it (:func:`ending`): a
+    round settled at 23:59:50 and cleared at 00:00:05 ended the day before the clear."""
+    if not (since or until):
+        return log.round_numbers(table_id=table_id, limit=limit, before=before)
+    found: list[int] = []
+    while len(found) < limit:
+        # A round with a clear (or an earlier settlement) in the range may have ended outside it,
+        # so candidates are read a page at a time until enough of them started or ended there.
+        page = log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before,
+                                 types=(AuditType.ROUND_START, *TERMINAL_TYPES))
+        found += [n for n in page if _in_period(log, n, table_id, since, until)]
+        if len(page) < limit:
+            break
+        before = page[-1]
+    return found[:limit]
+
+
+def _in_period(log: AuditLog, round_no: int, table_id: str | None, since: str | None, until: str | None) -> bool:
+    """Whether the round started or ended (:func:`ending`) between ``since`` and ``until``."""
+    records = log.records(round_no=round_no, table_id=table_id, types=(AuditType.ROUND_START, *TERMINAL_TYPES))
+    end = ending(records)
+    stamps = [r.ts for r in records if r.type == AuditType.ROUND_START] + ([end.ts] if end is not None else [])
+    return any((since is None or ts >= since) and (until is None or ts <= until) for ts in stamps)
 
 
 def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,

@@ -210,3 +210,68 @@ def test_a_day_on_a_clock_never_set_names_a_few_rounds_and_counts_the_rest(tmp_p
     assert "rounds 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 30 more, to round 40, ended while" in warning
     code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2025-01-10", "--json"])
     assert len(json.loads(out)[0]["clock_untrusted"]) == 40          # the JSON names every one
+
+
+def test_a_step_the_disk_refused_to_record_is_written_at_the_next_look(tmp_path):
+    """The watch's baseline moves only once the record is on disk: a full disk at the look that
+    saw NTP set the clock used to lose the step and the "now synchronised" for good, and every
+    later round read as stamped by an untrusted clock (QA48 F2)."""
+    import sqlite3
+
+    import pytest
+
+    log = AuditLog.in_dir(tmp_path, "t1")
+    clock = FakeClock(at("07:00:00"), synced=False)
+    watch = clock.watch(log)
+    watch.look()
+    log.append(AuditType.KIOSK_START, "system", {"clock": {"synchronised": False}}, ts=clock.wall())
+    real, refusals = log.append, [sqlite3.OperationalError("database or disk is full")]
+
+    def append(*args, **kwargs):
+        if refusals:
+            raise refusals.pop()
+        return real(*args, **kwargs)
+    log.append = append
+    clock.run(5)
+    clock.offset += HOURS_3
+    clock.synced = True
+    with pytest.raises(sqlite3.OperationalError):
+        watch.look()
+    assert watch.state()["synchronised"] is True          # the screen shows the clock as it is meanwhile
+    clock.run(5)
+    record = watch.look()
+    assert record is not None and record.type == AuditType.CLOCK_CHANGED
+    assert (record.data["step_s"], record.data["synchronised"], record.data["was_synchronised"]) == \
+        (HOURS_3, True, False)
+    assert record.data["was"].startswith("2025-01-10T07:00:10")
+    clock.run(5)
+    assert watch.look() is None                           # written once
+    [span] = untrusted_spans(log.records(types=[AuditType.KIOSK_START, AuditType.CLOCK_CHANGED]))["t1"]
+    assert span.synced and span.last_seq == record.seq - 1
+
+
+def test_a_round_settled_between_the_step_and_the_watch_seeing_it_keeps_its_stamp(tmp_path, runner):
+    """NTP sets the clock up to a look's period before the watch logs it; a round settled in
+    between was stamped by the clock as set and is not moved by the step (QA48 F4)."""
+    log = AuditLog.in_dir(tmp_path, "t1")
+    clock = FakeClock(at("07:00:00"), synced=False)
+    watch = clock.watch(log)
+    watch.look()
+    log.append(AuditType.KIOSK_START, "system", {"clock": watch.state()}, ts=clock.wall())
+    clock.run(60)
+    settle(log, 1, clock.wall(), clock.wall() + 30)       # before the step: 07:01:00 to 07:01:30, 3 h slow
+    clock.run(240)
+    clock.offset += HOURS_3                               # NTP answers at 07:05:00 by the old clock
+    clock.synced = True
+    clock.run(1)
+    settle(log, 2, at("09:59:00"), clock.wall())          # settled 1 s after the step, at 10:05:01
+    clock.run(3)
+    assert watch.look().data["was"].startswith("2025-01-10T07:05:04")
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2025-01-10", "--json"])
+    [report] = json.loads(out)
+    assert [(u["round"], u["played"]) for u in report["clock_untrusted"]] == [
+        (1, "2025-01-10T10:01:30.000000Z"), (2, "2025-01-10T10:05:01.000000Z")]
+    code, out, _ = runner(["audit", "report", "--data-dir", str(tmp_path), "--from", "2025-01-10"])
+    assert "WARNING: round 1 (stamped 2025-01-10 07:01:30, ended 2025-01-10 10:01:30) ended while" in out
+    [span] = untrusted_spans(log.records(types=[AuditType.KIOSK_START, AuditType.CLOCK_CHANGED]))["t1"]
+    assert span.correction(span.first_seq, span.opened) == HOURS_3     # the span's own records are moved

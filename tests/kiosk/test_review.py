@@ -435,3 +435,70 @@ def test_surveillance_opens_a_round_by_its_number(played):
     assert 'href="/review/round/2">← round #2' in page and 'href="/review/round/4">round #4 →' in page
     newest = played.get("/review/round/4").get_data(as_text=True)
     assert "round #5" not in newest and "← round #3" in newest
+
+
+NOT_A_NUMBER, TOO_LARGE = "type the round&#39;s number", "numbered 1 to 4"
+
+
+@pytest.mark.parametrize(("typed", "hint"), [("²", NOT_A_NUMBER), ("１", NOT_A_NUMBER), ("9" * 5000, TOO_LARGE),
+                                            ("9" * 20, TOO_LARGE)])
+def test_a_round_number_int_cannot_read_says_there_is_no_such_round(played, typed, hint):
+    """A superscript or full-width digit passes str.isdigit, and more than 4,300 digits pass
+    it too, but int() refuses them: each was a 500 (QA48 F3)."""
+    answer = played.get("/review/", query_string={"round": typed})
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/review/")
+    page = played.get("/review/").get_data(as_text=True)
+    assert "there is no round" in page and hint in page
+
+
+def test_a_round_is_listed_under_the_day_it_ended_not_the_day_it_was_cleared(played, audit):
+    """The list's rule is the report's: a round ends at its settlement or void, not at the clear
+    that sweeps the table after it; only a round with neither is dated by its clear (QA48 F6)."""
+    from datetime import datetime, timezone
+    from decimal import Decimal
+
+    from scoring.settle import Bet, settle_round
+
+    def at(text: str) -> float:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+    seats = {"1": ("KS QS JS 10S 10H", Bet("1", Decimal(100), "equal"))}
+    settlement = settle_round("cambodia", "4S 6H QD 9C 9H", seats)
+    audit.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=5, ts=at("2025-01-10T23:59:00"))
+    audit.append(AuditType.ROUND_SETTLED, "dealer1", {"settlement": settlement.to_json()}, round_no=5,
+                 ts=at("2025-01-10T23:59:50"))
+    audit.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=5, ts=at("2025-01-11T00:00:05"))
+    audit.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=6, ts=at("2025-01-12T23:59:30"))
+    audit.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=6, ts=at("2025-01-13T00:00:10"))
+    assert round_numbers(played.get("/review/?from=2025-01-10&to=2025-01-10").data) == [5]
+    assert round_numbers(played.get("/review/?from=2025-01-11&to=2025-01-11").data) == []
+    assert "1 settled" in played.get("/review/report?from=2025-01-10&to=2025-01-10").get_data(as_text=True)
+    assert "settled" not in played.get("/review/report?from=2025-01-11&to=2025-01-11").get_data(as_text=True)
+    # a round never settled nor voided ended when it was cleared
+    assert round_numbers(played.get("/review/?from=2025-01-13&to=2025-01-13").data) == [6]
+    assert round_numbers(played.get("/review/?from=2025-01-12&to=2025-01-12").data) == [6]     # it started then
+
+
+def test_rounds_cleared_after_the_period_they_ended_in_do_not_use_up_a_page(tmp_path):
+    from datetime import datetime, timezone
+
+    from kiosk.audit import AuditLog, parse_period
+    from kiosk.rounds import round_numbers as listed
+
+    def at(text: str) -> float:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+    log = AuditLog.in_dir(tmp_path, "t1")
+    log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=1, ts=at("2025-01-11T08:00"))
+    log.append(AuditType.ROUND_VOID, "super1", {"reason": "misdeal"}, round_no=1, ts=at("2025-01-11T08:01"))
+    for number in (2, 3):       # voided before midnight, swept after it
+        log.append(AuditType.ROUND_START, "vision", {"bets": {}}, round_no=number, ts=at("2025-01-10T23:59"))
+        log.append(AuditType.ROUND_VOID, "super1", {"reason": "misdeal"}, round_no=number,
+                   ts=at("2025-01-10T23:59:50"))
+        log.append(AuditType.ROUND_CLEARED, "vision", {}, round_no=number, ts=at("2025-01-11T00:00:05"))
+    since, until = parse_period("2025-01-11", "2025-01-11")
+    assert listed(log, table_id="t1", since=since, until=until, limit=1) == [1]
+    assert listed(log, table_id="t1", since=since, until=until) == [1]
+    since, until = parse_period("2025-01-10", "2025-01-10")
+    assert listed(log, table_id="t1", since=since, until=until) == [3, 2]
+    log.close()
