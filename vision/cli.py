@@ -20,9 +20,10 @@ import cv2
 from scoring.errors import NiuniuError
 from pydantic import ValidationError
 
-from vision.aim import view_path
+from vision.aim import ViewError, load_view, view_path
 from vision.calibrate import (CalibrationError, build_config, check_zones, click_zones, draw_zones, even_layout,
                               grid_layout, has_display, parse_grid, seat_names, zones_from_json)
+from vision.mirror import mirror_image
 from vision.replay import format_rounds, jsonable, replay, seal_line
 from vision.sources import SourceError, open_source, oriented
 from vision.table import (CameraSettings, ConfigError, TableConfig, parse_config_text, table_config_from_dict,
@@ -327,10 +328,15 @@ def calibrate_command(args: argparse.Namespace) -> int:
     text = table_config_text(config, out)
     table_config_from_dict(parse_config_text(text, out), out)   # what is written must read back
     view = view_path(out)
+    # Zones kept over a new picture keep the picture they were fitted on as the aim reference:
+    # rebased onto the new one, a camera that moved would read as aimed while the zones lie
+    # off the seats.  The kiosk then says the camera moved until they are fitted to it.
+    fitted_view = _fitted_view(view, image, mirrored_zones) if keep_zones and image is not None else None
     pictures: list[tuple[Path, bytes]] = []
-    if image is not None:
+    if image is not None and (fitted_view is None or mirrored_zones):
         # what the running table checks the camera's aim against (vision.aim.save_view's quality)
-        pictures.append((view, _encoded(image, ".jpg", view, [cv2.IMWRITE_JPEG_QUALITY, 92])))
+        reference = image if fitted_view is None else fitted_view
+        pictures.append((view, _encoded(reference, ".jpg", view, [cv2.IMWRITE_JPEG_QUALITY, 92])))
     if preview is not None:
         pictures.append((preview, _encoded(draw_zones(image, config.seats), preview.suffix, preview)))
     _write_all(out, text, pictures)
@@ -349,8 +355,15 @@ def calibrate_command(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {out}: table {config.table_id}, rules {config.rules}, seats {', '.join(config.seat_names)}")
         print(f"zones: {layout}")
-        if image is not None:
-            what = "the camera's new picture" if keep_zones else "the picture the zones were marked on"
+        if fitted_view is not None:
+            done = f"turned {view} over with the zones" if mirrored_zones else f"kept {view}"
+            print(f"{done}: the picture the zones were fitted on, not the camera's new one; the kiosk checks the "
+                  f"camera's aim against it, so if the camera moved it says so until the zones are fitted to the "
+                  f"new picture on the Seat zones page and saved with `niuniu calibrate --source {args.source} "
+                  f"--from-json zones.json --out {out} --force`")
+        elif image is not None:
+            what = ("the camera's new picture (the kept zones were not fitted on it: fit them on the Seat zones page)"
+                    if keep_zones else "the picture the zones were marked on")
             print(f"wrote {view}: {what}; the kiosk warns when the camera moves from it (keep it beside "
                   f"{out.name})")
         if preview is not None:
@@ -379,6 +392,20 @@ def _camera_changes(old: dict, new: dict, *, from_source: bool) -> list[str]:
     if bool(new.get("mirror")) != bool(old.get("mirror")):
         changed.append("mirror now " + ("on" if new.get("mirror") else "off"))
     return changed
+
+
+def _fitted_view(view: Path, image, mirrored: bool):
+    """The picture kept zones were fitted on, to stay the aim reference beside a new picture
+    (turned over when ``mirrored`` turns the zones over), or None where there is none to keep:
+    no picture, one that cannot be read, or one of another shape than the camera's now (the
+    kiosk could not compare the camera with it)."""
+    try:
+        old = load_view(view)
+    except ViewError:
+        return None
+    if old is None or abs(old.shape[1] / old.shape[0] - image.shape[1] / image.shape[0]) >= 0.01:
+        return None
+    return mirror_image(old) if mirrored else old
 
 
 def _encoded(image, suffix: str, path: Path, params: list[int] | None = None) -> bytes:

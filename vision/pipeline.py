@@ -213,7 +213,7 @@ class TablePipeline:
         self._reader = LatestFrameReader(
             self.source, self._camera_status, initial_backoff_s=cam.reconnect_initial_s,
             max_backoff_s=cam.reconnect_max_s, offline_after_s=cam.offline_after_s, rotate=cam.rotate,
-            mirror=cam.mirror,
+            mirror=cam.mirror, frozen_after_s=cam.frozen_after_s,
         ).start()
         while not self._stop.is_set():
             frame = self._reader.get(timeout=0.5)

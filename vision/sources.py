@@ -6,10 +6,11 @@ Two kinds of source behave differently on purpose:
   pipeline; the pipeline must always read the *newest* frame, never work through a
   backlog, so :class:`LatestFrameReader` reads them on its own thread into a one-slot
   buffer and drops what the pipeline did not take.  A live camera that raises, returns
-  nothing or goes silent is reported offline and reopened with exponential backoff.  One
-  whose read never returns at all (a driver call stuck in the kernel) cannot be reopened
-  from the process stuck in it: the reader says so (:meth:`LatestFrameReader.stuck`) and
-  the kiosk restarts (kiosk/server.py).
+  nothing or goes silent is reported offline and reopened with exponential backoff; one
+  that keeps sending the same picture (:class:`FrozenPictureWatch`) is reported offline
+  too.  One whose read never returns at all (a driver call stuck in the kernel) cannot be
+  reopened from the process stuck in it: the reader says so
+  (:meth:`LatestFrameReader.stuck`) and the kiosk restarts (kiosk/server.py).
 * **file** sources (a video, a folder or glob of images) are recordings: every frame is
   read in order and none is dropped, so a replay sees exactly what was filmed.  Their
   timestamps come from the file's own timeline, not the wall clock, so a replay gives
@@ -466,6 +467,73 @@ def open_source(spec: str, *, width: int | None = None, height: int | None = Non
     )
 
 
+# ---------------------------------------------------------------- frozen picture
+
+FROZEN_SAMPLES = (90, 160)
+"""Rows and columns of single pixels a frame is compared on (every channel of each).  Single
+pixels, not a downscaled picture: averaging would smooth away the sensor noise that tells a
+live picture of a still table from a repeated one."""
+FROZEN_CHANGED_SHARE = 0.002
+"""A frame is "the same picture" when fewer than this share of its samples differ at all from
+the first frame of the run.  A repeated buffer differs in none; a camera that burns a clock
+into a frozen picture differs in a few (its digits are well under 0.1 % of a picture).  A live
+camera over a still, empty table differs in far more: sensor noise reaches the samples through
+any JPEG or H.264 quality a table camera streams at (the demo's frames, JPEG quality 64: 20-30 %
+of samples from one frame to the next), and a stream's key frames re-encode all of it every
+few seconds."""
+BLANK_RANGE = 8
+"""A picture whose samples all lie within this many grey levels shows nothing (a covered lens,
+a black or grey screen from a broken stream): a repeated one is named as such."""
+CAMERA_FROZEN = ("the camera has sent the same picture for {seconds:g} s: it is frozen (a stuck stream or camera "
+                 "driver), so cards dealt now are not seen; check the camera's cable or stream, or restart the "
+                 "camera")
+CAMERA_BLANK = ("the camera has sent the same blank picture for {seconds:g} s: it is covered, or frozen (a stuck "
+                "stream or camera driver), so cards dealt now are not seen; uncover it, check its cable or stream, "
+                "or restart the camera")
+CAMERA_UNFROZEN = "the camera's picture changes again"
+
+
+class FrozenPictureWatch:
+    """Is a live camera sending the same picture over and over?
+
+    A stream that hangs on its last picture (an RTSP camera whose encoder stalled, a driver
+    that returns its last buffer) keeps delivering frames at full rate, so "no frame for
+    ``offline_after_s``" never fires; its picture still matches the calibration view, so
+    the aim watch is content too; and the round simply stops changing while the dealer
+    deals on.  :meth:`see` compares each frame's samples (``FROZEN_SAMPLES``) with the first
+    frame of the current run of same pictures; once the run has lasted ``after_s`` on the
+    frames' monotonic clock (:attr:`Frame.mono`), the camera is ``frozen`` and
+    :attr:`reason` says so; the first frame that differs ends it.
+
+    Only live cameras are watched (:class:`LatestFrameReader`): a recording or a frame
+    folder may repeat a picture (a paused demo, a file's last frame, a video encoder's
+    duplicated frames) and is played as it was filmed."""
+
+    def __init__(self, after_s: float) -> None:
+        self.after_s = after_s
+        self.frozen = False
+        self.reason: str | None = None       # set while frozen
+        self._first: np.ndarray | None = None
+        self._since: float | None = None
+
+    def see(self, image: np.ndarray, mono: float) -> bool:
+        """Take one frame (taken at ``mono``); return whether the camera is frozen now."""
+        rows, cols = FROZEN_SAMPLES
+        height, width = image.shape[:2]
+        sample = np.ascontiguousarray(image[:: max(1, height // rows), :: max(1, width // cols)])
+        first = self._first
+        same = (first is not None and first.shape == sample.shape
+                and np.count_nonzero(first != sample) < FROZEN_CHANGED_SHARE * sample.size)
+        if not same or self._since is None or mono < self._since:
+            self._first, self._since = sample, mono
+            self.frozen, self.reason = False, None
+        elif not self.frozen and mono - self._since >= self.after_s:
+            blank = int(sample.max()) - int(sample.min()) <= BLANK_RANGE
+            self.frozen = True
+            self.reason = (CAMERA_BLANK if blank else CAMERA_FROZEN).format(seconds=round(self.after_s, 1))
+        return self.frozen
+
+
 # ---------------------------------------------------------------- newest-frame reader
 
 StatusCallback = Callable[[bool, str], None]
@@ -489,7 +557,11 @@ class LatestFrameReader:
     table as it is now, not as it was seconds ago.  Failures never escape the thread;
     they become an offline report and a reconnect loop whose delay doubles from
     ``initial_backoff_s`` up to ``max_backoff_s``.  A camera that simply stops sending
-    (a hung stream) is caught by :meth:`get`'s ``offline_after_s`` watchdog.
+    (a hung stream) is caught by :meth:`get`'s ``offline_after_s`` watchdog; one that keeps
+    sending the same picture (a stalled encoder, a driver repeating its last buffer) by a
+    :class:`FrozenPictureWatch`: reported offline with its reason after ``frozen_after_s``
+    (0: not watched), online again at the first picture that differs.  Its frames are still
+    passed on, as the camera sends them.
 
     A call into the source that never returns (picamera2's capture after a CSI frontend
     timeout or a pulled cable, a stream read with no timeout) would leave the table dark
@@ -504,8 +576,9 @@ class LatestFrameReader:
     def __init__(self, source: FrameSource, on_status: StatusCallback | None = None, *,
                  initial_backoff_s: float = 0.5, max_backoff_s: float = 30.0, offline_after_s: float = 3.0,
                  rotate: int = 0, mirror: bool = False, sleep: Callable[[float], None] | None = None,
-                 stuck_after_s: float | None = None) -> None:
+                 stuck_after_s: float | None = None, frozen_after_s: float = 10.0) -> None:
         self.source = source
+        self.frozen_watch = FrozenPictureWatch(frozen_after_s) if frozen_after_s > 0 else None
         self.on_status = on_status
         self.initial_backoff_s, self.max_backoff_s = initial_backoff_s, max_backoff_s
         self.offline_after_s = offline_after_s
@@ -549,6 +622,11 @@ class LatestFrameReader:
     @property
     def online(self) -> bool:
         return bool(self._online)
+
+    @property
+    def frozen(self) -> bool:
+        """Is the camera sending the same picture over and over (reported offline)?"""
+        return self.frozen_watch is not None and self.frozen_watch.frozen
 
     def stuck(self) -> str | None:
         """Why the reader cannot recover by itself, or None: the source call it has been in
@@ -622,8 +700,17 @@ class LatestFrameReader:
         self._safe_close()
 
     def _publish(self, image: np.ndarray) -> None:
+        ts, mono = self.source.timestamp(), self.source.monotonic()
+        # The camera's status is settled before its frame is offered, so whoever takes the
+        # frame finds the status that goes with it (a frozen camera's frames are offline).
+        watch = self.frozen_watch
+        was_frozen = watch is not None and watch.frozen
+        if watch is not None and watch.see(image, mono):
+            self._set_online(False, watch.reason or "frozen")
+        elif not self._online:
+            self._set_online(True, CAMERA_UNFROZEN if was_frozen else "frames arriving")
         image = oriented(image, self.rotate, self.mirror)
-        frame = Frame(image, self.source.timestamp(), self._next_no, self.source.monotonic())
+        frame = Frame(image, ts, self._next_no, mono)
         self._next_no += 1
         self.last_frame_wall = time.monotonic()
         with self._cond:
@@ -631,8 +718,6 @@ class LatestFrameReader:
                 self.dropped += 1
             self._latest = frame
             self._cond.notify_all()
-        if not self._online:
-            self._set_online(True, "frames arriving")
 
     def _set_online(self, online: bool, reason: str) -> None:
         with self._cond:

@@ -158,6 +158,9 @@ class CameraSettings(StrictModel):
     mirror: bool = Field(False, description="mirror every frame left-right after rotating it: for a camera that "
                                             "saves mirror images (one flip setting on, or seen through a mirror)")
     offline_after_s: float = Field(3.0, gt=0, le=600, description="no frame for this long means the camera is offline")
+    frozen_after_s: float = Field(10.0, ge=0, le=600, allow_inf_nan=False,
+                                  description="the same picture for this long means a live camera is frozen, reported "
+                                              "offline (0: not checked)")
     reconnect_initial_s: float = Field(0.5, gt=0, le=60, description="first reconnect delay; doubles on each failure")
     reconnect_max_s: float = Field(30.0, gt=0, le=3600, description="longest delay between reconnect attempts")
     jpeg_quality: int = Field(85, ge=30, le=100, description="quality of recorded key frames and the live view")
