@@ -218,6 +218,10 @@ class TableService:
         if machine is None:
             machine = pipeline.machine if pipeline is not None else RoundMachine(config)
         self.machine = machine
+        # Rounds are settled here: a table that only looks empty (the dealer's arm over the first
+        # card, a camera back on a dark frame, a sweep before Settle) must not end one and drop
+        # its bets; it waits for Settle or a supervisor's void.
+        machine.hold_unsettled = True
         # One lock for the machine and the service: see the module docstring.
         self._lock: threading.RLock = getattr(machine, "lock", None) or threading.RLock()
         self._pending: dict[str, Bet] = {}
@@ -624,21 +628,35 @@ class TableService:
         return self._bets_record(self._round_bets, self._round_bid, self._round_stack)
 
     @staticmethod
-    def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]]) -> list[dict]:
+    def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]],
+                     absent: set[tuple[str, str]] = frozenset(), round_no: int = 0) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
-        A sixth card taken off, or a duplicate corrected, is fixed: left on the screen it
-        reads as a fault still there, and a dealer working fast stops trusting the alerts.
-        The audit log and the round's history keep every alert raised."""
+        A sixth card taken off, a duplicate corrected, a card that left its seat seen there
+        again (or taken off the hand by a correction) is fixed: left on the screen it reads as
+        a fault still there, and a dealer working fast stops trusting the alerts.  The audit
+        log and the round's history keep every alert raised."""
         def fixed(alert: RoundEvent) -> bool:
             code = alert.data.get("code")
             if code == AlertCode.too_many_cards:
                 return len(hands.get(alert.seat or "", ())) <= HAND_SIZE
             if code == AlertCode.duplicate_card:
                 return sum(cards.count(alert.card) for cards in hands.values()) <= 1
+            if code == AlertCode.card_removed_before_settlement:
+                return (alert.seat, alert.card) not in absent
             return False
-        return [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
-                for a in alerts if not fixed(a)]
+        shown = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
+                 for a in alerts if not fixed(a)]
+        dealt = sum(len(cards) for cards in hands.values())
+        if len(absent) > 1 and len(absent) == dealt:
+            # a card a line would bury what the dealer must do under fifteen lines
+            gone = [a for a in shown if a["code"] == AlertCode.card_removed_before_settlement]
+            shown = [a for a in shown if a not in gone] + [{
+                "code": "table_empty_unsettled", "seat": None, "card": None,
+                "message": f"every card left the table before round {round_no} was settled: settle it on the "
+                           "cards shown if they are what was dealt, or call a supervisor to void it (its bets "
+                           "then stand for the deal again)"}]
+        return shown
 
     def _line_view(self, line: Any, bet: Bet | None, bid: int, preset: Preset | None = None) -> dict:
         grab = self.grab if preset is None else is_grab(preset)
@@ -1148,7 +1166,7 @@ class TableService:
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
-                      "alerts": [] if between else self._open_alerts(m.alerts, codes),
+                      "alerts": [] if between else self._open_alerts(m.alerts, codes, m.absent_cards, m.round_no),
                       "corrected": bool(self._round_extra.get("lines")),
                       "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards},

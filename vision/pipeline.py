@@ -89,6 +89,7 @@ class TablePipeline:
                 model_name=str(getattr(detector, "name", type(detector).__name__)),
                 model_sha256=_model_sha256(detector),
                 stale_cards=lambda: self.machine.stale_cards,
+                hold_unsettled=lambda: self.machine.hold_unsettled,
             )
         self.machine.add_listener(self._dispatch)
         self._lock = threading.Lock()        # guards the latest frame and the counters
@@ -222,8 +223,8 @@ class TablePipeline:
                     self._camera = "finished"
                     return
                 continue
-            if self._camera != "online":
-                self._camera = "online"
+            if self._camera != "online" and self._reader.online:
+                self._camera = "online"      # not while the reader calls it offline: a frozen picture
             self._safe_step(frame)
 
     def _run_file(self) -> None:

@@ -21,6 +21,8 @@ if that name exists)::
      "table_id": "t1", "preset": "cambodia", "currency": "USD", "round_no": 7,
      "model": {"name": "cards-yolo11n.onnx", "sha256": "ab12..."},   # sha256 may be null
      "tracker": 3,                   # vision.tracker.TRACKER_VERSION (absent before it existed)
+     "unsettled": "held",            # an empty table left an unsettled round open ("held") or
+                                     # ended it ("cleared"; absent in older recordings: cleared)
      "started": 1735761600.12,       # ts of round_start, UTC epoch seconds
      "ended": 1735761690.40,         # ts of the last event (null while recording)
      "state": "cleared",             # machine state when the recording ended
@@ -231,11 +233,12 @@ class RoundRecorder:
     """
 
     def __init__(self, root: str | Path, config: TableConfig, *, model_name: str, model_sha256: str | None = None,
-                 stale_cards=lambda: [], preroll: int | None = None) -> None:
+                 stale_cards=lambda: [], preroll: int | None = None, hold_unsettled=lambda: True) -> None:
         self.root = Path(root)
         self.config = config
         self.model = {"name": model_name, "sha256": model_sha256}
         self._stale_cards = stale_cards
+        self._hold_unsettled = hold_unsettled
         self._preroll: deque[dict] = deque(maxlen=preroll or (3 * config.thresholds.n + 5))
         self._lock = threading.Lock()
         self._current: _RoundFiles | None = None
@@ -329,6 +332,7 @@ class RoundRecorder:
             "round_no": event.round_no,
             "model": dict(self.model),
             "tracker": TRACKER_VERSION,
+            "unsettled": "held" if self._hold_unsettled() else "cleared",
             "started": event.ts,
             "ended": None,
             "state": "dealing",

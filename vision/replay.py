@@ -315,6 +315,7 @@ def hand_results(seats: dict[str, list[str]], preset) -> dict[str, dict]:
 
 def replay_source(source: FrameSource, config: TableConfig, detector: Detector) -> list[dict]:
     pipeline = TablePipeline(config, None, detector)
+    pipeline.machine.hold_unsettled = False     # nobody settles a frame folder: an empty table ends its rounds
     collector = RoundCollector(pipeline.machine)
     try:
         for frame in source.frames():
@@ -385,6 +386,8 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
     pipeline.machine.ignore_present(tuple(entry) for entry in meta.get("ignored_at_start", []))
+    # as the kiosk ran: one recorded before unsettled rounds were held ended them on an empty table
+    pipeline.machine.hold_unsettled = meta.get("unsettled") == "held"
     collector = RoundCollector(pipeline.machine)
     produced: list[RoundEvent] = []
     pipeline.machine.add_listener(produced.append)

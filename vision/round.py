@@ -12,8 +12,13 @@ States::
                       └──void──> void ──table empty──> cleared <──table empty─┘
 
 ``cleared`` behaves like ``idle``: the next accepted card starts the next round.  An
-empty table clears a round in any state (an unsettled round clears with one
-``card_removed_before_settlement`` alert per card, so the omission is on record).
+empty table clears a settled or voided round.  Where rounds are settled (the kiosk:
+``hold_unsettled``) an unsettled one stays open, each card that left raising a
+``card_removed_before_settlement`` alert, until it is settled on what was dealt or a
+supervisor voids it (its bets then stand for the deal again): a table that merely looks
+empty (covered, dark, swept too early) must not end a round that has bets.  Where nobody
+settles (a replay of a frame folder, a recording made before this rule) an empty table
+ends any round, with those alerts.
 
 Active seats are the banker plus every seat that received a card, unless the kiosk
 names them (:meth:`RoundMachine.set_active_seats`, e.g. the seats holding bets).
@@ -173,8 +178,13 @@ BatchListener = Callable[[list[RoundEvent]], None]
 class RoundMachine:
     """One table's rounds, one after another.  Thread-safe; see the module docstring."""
 
-    def __init__(self, config: TableConfig, *, round_no: int = 0, listeners: Iterable[Listener] = ()) -> None:
+    def __init__(self, config: TableConfig, *, round_no: int = 0, listeners: Iterable[Listener] = (),
+                 hold_unsettled: bool = False) -> None:
         self.config = config
+        # True wherever rounds are settled (the kiosk's TableService sets it).  Where nobody
+        # settles (a replay of a frame folder, a benchmark) an empty table is the one sign
+        # that a round ended.
+        self.hold_unsettled = hold_unsettled
         self.state = RoundState.idle
         self.round_no = round_no
         self.settlement: Settlement | None = None
@@ -223,6 +233,14 @@ class RoundMachine:
                                          tuple(e.confidence for e in entries),
                                          tuple(e.needs_confirmation for e in entries))
             return out
+
+    @property
+    def absent_cards(self) -> set[tuple[str, str]]:
+        """(seat, card) of the round's record the camera does not show now: a card covered, or
+        swept before settlement.  One seen again is present again, and its alert is answered."""
+        with self._lock:
+            return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
+                    if not e.present and not e.manual}
 
     @property
     def alerts(self) -> tuple[RoundEvent, ...]:
@@ -338,18 +356,20 @@ class RoundMachine:
         between frames (a left-over is forgotten after a number of frames): that is the
         tracker's, on a monotonic clock, so NTP stepping the wall clock holds no round open."""
         with self._lock:
-            ignored = set(self._stale)
+            shown = (self.stale_cards, self.absent_cards)
             events = self._observe(hands, frame_no, ts)
-            if not events and set(self._stale) != ignored:
-                # no event, but the cards ignored as left-overs changed (one swept away):
-                # the dealer's screen shows them, so it must hear of it
+            if not events and (self.stale_cards, self.absent_cards) != shown:
+                # no event, but what the dealer's screen shows changed: the left-overs it
+                # ignores (one swept away, or first seen after a restart), or a card that had
+                # left its seat is seen there again (its alert is answered)
                 for listener in self._view_listeners:
                     listener()
             return events
 
     def add_view_listener(self, listener: Callable[[], None]) -> None:
         """Called (under the lock) when a frame changed what the machine shows without an
-        event: the left-over cards it ignores (:attr:`stale_cards`)."""
+        event: the left-over cards it ignores (:attr:`stale_cards`), the cards of the record
+        the camera does not show (:attr:`absent_cards`)."""
         with self._lock:
             self._view_listeners.append(listener)
 
@@ -392,7 +412,12 @@ class RoundMachine:
                 self.state = RoundState.complete
                 events.append(self._event(EventKind.round_complete, ts, frame_no,
                                           data={"seats": self._seat_codes(), "state": str(self.state)}))
-            if not current:
+            # An unsettled round is never ended by what the camera does not see: a dealer's arm
+            # over the first card, a camera back on a dark frame, a sweep before Settle all look
+            # like an empty table, and clearing then threw the round's bets away with it.  The
+            # round stays on record (each card gone raised its alert) until it is settled as
+            # dealt or a supervisor voids it; cards seen again rejoin their entries.
+            if not current and not self.hold_unsettled:
                 self._clear(events, frame_no, ts, manual=False)
             return self._publish(events)
 
@@ -561,8 +586,12 @@ class RoundMachine:
                 entries = self._record.get(seat, [])
                 who = "the banker" if seat == "banker" else f"seat {seat}"
                 if len(entries) != HAND_SIZE:
+                    gone = [e.card.code for e in entries if not e.present and not e.manual]
+                    hint = (f"; {' '.join(gone)} left the table before settlement: if it was not dealt to this "
+                            "hand (a burn card, a card put back), remove it with Correct card"
+                            if len(entries) > HAND_SIZE and gone else "")
                     raise RoundError(f"{who} has {len(entries)} cards, not {HAND_SIZE}; wait for the deal "
-                                     "or correct the hand")
+                                     f"or correct the hand{hint}")
                 for entry in entries:
                     if entry.needs_confirmation:
                         raise RoundError(f"{who}: card {entry.card.code} was read with low confidence; "

@@ -191,15 +191,59 @@ def test_a_card_removed_before_settlement_is_an_alert_but_stays_on_record():
     assert clock.feed(view(s1=SEAT1, s2=SEAT2, banker=BANKER)) == []  # it came back: nothing new
 
 
-def test_clearing_the_table_without_settling_ends_the_round_with_alerts():
-    machine = RoundMachine(make_config())
+def test_a_table_that_looks_empty_before_settlement_does_not_end_the_round():
+    """The dealer's arm over the cards, a camera back on a dark frame or a sweep before Settle:
+    the round stays open with its record (so its bets are not lost) until settled or voided."""
+    machine = RoundMachine(make_config(), hold_unsettled=True)
+    clock = Clock(machine)
+    clock.deal(s1=SEAT1, s2=SEAT2, banker=BANKER)
+    events = clock.feed({})
+    assert len(alerts(events)) == 15 and EventKind.round_cleared not in kinds(events)
+    assert machine.state == RoundState.complete and machine.round_no == 1
+    assert machine.absent_cards == {(seat, c) for seat, cards in (("1", SEAT1), ("2", SEAT2), ("banker", BANKER))
+                                    for c in cards}
+    assert clock.feed(view(s1=SEAT1, s2=SEAT2, banker=BANKER)) == []   # uncovered: the same round, as it was
+    assert machine.absent_cards == set() and machine.round_no == 1
+    machine.settle(bets(s1=10), ts=5000.0)                              # settled on what was dealt
+    assert machine.state == RoundState.settled
+
+
+def test_cards_swept_before_settlement_leave_the_round_to_a_void_and_the_redeal_is_the_next_round():
+    machine = RoundMachine(make_config(), hold_unsettled=True)
+    clock = Clock(machine)
+    clock.feed(view(s1=SEAT1[:3], banker=BANKER[:2]))                   # a misdeal, swept
+    clock.feed({})
+    assert machine.state == RoundState.dealing and machine.round_no == 1
+    with pytest.raises(RoundError, match="settle or void it before clearing"):
+        machine.clear()
+    machine.void("sup1", "misdeal")
+    clock.feed({})
+    assert machine.state == RoundState.cleared
+    clock.feed(view(s1=SEAT1[:1]))
+    assert machine.round_no == 2 and machine.hands["1"].codes == tuple(SEAT1[:1])
+
+
+def test_a_card_covered_for_a_while_is_seen_again_and_the_screen_hears_of_it():
+    machine = RoundMachine(make_config(), hold_unsettled=True)
+    clock = Clock(machine)
+    views = []
+    machine.add_view_listener(lambda: views.append(set(machine.absent_cards)))
+    clock.feed(view(s1=SEAT1[:1]))
+    events = clock.feed({})                                              # the dealer's arm over the first card
+    assert alerts(events) == [("card_removed_before_settlement", "1", "KH")]
+    assert machine.state == RoundState.dealing
+    assert clock.feed(view(s1=SEAT1[:1])) == [] and views == [set()]     # no event, but the view changed
+    assert machine.round_no == 1 and machine.hands["1"].codes == ("KH",)
+
+
+def test_where_nobody_settles_an_empty_table_ends_the_round_with_alerts():
+    machine = RoundMachine(make_config())              # a replay of a frame folder
     clock = Clock(machine)
     clock.deal(s1=SEAT1, s2=SEAT2, banker=BANKER)
     events = clock.feed({})
     assert len(alerts(events)) == 15
     assert events[-1].kind == EventKind.round_cleared and events[-1].data["previous_state"] == "complete"
     assert machine.state == RoundState.cleared
-    assert len(machine.alerts) == 15
 
 
 def test_complete_reopens_when_a_new_seat_gets_a_card():
