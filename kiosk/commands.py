@@ -705,9 +705,10 @@ def run_audit_report(args) -> int:
     return status
 
 
-def _print_columns(head: tuple[str, ...], totals: dict) -> None:
-    """Rows of rounds/stakes/net under ``head``, each column as wide as its widest cell."""
-    rows = [head] + [(name, str(t["rounds"]), t["stakes"], t["net"]) for name, t in totals.items()]
+def _print_columns(head: tuple[str, ...], totals: dict, shown=str) -> None:
+    """Rows of rounds/stakes/net under ``head``, each column as wide as its widest cell;
+    ``shown`` writes a figure as a person reads it."""
+    rows = [head] + [(name, str(t["rounds"]), shown(t["stakes"]), shown(t["net"])) for name, t in totals.items()]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         print("  " + "  ".join(cell.rjust(width) if i else cell.ljust(width)
@@ -723,6 +724,8 @@ def _print_report(report, zone) -> None:
     from kiosk.report import broken_lines, clock_lines
 
     r = report.to_json()
+    m = report.shown                                    # to the table's money unit, thousands grouped
+    cur = f" {report.currency}" if report.currency else ""
     print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "
           f"{when(r['to'], 'now')}")
     for line in broken_lines(r) + clock_lines(r, lambda ts: local_text(ts, zone)):   # before the figures
@@ -732,21 +735,22 @@ def _print_report(report, zone) -> None:
         return
     counts = ", ".join(f"{n} {status}" for status, n in r["rounds"].items())
     print(f"  rounds       {counts} (rounds {r['first_round']} to {r['last_round']})")
-    print(f"  stakes       {r['stakes']}")
-    print(f"  players net  {r['players_net']}   banker net {r['banker_net']}   commission {r['commission']}")
-    print(f"  house result {r['house_result']}")
+    print(f"  stakes       {m(r['stakes'])}{cur}")
+    print(f"  players net  {m(r['players_net'])}{cur}   banker net {m(r['banker_net'])}{cur}   "
+          f"commission {m(r['commission'])}{cur}")
+    print(f"  house result {m(r['house_result'])}{cur}")
     print(f"  corrections  {r['card_corrections']} card(s) while dealing, {r['settlement_corrections']} "
           f"settlement(s) after it; {r['alerts']} alert(s)")
     if r["largest_win"]:
         w = r["largest_win"]
-        print(f"  largest win  {w['net']} to seat {w['seat']} in round {w['round']} ({w['hand']})")
+        print(f"  largest win  {m(w['net'])}{cur} to seat {w['seat']} in round {w['round']} ({w['hand']})")
     if r.get("short_wins"):
         print(f"  short wins   {r['short_wins']} win(s) the banker's stack could not pay in full, "
-              f"{r['short_total']} not paid")
+              f"{m(r['short_total'])} not paid")
     if r["seats"]:
-        _print_columns(("seat", "rounds", "stakes", "net"), r["seats"])
+        _print_columns(("seat", "rounds", "stakes" + cur, "net" + cur), r["seats"], m)
     if r["dealers"]:
-        _print_columns(("settled by", "rounds", "stakes", "house"), r["dealers"])
+        _print_columns(("settled by", "rounds", "stakes" + cur, "house" + cur), r["dealers"], m)
     if r["unbalanced_rounds"]:
         print(f"  WARNING: the books of rounds {', '.join(map(str, r['unbalanced_rounds']))} do not balance "
               "(players + banker + commission is not 0) or cannot be read; check them with niuniu audit verify "

@@ -34,7 +34,8 @@ from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_mome
 from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
 from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round
 from kiosk.table_service import money
-from scoring.settle import house_net
+from scoring.rules import PresetError, load_preset
+from scoring.settle import house_net, money_shown
 
 ZERO = Decimal(0)
 CHECK_BATCH = 2000    # records whose links are looked up together (about 250 rounds' books)
@@ -82,6 +83,16 @@ class PeriodReport:
     # never says; and rounds stamped in another period that were played in this one.
     clock_untrusted: list[dict] = field(default_factory=list)
     clock_elsewhere: list[dict] = field(default_factory=list)
+    # How a person reads its figures (the console; the page has the table's own): the table's
+    # currency and money unit as its kiosk last loaded them (None: the log does not say).
+    # Not in ``to_json``: scripts read the figures as the log holds them.
+    currency: str | None = None
+    unit: Decimal | None = None
+
+    def shown(self, amount: str) -> str:
+        """One of ``to_json``'s figures as a person reads it: to the table's money unit,
+        thousands grouped (1,235,567.00; riel 3,518,516)."""
+        return money_shown(amount, self.unit, grouped=True)
 
     @property
     def broken_rounds(self) -> list[int]:
@@ -195,7 +206,7 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
         # Each record is checked, lines too, but the lines are not folded: the books total the
         # settlement (as last corrected), which holds them again, and parsing them costs a third.
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
-        report = reports.setdefault(table, PeriodReport(table, since, until))
+        report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
         report.add(fold_round(books))
         untrusted = _untrusted_end(spans.get(table, []), records)
         if untrusted is not None:
@@ -206,9 +217,24 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
     check()
     for table, moved in _played_here(log, spans, table_id=table_id, since=since, until=until,
                                               upto_seq=head_seq):
-        insort(reports.setdefault(table, PeriodReport(table, since, until)).clock_elsewhere, moved,
-               key=lambda u: u["round"])
+        report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
+        insort(report.clock_elsewhere, moved, key=lambda u: u["round"])
     return dict(sorted(reports.items()))
+
+
+def _new_report(log: AuditLog, table: str, since: str | None, until: str | None, head_seq: int) -> PeriodReport:
+    """A table's empty books, knowing the currency and money unit its kiosk last loaded."""
+    report = PeriodReport(table, since, until)
+    loaded = log.records(types=(AuditType.CONFIG_LOADED,), table_id=table, upto_seq=head_seq,
+                         newest_first=True, limit=1)
+    if loaded:
+        data = loaded[0].data
+        report.currency = data.get("currency") if isinstance(data.get("currency"), str) else None
+        try:
+            report.unit = load_preset(data.get("rules") or "").commission_quantum
+        except (PresetError, OSError, ValueError, TypeError):
+            report.unit = None      # a preset file since moved: the figures as the log holds them
+    return report
 
 
 def _untrusted_end(spans: list[UntrustedSpan], records: list[AuditRecord]) -> dict | None:

@@ -139,7 +139,9 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         played = [r for r in rows if r.seq < end.seq and r.type != AuditType.ROUND_INTERRUPTED]
         summary["ended"] = played[-1].ts if played else end.ts
     nets = [Decimal(line["net"]) for line in summary["lines"].values() if "net" in line]
-    summary["players_net"] = f"{sum(nets, Decimal(0)):.2f}" if nets else None
+    # Exact, as the lines are: a 3-decimal currency's 0.978 is not 0.98 (how many places a
+    # person reads is the screen's and the page's to write, to the table's money unit).
+    summary["players_net"] = money_text(sum(nets, Decimal(0))) if nets else None
     summary["staff"] = sorted(staff)
     summary["corrected"] = bool(summary["corrections"])
     summary["voided"] = summary["status"] == "void"

@@ -42,7 +42,7 @@ from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerCover, BankerSelection, Preset, PresetError, load_preset
-from scoring.settle import Bet, Settlement, settle_round
+from scoring.settle import Bet, Settlement, money_shown, money_text, settle_round, unit_places
 from vision.record import recording_digests, round_in_name
 from vision.round import CAMERA_KINDS, HAND_SIZE, AlertCode, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
 from vision.table import TableConfig
@@ -93,7 +93,33 @@ def result_view(result: HandResult) -> dict:
 
 
 def money(value: Decimal) -> str:
+    """An amount as the log records it (2 places, more where it has them): the records' own
+    text, which logs already written hold and must go on reading the same.  What a person
+    reads is written to the table's money unit: :func:`shown`."""
     return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
+
+
+def shown(value: Decimal | str | None, unit: Decimal) -> str | None:
+    """An amount as the dealer's screen shows it: to the table's money unit (``unit``, the
+    preset's quantum: 3518516 riel, 1.030 dinars), plain text the screen groups itself."""
+    return None if value is None else money_shown(value, unit)
+
+
+# The money in a settlement line (``line_view``, live or as logged) and in a bet.
+LINE_MONEY = ("gross", "commission", "net", "amount", "owed", "short")
+
+
+def shown_line(line: Mapping[str, Any], unit: Decimal) -> dict:
+    """A settlement line (``line_view``'s, or one read back from the log) with its figures
+    written to the table's money unit, for the screen; the log keeps its own text."""
+    view = {k: shown(v, unit) if k in LINE_MONEY and v is not None else v for k, v in line.items()}
+    if isinstance(line.get("bet"), Mapping):
+        view["bet"] = shown_bet(line["bet"], unit)
+    return view
+
+
+def shown_bet(bet: Mapping[str, Any], unit: Decimal) -> dict:
+    return {**bet, "amount": shown(bet.get("amount"), unit)}
 
 
 def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) -> dict:
@@ -629,7 +655,8 @@ class TableService:
 
     @staticmethod
     def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]],
-                     absent: set[tuple[str, str]] = frozenset(), round_no: int = 0) -> list[dict]:
+                     absent: set[tuple[str, str]] = frozenset(), round_no: int = 0,
+                     doubtful: set[tuple[str, str]] = frozenset()) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
         A sixth card taken off, a duplicate corrected, a card that left its seat seen there
@@ -644,6 +671,8 @@ class TableService:
                 return sum(cards.count(alert.card) for cards in hands.values()) <= 1
             if code == AlertCode.card_removed_before_settlement:
                 return (alert.seat, alert.card) not in absent
+            if code == AlertCode.card_reread:
+                return (alert.seat, alert.card) not in doubtful     # confirmed or corrected
             return False
         shown = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
                  for a in alerts if not fixed(a)]
@@ -735,18 +764,19 @@ class TableService:
     def _new_bet(self, seat: str, amount: Any, kind: str | None, multiple: Any) -> Bet | None:
         """The bet a dealer's entry stands for (None: no stake), checked against the
         table's rules before anything changes."""
-        value = parse_amount(amount, seat)
+        unit = self.preset.commission_quantum
+        value = parse_amount(amount, seat, unit=unit)
         if value is None:
             return None
-        unit = self.preset.commission_quantum
         if value % unit:    # refused now, not when the round is settled with the cards down
             raise TableError(f"bet on seat {seat}: {money(value)} is not a whole number of the table's money unit "
-                             f"{unit} ({self.preset.name})")
+                             f"{money_text(unit)} ({self.preset.name})")
         limits = self.config.bet_limits
         if limits and not limits.minimum <= value <= limits.maximum:
             edge = "below the table minimum" if value < limits.minimum else "above the table maximum"
-            raise TableError(f"bet on seat {seat}: {money(value)} is {edge} "
-                             f"({money(limits.minimum)} to {money(limits.maximum)} {self.config.currency})")
+            raise TableError(f"bet on seat {seat}: {money_shown(value, unit, grouped=True)} is {edge} "
+                             f"({money_shown(limits.minimum, unit, grouped=True)} to "
+                             f"{money_shown(limits.maximum, unit, grouped=True)} {self.config.currency})")
         times = self._parse_multiple(multiple, seat)
         kind = kind or self.preset.bet_kinds[0]
         if kind not in self.preset.bet_kinds:
@@ -812,13 +842,13 @@ class TableService:
     def _check_stack(self, amount: Any) -> Decimal | None:
         """The stack typed (None: not entered).  Unlike a stake, 0 is a stack: a banker with
         nothing left still banks the losers' chips, and must not read as "not entered"."""
-        value = parse_amount(amount, "banker", "the banker's stack")
+        unit = self.preset.commission_quantum
+        value = parse_amount(amount, "banker", "the banker's stack", unit=unit)
         if value is None and amount is not None and str(amount).strip():
             value = Decimal("0.00")
-        unit = self.preset.commission_quantum
         if value is not None and value % unit:
             raise TableError(f"the banker's stack {money(value)} is not a whole number of the table's money unit "
-                             f"{unit} ({self.preset.name})")
+                             f"{money_text(unit)} ({self.preset.name})")
         return value
 
     @property
@@ -1089,6 +1119,7 @@ class TableService:
 
     def _snapshot(self) -> dict:
         m = self.machine
+        unit = self.preset.commission_quantum       # every figure on the screen is written to it
         state = m.state
         # Between rounds the table is shown empty: the last round lives in the history strip.
         between = state in (RoundState.idle, RoundState.cleared)
@@ -1128,8 +1159,9 @@ class TableService:
             bet = bets.get(name) or (self._pending.get(name) if not bets else None)
             seats.append({
                 "name": name, "cards": cards, "result": result_view(result) if result else None,
-                "outcome": outcome, "line": line, "line_final": name in settlement_lines,
-                "bet": bet_json(bet, self.grab) if bet else None,
+                "outcome": outcome, "line": shown_line(line, unit) if line else None,
+                "line_final": name in settlement_lines,
+                "bet": shown_bet(bet_json(bet, self.grab), unit) if bet else None,
                 "bet_pending": bet is not None and not bets,
             })
         blocker = self.settle_blocker() if state in (RoundState.dealing, RoundState.complete) else None
@@ -1146,7 +1178,7 @@ class TableService:
                  "bet_kind_help": {k: self.preset.bets[k].description for k in self.preset.bet_kinds},
                  "commission_rate": str(self.preset.commission_rate), "banking": str(self.preset.banking),
                  "decks": self.preset.decks,
-                 "bet_limits": {"minimum": money(lim.minimum), "maximum": money(lim.maximum)}
+                 "bet_limits": {"minimum": shown(lim.minimum, unit), "maximum": shown(lim.maximum, unit)}
                  if (lim := self.config.bet_limits) else None}
         bank: dict[str, Any] = {}     # the bank bid and the banker's stack, where the preset has them
         if self.grab:
@@ -1157,7 +1189,7 @@ class TableService:
         if self.covered:
             table["banker_cover"] = self.preset.banker_cover.value
             stack = self._pending_stack if self.can_take_bets() else self._round_stack
-            bank["banker_stack"] = money(stack) if stack is not None else None
+            bank["banker_stack"] = shown(stack, unit)
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
             "run": self.run,
@@ -1166,20 +1198,21 @@ class TableService:
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
-                      "alerts": [] if between else self._open_alerts(m.alerts, codes, m.absent_cards, m.round_no),
+                      "alerts": [] if between else self._open_alerts(m.alerts, codes, m.absent_cards, m.round_no,
+                                                                      m.doubtful_cards),
                       "corrected": bool(self._round_extra.get("lines")),
                       "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards},
             "seats": [s for s in seats if s["name"] in self.config.seat_names],
             "totals": totals,
-            "history": [history_item(h) for h in self._history],
+            "history": [history_item(h, unit) for h in self._history],
         }
 
-    @staticmethod
-    def _totals(settlement: Settlement) -> dict:
-        return {"banker_net": money(Decimal(settlement.banker_net)),
-                "commission": money(Decimal(settlement.total_commission)),
-                "house_net": money(Decimal(settlement.house_net))}
+    def _totals(self, settlement: Settlement) -> dict:
+        unit = self.preset.commission_quantum
+        return {"banker_net": shown(settlement.banker_net, unit),
+                "commission": shown(settlement.total_commission, unit),
+                "house_net": shown(settlement.house_net, unit)}
 
     def _preview(self, codes: Mapping[str, list[str]]) -> dict:
         """What settling now would pay, so the dealer sees it before pressing the button."""
@@ -1239,17 +1272,19 @@ class TableService:
             return newer if version != 0 else newer[-1:]
 
 
-def history_item(summary: dict) -> dict:
-    """The history strip's tile plus what its detail dialog shows."""
-    lines = summary.get("lines", {})
+def history_item(summary: dict, unit: Decimal = Decimal("0.01")) -> dict:
+    """The history strip's tile plus what its detail dialog shows, its figures written to the
+    table's money ``unit`` (the log's records keep their own text)."""
+    lines = {seat: shown_line(line, unit) for seat, line in summary.get("lines", {}).items()}
     return {"round": summary["round"], "status": summary["status"], "started": summary["started"],
             "ended": summary["ended"], "hands": summary["hands"],
             "results": {s: {"label": r.get("label"), "category": r.get("category"),
                             "bull": r.get("bull", []), "rest": r.get("rest", [])}
                         for s, r in summary.get("results", {}).items()},
-            "lines": lines, "players_net": summary["players_net"] or "0.00", "corrected": summary["corrected"]
+            "lines": lines, "players_net": shown(summary["players_net"] or 0, unit), "corrected": summary["corrected"]
             or bool(summary["settlement_corrections"]), "voided": summary["voided"],
-            "alerts": [a.get("message") for a in summary["alerts"]], "bets": summary["bets"],
+            "alerts": [a.get("message") for a in summary["alerts"]],
+            "bets": {seat: shown_bet(bet, unit) for seat, bet in (summary["bets"] or {}).items()},
             "void": summary["void"], "interrupted": summary["interrupted"],
             "banker_bid": (summary.get("settlement") or {}).get("banker_bid")}
 
@@ -1257,11 +1292,18 @@ def history_item(summary: dict) -> dict:
 # Digits with at most one point; a comma only between groups of three (1,000.50).  Not what
 # Decimal() reads: it takes "1e5" (100,000) and "1_000", and stripping every comma made a
 # decimal comma ("10,50", as many keypads type it) a stake a hundred times too large.
-_AMOUNT = re.compile(r"(?:\d+|\d{1,3}(?:,\d{3})+)(?:\.\d*)?|\.\d+")
+# ASCII digits only, as scoring.settle reads a stake: another script's digits (Arabic-Indic,
+# fullwidth) are a keyboard left in the wrong layout, and a typo there would become a stake.
+_AMOUNT = re.compile(r"(?:[0-9]+|[0-9]{1,3}(?:,[0-9]{3})+)(?:\.[0-9]*)?|\.[0-9]+")
 
 
-def parse_amount(amount: str | Decimal | None, seat: str, what: str | None = None) -> Decimal | None:
-    """A bet amount (or the banker's stack: ``what``) typed on the screen; never a float (money is exact)."""
+def parse_amount(amount: str | Decimal | None, seat: str, what: str | None = None,
+                 unit: Decimal = Decimal("0.01")) -> Decimal | None:
+    """A bet amount (or the banker's stack: ``what``) typed on the screen; never a float (money is exact).
+
+    As many decimals as the table's money ``unit`` has (the preset's quantum: 3 for fils),
+    and never fewer than 2, the places every stake has been logged with; whether the amount
+    is a whole number of the unit (5 at a table whose unit is 5) is the caller's check."""
     what = what or f"bet on seat {seat}"
     if amount is None or (isinstance(amount, str) and not amount.strip()):
         return None
@@ -1280,7 +1322,9 @@ def parse_amount(amount: str | Decimal | None, seat: str, what: str | None = Non
     if value == 0:
         return None
     if value > MAX_BET:
-        raise TableError(f"{what}: {amount!r} is larger than the kiosk accepts ({MAX_BET})")
-    if value != value.quantize(Decimal("0.01")):
-        raise TableError(f"{what}: {amount!r} has more than 2 decimals")
-    return value.quantize(Decimal("0.01"))
+        raise TableError(f"{what}: {amount!r} is larger than the kiosk accepts ({money_shown(MAX_BET, grouped=True)})")
+    places = max(2, unit_places(unit))
+    step = Decimal(1).scaleb(-places)
+    if value != value.quantize(step):
+        raise TableError(f"{what}: {amount!r} has more than {places} decimals")
+    return value.quantize(step)

@@ -194,7 +194,7 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
         print(f"  five small: total at most {preset.five_small_limit}")
     print(f"  commission: {(preset.commission_rate * 100).normalize():f}% of winnings"
           f"{' (banker too, on its net win)' if preset.commission_on_banker else ''},"
-          f" rounded {preset.commission_rounding} to {preset.commission_quantum}")
+          f" rounded {preset.commission_rounding} to {money_text(preset.commission_quantum)}")
     if preset.escape_penalty:
         print(f"  escape: {preset.escape_description or preset.escape_penalty}")
     kinds = preset.bet_kinds

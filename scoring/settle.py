@@ -209,6 +209,32 @@ def money_text(amount: Decimal) -> str:
     return format(amount if amount else abs(amount), "f")
 
 
+def unit_places(unit: Decimal) -> int:
+    """How many decimals the money unit (a preset's quantum) is written with: 2 for 0.01 and
+    0.05, 3 for 0.001, none for 1, 100 or 1E+2."""
+    exponent = Decimal(unit).as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def money_shown(amount: Decimal | str | int, unit: Decimal | None = None, *, grouped: bool = False) -> str:
+    """A money figure as a person reads it, on a screen, a page or a printed report: written
+    to the places of the table's money ``unit`` (riel 3518516, dollars 3518516.00, dinars
+    0.978; the figure as logged may say 3518516.00 or 1.03), plain (no exponent), its
+    thousands grouped where ``grouped``.  Never rounded: a figure finer than the unit (which
+    no settlement makes) keeps every place.  Not for what is stored or exported: machines
+    read ``money_text``.
+
+    >>> money_shown("3518516.00", Decimal("1"), grouped=True), money_shown("1.03", Decimal("0.001"))
+    ('3,518,516', '1.030')
+    """
+    value = Decimal(amount)
+    if unit is not None:
+        step = Decimal(1).scaleb(-unit_places(unit))
+        if value == value.quantize(step):
+            value = value.quantize(step)
+    return format(value if value else abs(value), ",f" if grouped else "f")
+
+
 HandInput = str | Iterable[Card | str]
 
 
@@ -307,7 +333,8 @@ def _verify_stack(preset: Preset, banker_stack: Decimal | int | str | None) -> D
         raise SettlementError(f"banker's stack {money_text(stack)} is below zero; give what the banker holds, like 500")
     if stack % preset.commission_quantum:
         raise SettlementError(
-            f"banker's stack {money_text(stack)} is finer than the table's money unit {preset.commission_quantum}")
+            f"banker's stack {money_text(stack)} is finer than the table's money unit "
+            f"{money_text(preset.commission_quantum)}")
     return stack.quantize(preset.commission_quantum)
 
 
@@ -394,7 +421,7 @@ def _verify_round(preset: Preset, seats: Mapping[str, tuple[HandInput, Bet]], ba
         if bet.amount % preset.commission_quantum:
             raise SettlementError(
                 f"seat {seat}: stake {money_text(bet.amount)} is finer than the table's money unit "
-                f"{preset.commission_quantum}")
+                f"{money_text(preset.commission_quantum)}")
     unknown = sorted(set(escaped) - set(seats))
     if unknown:
         raise SettlementError(f"escaped seat {unknown[0]} has no hand and bet in this round")

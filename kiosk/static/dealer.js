@@ -373,7 +373,10 @@
     } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
-      m.appendChild(el("span", "amount", line.action === "none" ? "PUSH · no money moves"
+      // A win whose whole payout the commission took (a one-unit stake, rounding up) moves no
+      // money either, but it is a WIN: "PUSH" beside it would read as a tie.
+      m.appendChild(el("span", "amount", line.action === "none"
+        ? (line.outcome === "win" ? "WIN · commission takes the whole win" : "PUSH · no money moves")
         : line.action === "unpaid" ? "NOTHING TO PAY" : word + money(line.amount)));
       if (line.banker_bid) m.appendChild(el("small", "factors", "×" + line.banker_bid + " bid · ×" + line.bet_multiple + " multiple"));
       // The banker's stack ran out: the dealer pays what it covered, and the player sees what is

@@ -105,14 +105,14 @@ def limited_table():
 def test_a_stake_outside_the_table_limits_is_refused_and_the_limits_are_shown(dealer, client, audit):
     before = audit.last().seq
     assert bet(dealer, "1", "10", status=409)["error"] == \
-        "bet on seat 1: 10.00 is below the table minimum (25.00 to 5000.00 USD)"
+        "bet on seat 1: 10.00 is below the table minimum (25.00 to 5,000.00 USD)"   # grouped (QA48 M3)
     assert "above the table maximum" in bet(dealer, "1", "50000", status=409)["error"]   # a zero too many
     assert audit.last().seq == before and seat(dealer.state(), "1")["bet"] is None
     bet(dealer, "1", "25")
     bet(dealer, "2", "5000")
     assert dealer.state()["table"]["bet_limits"] == {"minimum": "25.00", "maximum": "5000.00"}
     page = client.get("/dealer/").get_data(as_text=True)
-    assert "Table limits 25 to 5000 USD" in page
+    assert "Table limits 25.00 to 5,000.00 USD" in page    # to the money unit, grouped (QA48 M2, M3)
 
 
 def test_same_bets_places_the_last_settled_rounds_stakes_on_seats_without_one(dealer, service, audit):
