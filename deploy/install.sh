@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install or upgrade the Niu Niu table assistant on a Raspberry Pi 5/4 running
-# Raspberry Pi OS Bookworm 64-bit (with desktop), from this checkout.
+# Raspberry Pi OS 64-bit (with desktop), Trixie or Bookworm, from this checkout.
 #
 #   sudo deploy/install.sh                 # first install, and every upgrade
 #   sudo NIUNIU_KIOSK_USER=dealer deploy/install.sh   # desktop user other than uid 1000
@@ -9,6 +9,8 @@
 # What it sets up (each step is skipped when already in place, so a second run changes
 # nothing and an upgrade changes only what differs):
 #   apt packages        python3-venv, python3-picamera2, curl, Chromium, ...
+#   pip                 runs with --no-cache-dir: no copy of the ~300 MB of wheels is left
+#                       in /root/.cache on the SD card
 #   user niuniu         system user in group video (camera), no login shell
 #   /opt/niuniu/src     a root-owned copy of the files git tracks in this checkout (the
 #                       service user cannot read /home/<user>, and a later `git pull` must
@@ -94,19 +96,35 @@ check_platform() {
     if [[ -z $ROOT && $EUID -ne 0 ]]; then
         die "run as root: sudo $0"
     fi
-    local os_release=$ROOT/etc/os-release codename arch
-    [[ -r $os_release ]] || die "$os_release is missing; this installer is for Raspberry Pi OS Bookworm 64-bit"
+    local os_release=$ROOT/etc/os-release codename arch userland
+    [[ -r $os_release ]] || die "$os_release is missing; this installer is for Raspberry Pi OS 64-bit (Trixie or Bookworm)"
     codename=$(sed -n 's/^VERSION_CODENAME=//p' "$os_release" | tr -d '"')
-    if [[ $codename != bookworm ]]; then
-        die "this is '${codename:-unknown}', not Bookworm (Debian 12): flash Raspberry Pi OS (64-bit, Bookworm) and run again"
-    fi
+    # Trixie (Debian 13, Python 3.13, numpy 2 from apt) and Bookworm (Debian 12, Python 3.11,
+    # numpy 1.x): the [pi] extra in pyproject.toml picks the numpy that matches each.
+    case $codename in
+        trixie | bookworm) ;;
+        *) die "this is '${codename:-unknown}', not Bookworm (Debian 12) or Trixie (Debian 13): flash Raspberry Pi OS (64-bit) and run again" ;;
+    esac
     arch=$(uname -m)
+    # What the packages (and so python3 and the venv) are built for. The Pi 5, and by default
+    # the Pi 4, boot a 64-bit kernel under the 32-bit Raspberry Pi OS too: `uname -m` says
+    # aarch64 there, but its armhf Python finds no torch, numpy, OpenCV ... on PyPI, and pip
+    # would fail only after the packages, the user and the venv were made.
+    userland=$(dpkg --print-architecture 2>/dev/null) || userland=''
+    [[ -n $userland ]] || die "\`dpkg --print-architecture\` says nothing: this installer is for Raspberry Pi OS 64-bit (Debian's arm64)"
+    if [[ $userland == armhf || $userland == armel || ($arch == aarch64 && $userland != arm64) ]]; then
+        die "this is a 32-bit Raspberry Pi OS (its packages are '${userland:-unknown}', on a '$arch' kernel); the table device needs Raspberry Pi OS (64-bit), whose packages are arm64: flash that image and run again"
+    fi
     if [[ $arch != aarch64 && ${NIUNIU_ALLOW_OTHER_ARCH:-0} != 1 ]]; then
         die "this machine is '$arch'; the table device needs the 64-bit OS (aarch64). On a Debian 12 PC set NIUNIU_ALLOW_OTHER_ARCH=1"
     fi
     [[ -f $SRC_DIR/pyproject.toml && -f $SRC_DIR/deploy/systemd/$UNIT_NAME ]] ||
         die "$SRC_DIR is not a Niu Niu checkout (no pyproject.toml or deploy/systemd/$UNIT_NAME)"
     ARCH=$arch
+    CODENAME=$codename
+    if [[ $arch == aarch64 && -n ${NIUNIU_TORCH_PINS+set} && -z ${NIUNIU_TORCH_PINS//[[:space:]]/} ]]; then
+        say "warning: NIUNIU_TORCH_PINS is empty, so pip picks torch itself: on aarch64 that is a CUDA build of several GB (torch 2.11 on), or 2.10, which crashes a Pi 4 (Illegal instruction); unset it for the tested torch==2.9.1"
+    fi
 }
 
 # The desktop user, checked before anything changes: a mistyped NIUNIU_KIOSK_USER found only
@@ -141,8 +159,19 @@ check_ntp() {
     NTP_SERVERS=("${hosts[@]}")
 }
 
-# torch for the [pi] extra (ultralytics needs it even when the NCNN model is used):
-# pinned so every table runs the same build; NIUNIU_TORCH_PINS="" lets pip choose.
+# torch for the [pi] extra (ultralytics needs it, and imports it, even when the NCNN model is
+# used): pinned so every table runs the same build. NIUNIU_TORCH_PINS="..." overrides.
+#   aarch64: torch 2.9.1 / torchvision 0.24.1 is the last CPU-only aarch64 wheel on PyPI that
+#     runs on a Pi 4 (~100 MB download, ~420 MB installed, cp311 and cp313 wheels). Do not
+#     "align" it with the x86_64 pin or leave it out (NIUNIU_TORCH_PINS=""):
+#     - torch 2.10.0 dies with "Illegal instruction" at `import torch` on the Pi 4's Cortex-A72
+#       (ARMv8.0, no LSE atomics): pytorch/pytorch#174344, fixed in 2.11;
+#     - from 2.11 PyPI's aarch64 wheels are CUDA builds that require cuda-toolkit and nvidia-*
+#       packages on every Linux (2.9.1 and 2.10 limit those to x86_64): a bare "torch" puts
+#       several GB on the SD card.
+#     Another version has to be a CPU-only build (PyTorch's own CPU wheel index, not PyPI),
+#     tried on a Pi 4 (`python -c 'import torch'`) before it goes to a table.
+#   x86_64 (a PC, NIUNIU_ALLOW_OTHER_ARCH=1): the same pins as deploy/quickstart.sh.
 torch_pins() {
     if [[ -n ${NIUNIU_TORCH_PINS+set} ]]; then
         printf '%s' "$NIUNIU_TORCH_PINS"
@@ -314,8 +343,14 @@ install_packages() {
         wanted+=(systemd-timesyncd)
     fi
     if ! package_installed chromium-browser && ! package_installed chromium; then
-        if ((raspberry_pi_os)); then wanted+=(chromium-browser); else wanted+=(chromium); fi
+        # Raspberry Pi OS named its browser chromium-browser up to Bookworm; from Trixie it is
+        # Debian's name, chromium (deploy/kiosk-browser.sh runs either).
+        if ((raspberry_pi_os)) && [[ $CODENAME == bookworm ]]; then wanted+=(chromium-browser); else wanted+=(chromium); fi
     fi
+    # The X11/OpenGL libraries opencv-python's cv2 loads (its bundled Qt needs them; the Pi venv
+    # has opencv-python, which ultralytics requires, not opencv-python-headless): part of every
+    # desktop image, named here so that `import cv2` never fails on a trimmed one.
+    wanted+=(libgl1 libsm6 libice6)
     local missing=() package
     for package in "${wanted[@]}"; do
         package_installed "$package" || missing+=("$package")
@@ -490,7 +525,8 @@ install_code() {
         fi
         return 0
     fi
-    local pip=("$ROOT$VENV/bin/python" -m pip install --disable-pip-version-check)
+    # --no-cache-dir: the wheels (~300 MB) are not kept in /root/.cache/pip on the SD card.
+    local pip=("$ROOT$VENV/bin/python" -m pip install --disable-pip-version-check --no-cache-dir)
     pins=$(torch_pins)
     if [[ -n $pins ]]; then
         read -r -a pin_args <<<"$pins"
@@ -568,6 +604,22 @@ install_backup_timer() {
         systemctl enable --now "$BACKUP_TIMER"
         changed "enabled $BACKUP_TIMER (nightly audit log backup; set NIUNIU_BACKUP_DIR in $CONF_DIR/niuniu.env)"
     fi
+}
+
+# The session lightdm logs the desktop user in to: autologin-session, else user-session, the
+# last one set in lightdm.conf.d/*.conf and lightdm.conf (read in that order, as lightdm does).
+# Raspberry Pi OS names them LXDE-pi-labwc / rpd-labwc (labwc), LXDE-pi-wayfire (Bookworm
+# images before Oct 2024), LXDE-pi-x / rpd-x (X11). Empty when nothing says.
+desktop_session() {
+    local file autologin='' user='' value
+    for file in "$ROOT"/etc/lightdm/lightdm.conf.d/*.conf "$ROOT/etc/lightdm/lightdm.conf"; do
+        [[ -f $file ]] || continue
+        value=$(sed -n 's/^[[:space:]]*autologin-session[[:space:]]*=[[:space:]]*//p' "$file" | tail -n 1)
+        if [[ -n $value ]]; then autologin=$value; fi
+        value=$(sed -n 's/^[[:space:]]*user-session[[:space:]]*=[[:space:]]*//p' "$file" | tail -n 1)
+        if [[ -n $value ]]; then user=$value; fi
+    done
+    printf '%s' "${autologin:-$user}"
 }
 
 # The desktop user whose labwc session shows the dealer screen.
@@ -649,6 +701,14 @@ install_kiosk_browser() {
     fi
     if [[ -f $ROOT/etc/lightdm/lightdm.conf ]] && ! grep -Eq '^[[:space:]]*autologin-user=' "$ROOT/etc/lightdm/lightdm.conf"; then
         say "warning: the desktop does not log in by itself; choose raspi-config > System Options > Boot / Auto Login > Desktop Autologin"
+    fi
+    # Only labwc reads ~/.config/labwc/autostart: under Wayfire or X11 the service runs but the
+    # dealer screen never opens.
+    local session
+    session=$(desktop_session)
+    if [[ -n $session && ${session,,} != *labwc* ]]; then
+        say "warning: the desktop session is '$session', not labwc: the dealer screen starts only in a labwc session and will not open;" \
+            "choose raspi-config > Advanced Options > Wayland > labwc, then reboot"
     fi
 }
 

@@ -4,12 +4,14 @@
 # this, then `.venv/bin/niuniu demo`. Safe to run again: pip skips what is installed.
 #
 # torch is pinned and installed BEFORE the project. ultralytics asks only for "torch", and
-# on x86_64 a bare "torch" makes pip fetch a multi-GB CUDA build from PyPI; asking for the
-# exact release first lets pip take it from a local wheel store where the machine has one
-# (CI does) and keeps every machine on the same build:
+# a bare "torch" makes pip fetch a multi-GB CUDA build from PyPI (on x86_64 always, on
+# aarch64 from torch 2.11); asking for the exact release first lets pip take it from a local
+# wheel store where the machine has one (CI does) and keeps every machine on the same build:
 #   x86_64   torch==2.14.1 torchvision==0.29.1
-#   aarch64  torch==2.9.1  torchvision==0.24.1   (CPU wheels; the Pi itself runs NCNN)
-# NIUNIU_TORCH_PINS="..." overrides the pins ("" lets pip choose).
+#   aarch64  torch==2.9.1  torchvision==0.24.1   (CPU-only wheels, cp311 and cp313; the last
+#            that run on a Pi 4: 2.10.0 dies there with "Illegal instruction", pytorch#174344.
+#            Keep it when x86_64 moves on; deploy/install.sh uses the same pin)
+# NIUNIU_TORCH_PINS="..." overrides the pins ("" lets pip choose: the CUDA build).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

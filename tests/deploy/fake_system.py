@@ -18,6 +18,10 @@ Faults, for the tests of what a failed or cut-off run leaves behind:
   FAKE_NO_ENSUREPIP=1            `python3 -c "import ensurepip"` fails (Debian without
                                   python3-venv)
   FAKE_UID=N                     what `id -u` prints
+  FAKE_ARCH=NAME                 what `uname -m` prints (default aarch64)
+  FAKE_DPKG_ARCH=NAME            what `dpkg --print-architecture` prints (default: Debian's name
+                                  for FAKE_ARCH: arm64, amd64, armhf); armhf with FAKE_ARCH
+                                  aarch64 is the 32-bit Raspberry Pi OS on its 64-bit kernel
 
 `runuser -u USER -- CMD ...` runs CMD as this user, and `venv/bin/python [-B] -c CODE ...`
 runs CODE with the interpreter running these fakes: the installer's check of the table file
@@ -32,7 +36,7 @@ import signal
 import sys
 from pathlib import Path
 
-COMMANDS = ("apt-get", "dpkg-query", "useradd", "usermod", "getent", "id", "chown",
+COMMANDS = ("apt-get", "dpkg-query", "dpkg", "useradd", "usermod", "getent", "id", "chown",
             "systemctl", "python3", "uname", "runuser")
 
 STATE = Path(os.environ.get("FAKE_STATE", "/nonexistent"))
@@ -171,8 +175,18 @@ def uname(args: list[str]) -> int:
     return 0
 
 
-HANDLERS = {"apt-get": apt_get, "dpkg-query": dpkg_query, "useradd": useradd, "usermod": usermod,
-            "getent": getent, "id": id_, "chown": lambda args: 0, "systemctl": systemctl,
+_DEBIAN_ARCH = {"aarch64": "arm64", "x86_64": "amd64", "armv7l": "armhf", "armv6l": "armhf"}
+
+
+def dpkg(args: list[str]) -> int:
+    assert args == ["--print-architecture"], args
+    machine = os.environ.get("FAKE_ARCH", "aarch64")
+    print(os.environ.get("FAKE_DPKG_ARCH", _DEBIAN_ARCH.get(machine, machine)))
+    return 0
+
+
+HANDLERS = {"apt-get": apt_get, "dpkg-query": dpkg_query, "dpkg": dpkg, "useradd": useradd,
+            "usermod": usermod, "getent": getent, "id": id_, "chown": lambda args: 0, "systemctl": systemctl,
             "python3": python3, "python": venv_python, "uname": uname, "runuser": runuser}
 
 

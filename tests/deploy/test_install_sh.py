@@ -45,7 +45,7 @@ class Machine:
         fake = self.bin / "_fake"
         fake.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
         fake.chmod(0o755)
-        for name in ("apt-get", "dpkg-query", "useradd", "usermod", "getent", "id", "chown",
+        for name in ("apt-get", "dpkg-query", "dpkg", "useradd", "usermod", "getent", "id", "chown",
                      "systemctl", "python3", "uname", "runuser"):
             (self.bin / name).symlink_to(fake)
         self._make_checkout()
@@ -263,8 +263,69 @@ def test_refuses_an_os_that_is_not_bookworm(machine):
 def test_refuses_the_32_bit_os(machine):
     result = machine.run(FAKE_ARCH="armv7l")
     assert result.returncode == 2
-    assert "aarch64" in result.stderr
+    assert "32-bit" in result.stderr and "64-bit" in result.stderr
     assert machine.calls_of("apt-get") == []
+
+
+def test_refuses_the_32_bit_os_on_a_64_bit_kernel_before_changing_anything(machine):
+    # The Pi 5 (and by default the Pi 4) boots a 64-bit kernel under the 32-bit Raspberry Pi
+    # OS: `uname -m` says aarch64, but the packages, python3 and so the venv are armhf, for
+    # which PyPI has no torch, numpy or OpenCV. Refused before apt, useradd or the venv.
+    before = machine.snapshot()
+    result = machine.run(FAKE_ARCH="aarch64", FAKE_DPKG_ARCH="armhf")
+    assert result.returncode == 2
+    assert "32-bit Raspberry Pi OS" in result.stderr and "'armhf'" in result.stderr
+    assert "flash" in result.stderr and "64-bit" in result.stderr
+    assert [c for c in machine.calls() if c["cmd"] in MUTATING] == []
+    assert machine.snapshot() == before
+    assert not (machine.root / "opt").exists()
+
+
+TRIXIE = ('PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n'
+          'ID=debian\n')
+
+
+def test_installs_on_raspberry_pi_os_trixie(machine):
+    # Today's Raspberry Pi OS (64-bit): Debian 13, Python 3.13 (pyproject's [pi] extra picks
+    # numpy 2 there, as apt's picamera2 stack has), labwc, the browser named chromium.
+    (machine.root / "etc/os-release").write_text(TRIXIE)
+    (machine.root / "etc/lightdm/lightdm.conf").write_text(
+        "[Seat:*]\nuser-session=rpd-labwc\nautologin-user=pi\nautologin-session=rpd-labwc\n")
+    out = _ok(machine.run())
+    (install,) = [a for a in machine.calls_of("apt-get") if "install" in a]
+    assert {"python3-picamera2", "python3-venv", "chromium"} <= set(install)
+    assert "chromium-browser" not in install
+    pip_calls = _pip_calls(machine)
+    assert pip_calls[0][-2:] == ["torch==2.9.1", "torchvision==0.24.1"]  # cp313 aarch64 wheels exist
+    assert pip_calls[1][-2:] == ["--editable", f"{machine.root}/opt/niuniu/src[pi]"]
+    assert "niuniu-kiosk-browser" in (machine.root / "home/pi/.config/labwc/autostart").read_text()
+    assert "warning" not in out
+    assert "nothing changed" in _ok(machine.run())
+
+
+def test_pip_keeps_no_cache_on_the_sd_card(machine):
+    _ok(machine.run())
+    pip_calls = _pip_calls(machine)
+    assert len(pip_calls) == 2
+    assert all("--no-cache-dir" in call for call in pip_calls)
+    _new_version(machine)
+    _ok(machine.run())  # an upgrade: the dry run too
+    assert any("--dry-run" in call for call in _pip_calls(machine))
+    assert all("--no-cache-dir" in call for call in _pip_calls(machine))
+
+
+def test_the_libraries_opencv_loads_are_installed(machine):
+    # The Pi venv holds opencv-python (what ultralytics requires), whose bundled Qt loads these.
+    _ok(machine.run())
+    (install,) = [a for a in machine.calls_of("apt-get") if "install" in a]
+    assert {"libgl1", "libsm6", "libice6"} <= set(install)
+
+
+def test_empty_torch_pins_on_aarch64_are_warned_about(machine):
+    out = _ok(machine.run(NIUNIU_TORCH_PINS=""))
+    assert "warning: NIUNIU_TORCH_PINS is empty" in out and "CUDA" in out and "Illegal instruction" in out
+    assert all(not a[-1].startswith("torch") for a in _pip_calls(machine))
+    assert "NIUNIU_TORCH_PINS" not in _ok(machine.run())  # the tested pins: no warning
 
 
 def test_pc_install_uses_the_x86_torch_pins_and_skips_pi_packages(machine):
@@ -528,6 +589,37 @@ def test_existing_autostart_gains_the_xdg_autostart_once(machine, existing):
     before = machine.snapshot()
     _ok(machine.run())
     assert machine.snapshot() == before
+
+
+@pytest.mark.parametrize("session", ["LXDE-pi-wayfire", "LXDE-pi-x", "rpd-x"])
+def test_warns_when_the_desktop_session_is_not_labwc(machine, session):
+    # Bookworm images before Oct 2024 log in to Wayfire, and raspi-config can pick X11: neither
+    # reads ~/.config/labwc/autostart, so the dealer screen would never open.
+    (machine.root / "etc/lightdm/lightdm.conf").write_text(
+        f"[Seat:*]\nuser-session={session}\nautologin-user=pi\nautologin-session={session}\n")
+    out = _ok(machine.run())
+    assert f"warning: the desktop session is '{session}', not labwc" in out
+    assert "raspi-config > Advanced Options > Wayland > labwc" in out
+    assert f"warning: the desktop session is '{session}'" in _ok(machine.run())  # every run says it
+
+
+@pytest.mark.parametrize("conf", [
+    "[Seat:*]\nuser-session=LXDE-pi-labwc\nautologin-user=pi\nautologin-session=LXDE-pi-labwc\n",
+    "[Seat:*]\n#autologin-session=LXDE-pi-wayfire\nautologin-user=pi\nuser-session=rpd-labwc\n",
+    "[Seat:*]\nautologin-user=pi\n",  # nothing says which session: no guess
+])
+def test_no_session_warning_under_labwc(machine, conf):
+    (machine.root / "etc/lightdm/lightdm.conf").write_text(conf)
+    assert "desktop session" not in _ok(machine.run())
+
+
+def test_session_set_in_lightdm_conf_d_counts_too(machine):
+    (machine.root / "etc/lightdm/lightdm.conf.d").mkdir()
+    (machine.root / "etc/lightdm/lightdm.conf.d/50-x11.conf").write_text("[Seat:*]\nautologin-session=LXDE-pi-x\n")
+    assert "desktop session is 'LXDE-pi-x', not labwc" in _ok(machine.run())
+    (machine.root / "etc/lightdm/lightdm.conf").write_text(
+        "[Seat:*]\nautologin-user=pi\nautologin-session=LXDE-pi-labwc\n")  # read last: it wins
+    assert "desktop session" not in _ok(machine.run())
 
 
 def test_autostart_that_runs_the_xdg_autostart_itself_is_not_given_a_second(machine):
