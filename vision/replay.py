@@ -372,6 +372,9 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     meta = read_meta(folder)
     # The table in force when it was recorded, as it was (checks added since are not applied).
     config = config or table_config_from_dict(meta["table"], folder / META, as_recorded=True)
+    made_with = meta.get("tracker")
+    if not isinstance(made_with, int) or made_with < 4:    # before accept_after_s and recheck_s: as it ran
+        config = config.with_thresholds(accept_after_s=0.0, recheck_s=0.0)
     try:
         lines = read_jsonl(folder / DETECTIONS)
         events = read_jsonl(folder / EVENTS)

@@ -89,6 +89,7 @@ class AlertCode(StrEnum):
     too_many_cards = "too_many_cards"
     card_moved = "card_moved"
     card_removed_before_settlement = "card_removed_before_settlement"
+    card_reread = "card_reread"
 
 
 MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, EventKind.round_void})
@@ -169,6 +170,8 @@ class _Entry:
     needs_confirmation: bool
     present: bool = True   # the tracker shows it now
     manual: bool = False   # entered by a correction: the camera does not vouch for it
+    checked: bool = False  # a person confirmed it: the camera's later doubts are not raised again
+    reread: Card | None = None   # what the camera read it as after accepting it (the tracker's recheck)
 
 
 Listener = Callable[[RoundEvent], None]
@@ -241,6 +244,13 @@ class RoundMachine:
         with self._lock:
             return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
                     if not e.present and not e.manual}
+
+    @property
+    def doubtful_cards(self) -> set[tuple[str, str]]:
+        """(seat, card) of the record waiting for a person to confirm or correct it."""
+        with self._lock:
+            return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
+                    if e.needs_confirmation}
 
     @property
     def alerts(self) -> tuple[RoundEvent, ...]:
@@ -406,7 +416,9 @@ class RoundMachine:
                     return self._publish(events)
                 self._start(events, frame_no, ts)
 
-            self._add_cards(visible, events, frame_no, ts)
+            rereads = {(seat, card): reread for seat, hand in hands.items()
+                       for card, reread in zip(hand.cards, hand.rereads) if reread is not None}
+            self._add_cards(visible, events, frame_no, ts, rereads)
             self._mark_removed(visible, events, frame_no, ts)
             if self.state == RoundState.dealing and self._hands_complete():
                 self.state = RoundState.complete
@@ -442,7 +454,7 @@ class RoundMachine:
         self.settlement = None
         events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
 
-    def _add_cards(self, visible, events, frame_no, ts) -> None:
+    def _add_cards(self, visible, events, frame_no, ts, rereads) -> None:
         for seat in self.config.seat_names:
             cards = visible.get(seat, [])
             record = self._record.setdefault(seat, [])
@@ -453,6 +465,9 @@ class RoundMachine:
                 if match is not None:
                     used.add(match)
                     record[match].present = True
+                    reread = rereads.get((seat, card))
+                    if reread is not None and not (record[match].reread or record[match].checked):
+                        self._doubt(record[match], reread, events, frame_no, ts, seat)
                     continue
                 data: dict[str, Any] = {"confidence": conf, "needs_confirmation": nc}
                 moved_from = self._moved_from(seat, card, visible)
@@ -485,6 +500,14 @@ class RoundMachine:
                 if len(record) > HAND_SIZE:
                     self._alert(events, AlertCode.too_many_cards, ts, frame_no, seat, card,
                                 f"seat {seat} has {len(record)} cards; a hand has {HAND_SIZE}", count=len(record))
+
+    def _doubt(self, entry: _Entry, reread: Card, events, frame_no, ts, seat: str) -> None:
+        """The camera's reads since it accepted ``entry`` name another card: settling waits
+        for a person to look (a card taken in the blur of its first frames, read right after)."""
+        entry.needs_confirmation, entry.reread = True, reread
+        self._alert(events, AlertCode.card_reread, ts, frame_no, seat, entry.card,
+                    f"{entry.card.code} on seat {seat} has been read as {reread.code} since: look at the card, "
+                    "then confirm or correct it", read_as=reread.code)
 
     def _moved_from(self, seat: str, card: Card, visible) -> str | None:
         """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
@@ -593,6 +616,9 @@ class RoundMachine:
                     raise RoundError(f"{who} has {len(entries)} cards, not {HAND_SIZE}; wait for the deal "
                                      f"or correct the hand{hint}")
                 for entry in entries:
+                    if entry.needs_confirmation and entry.reread is not None:
+                        raise RoundError(f"{who}: card {entry.card.code} has since been read as "
+                                         f"{entry.reread.code}; look at it, then confirm or correct it first")
                     if entry.needs_confirmation:
                         raise RoundError(f"{who}: card {entry.card.code} was read with low confidence; "
                                          "confirm or correct it first")
@@ -674,7 +700,7 @@ class RoundMachine:
             if new_card is not None and new_card != old_card and any(e.card == new_card for e in record):
                 raise RoundError(f"seat {seat} already has {new_card.code}")
             if old_card is not None and new_card == old_card:
-                record[index].needs_confirmation = False
+                record[index].needs_confirmation, record[index].checked = False, True
                 action = "confirmed"
             elif new_card is None:
                 entry = record.pop(index)

@@ -187,6 +187,16 @@ class Thresholds(StrictModel):
         0.7, ge=0.0, le=1.0,
         description="an accepted card whose class won less than this share of its votes needs confirmation",
     )
+    accept_after_s: float = Field(
+        0.4, ge=0.0, le=10.0,
+        description="a card is accepted only once in view this long: one slid across another seat, or blurred "
+                    "as it lands, is not taken for what it looked like in its first frames at a fast camera",
+    )
+    recheck_s: float = Field(
+        1.5, ge=0.0, le=30.0,
+        description="for this long after a card is accepted its readings still count; if they then name another "
+                    "card it is marked for the dealer to confirm",
+    )
     remove_after_s: float = Field(
         3.0, gt=0, le=600, description="an accepted card unseen for this long has left the table (not just covered)"
     )

@@ -10,7 +10,9 @@ a stable answer with four rules:
   track that was seen in the previous frame, within half a card's size.  Everything
   else starts a new track.
 * **Votes**: a track is *accepted* once it was seen in at least ``k`` of its last ``n``
-  frames with confidence >= ``conf``; its card is then fixed to the class with the most
+  frames with confidence >= ``conf``, and first seen ``accept_after_s`` before (frames
+  alone made a fast camera take a card in the blur of its first tenth of a second, or one
+  slid past the banker for the banker's); its card is then fixed to the class with the most
   evidence over *every* sighting of the track's life, each weighing conf**3 (one clear
   look outweighs several blurred ones, yet a card read steadily just under ``conf`` still
   counts).  The last ``n`` frames alone get a card wrong when the next card lands on its
@@ -18,7 +20,11 @@ a stable answer with four rules:
   covered half its index.  Measured on five rendered recordings (19 rounds, 570 cards)
   with two models: this rule read 561 and 559 cards right, the window vote 560 and 557.
   A low mean confidence of the chosen card's confident sightings, or a split among all
-  confident sightings, marks the card ``needs_confirmation``.  An accepted card stays through
+  confident sightings, marks the card ``needs_confirmation``.  Its sightings for ``recheck_s``
+  after acceptance still count: if they turn the verdict to another card, the card is
+  marked ``needs_confirmation`` with that card as its ``reread`` (it keeps its accepted
+  card, which the round has on record; a person looks and decides).  Later sightings do not
+  count: the next card landing over its index would outvote seconds of clear reads.  An accepted card stays through
   occlusion and is dropped only after ``remove_after_s`` seconds unseen, measured on the
   frames' monotonic clock (:attr:`vision.sources.Frame.mono`), never the wall clock: NTP
   stepping that back an hour would keep swept cards on the table for the hour (and the
@@ -51,8 +57,9 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # The rules above, numbered: a recording keeps the number it was made with, because a
 # replay under other rules may accept other cards from the same detections (1: the vote
 # over the last n frames alone, to session 5; 2: the life-long evidence vote; 3: a seat's
-# cards in the order first seen, not accepted, session 6).
-TRACKER_VERSION = 3
+# cards in the order first seen, not accepted, session 6; 4: accept_after_s and recheck_s,
+# session 48 — a replay of an older recording sets both to 0, the rules it ran under).
+TRACKER_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,8 @@ class SeatHand:
     cards: tuple[Card, ...]
     confidence: tuple[float, ...]
     needs_confirmation: tuple[bool, ...]
+    # per card: the card its readings named after it was accepted, where they outvoted it
+    rereads: tuple[Card | None, ...] = ()
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -103,13 +112,16 @@ class Track:
     first_frame: int
     box: Box
     votes: deque = field(default_factory=deque)  # per frame: (Card, conf) or None
-    evidence: dict = field(default_factory=dict)  # Card -> Evidence, from first sighting to acceptance
+    evidence: dict = field(default_factory=dict)  # Card -> Evidence, first sighting to recheck_s after acceptance
     last_seen_frame: int = -1
     last_seen_ts: float = 0.0     # on update()'s clock (monotonic), for remove_after_s only
+    first_seen_ts: float = 0.0    # the same clock, for accept_after_s
     accepted: Card | None = None
     accepted_frame: int | None = None
+    accepted_ts: float | None = None
     confidence: float = 0.0
     needs_confirmation: bool = False
+    reread: Card | None = None    # what the sightings after acceptance turned the verdict to
 
     def leader(self) -> Card | None:
         """The class this track currently stands for: fixed once accepted, else the vote leader."""
@@ -131,11 +143,18 @@ class Track:
         ranked.sort(key=lambda t: (-t[1], -t[2], t[0].index))
         return ranked
 
-    def see(self, card: Card, conf: float, min_conf: float) -> None:
-        """One frame's reading: a vote in the window, and, until the card is decided, evidence."""
+    def see(self, card: Card, conf: float, min_conf: float, ts: float = 0.0, recheck_s: float = 0.0) -> None:
+        """One frame's reading: a vote in the window, and, until the card is decided and
+        ``recheck_s`` after, evidence."""
         self.votes.append((card, conf))
-        if self.accepted is None:
+        if self.accepted is None or ts - self.accepted_ts <= recheck_s:
             self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
+
+    def recheck(self) -> None:
+        """Mark the accepted card doubtful if the evidence since names another."""
+        card, _ = self.verdict()
+        if card != self.accepted and self.reread is None:
+            self.needs_confirmation, self.reread = True, card
 
     def verdict(self) -> tuple[Card, Evidence]:
         """The card with the most weighed evidence; deterministic on ties."""
@@ -209,6 +228,7 @@ class SeatTracker:
                     tuple(t.accepted for t in accepted),
                     tuple(round(t.confidence, 4) for t in accepted),
                     tuple(t.needs_confirmation for t in accepted),
+                    tuple(t.reread for t in accepted),
                 )
         return out
 
@@ -240,38 +260,41 @@ class SeatTracker:
                     pairs.append((distance, ti, di))
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
-        n = self.thresholds.n
+        th = self.thresholds
         for ti, track in enumerate(tracks):
             det = matched.get(ti)
             if det is None:
                 track.votes.append(None)
             else:
-                track.see(det.card, float(det.conf), self.thresholds.conf)
+                track.see(det.card, float(det.conf), th.conf, ts, th.recheck_s)
                 track.box = det.box
                 track.last_seen_frame, track.last_seen_ts = frame_no, ts
-            while len(track.votes) > n:
+                if track.accepted is not None and ts - track.accepted_ts <= th.recheck_s:
+                    track.recheck()
+            while len(track.votes) > th.n:
                 track.votes.popleft()
 
         for di in free:
             det = detections[di]
-            track = Track(self._next_id, seat, frame_no, det.box, last_seen_frame=frame_no, last_seen_ts=ts)
-            track.see(det.card, float(det.conf), self.thresholds.conf)
+            track = Track(self._next_id, seat, frame_no, det.box, last_seen_frame=frame_no, last_seen_ts=ts,
+                          first_seen_ts=ts)
+            track.see(det.card, float(det.conf), th.conf)
             self._next_id += 1
             self._tracks.append(track)
             tracks.append(track)
 
         for track in tracks:
             if track.accepted is None:
-                self._try_accept(track, frame_no)
+                self._try_accept(track, frame_no, ts)
 
-    def _try_accept(self, track: Track, frame_no: int) -> None:
+    def _try_accept(self, track: Track, frame_no: int, ts: float) -> None:
         th = self.thresholds
         strong = [v for v in track.votes if v is not None and v[1] >= th.conf]
-        if len(strong) < th.k:
+        if len(strong) < th.k or ts - track.first_seen_ts < th.accept_after_s:
             return
         card, evidence = track.verdict()
         track.accepted = card
-        track.accepted_frame = frame_no
+        track.accepted_frame, track.accepted_ts = frame_no, ts
         track.confidence = evidence.mean_confidence
         share = evidence.confident / sum(e.confident for e in track.evidence.values())
         track.needs_confirmation = track.confidence < th.needs_confirmation_below or share < th.min_vote_share

@@ -140,7 +140,9 @@ def test_a_camera_failing_mid_stream_is_reported_and_the_pipeline_carries_on():
     script = dealing()
     camera = FlakyCamera(len(script), fail_at={20, 21, 22})
     events = []
-    pipeline = TablePipeline(CONFIG, camera, ScriptedDetector(script), on_event=events.append)
+    # this camera deals a card every 60 ms, each in view 0.14 s at the last: faster than a hand
+    pipeline = TablePipeline(CONFIG.with_thresholds(accept_after_s=0.0), camera, ScriptedDetector(script),
+                             on_event=events.append)
     pipeline.start()
     assert wait_for(lambda: any(e.kind == EventKind.camera_online for e in events))
     assert wait_for(lambda: pipeline.machine.state == RoundState.complete)

@@ -11,11 +11,12 @@ SIZE = (400, 300)
 
 
 def make_tracker(**thresholds):
+    """The k-of-n vote alone unless a test names accept_after_s or recheck_s (their own tests below)."""
     config = table_config_from_dict({"table_id": "t", "rules": "cambodia", "seats": [
         {"name": "banker", "polygon": [[0, 0], [1, 0], [1, 0.5], [0, 0.5]]},
         {"name": "1", "polygon": [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]]},
         {"name": "2", "polygon": [[0.5, 0.5], [1, 0.5], [1, 1], [0.5, 1]]},
-    ], "thresholds": {"k": 3, "n": 5, "conf": 0.5, **thresholds}})
+    ], "thresholds": {"k": 3, "n": 5, "conf": 0.5, "accept_after_s": 0.0, "recheck_s": 0.0, **thresholds}})
     return SeatTracker(config)
 
 
@@ -175,3 +176,59 @@ def test_pending_tracks_without_sightings_are_forgotten():
     for _ in range(5):
         feed()
     assert tracker.tracks == ()
+
+
+# ------------------------------------------------------------------ time, not frames (QA48 dealing H2, M1)
+
+
+def test_a_fast_camera_does_not_accept_a_card_on_the_blur_of_its_first_frames():
+    """At 30 fps a 4H read as AH for the 0.1 s it slid in was accepted as AH for good."""
+    tracker = make_tracker(accept_after_s=0.4, recheck_s=0.0)
+    feed = Feed(tracker, fps=30.0)
+    for _ in range(3):
+        assert feed(det("AH", 100, 200, conf=0.8)) == {}
+    for _ in range(12):
+        shown = feed(det("4H", 100, 200, conf=0.93))
+    assert shown == {"1": ("4H",)} and tracker.hands()["1"].needs_confirmation == (False,)
+
+
+def test_a_card_slid_past_another_seat_is_not_accepted_there_at_a_fast_camera():
+    tracker = make_tracker(accept_after_s=0.4)
+    feed = Feed(tracker, fps=30.0)
+    for _ in range(6):                              # 0.2 s across the banker's zone
+        assert feed(det("KS", 100, 50)) == {}
+    for _ in range(15):
+        shown = feed(det("KS", 100, 200))
+    assert shown == {"1": ("KS",)}
+
+
+def test_a_slow_camera_accepts_as_soon_as_k_frames_have_passed():
+    feed = Feed(make_tracker(accept_after_s=0.4), fps=2.0)   # k frames are 1.5 s here
+    card = det("7H", 100, 200)
+    assert feed(card) == {} and feed(card) == {}
+    assert feed(card) == {"1": ("7H",)}
+
+
+def test_readings_just_after_acceptance_that_name_another_card_mark_it_to_confirm():
+    tracker = make_tracker(accept_after_s=0.0, recheck_s=1.5)
+    feed = Feed(tracker, fps=10.0)
+    for _ in range(3):
+        feed(det("AH", 100, 200, conf=0.8))
+    assert tracker.hands()["1"].needs_confirmation == (False,)
+    for _ in range(4):
+        shown = feed(det("4H", 100, 200, conf=0.93))
+    hand = tracker.hands()["1"]
+    assert shown == {"1": ("AH",)}                  # the round has AH on record: a person decides
+    assert hand.needs_confirmation == (True,) and hand.rereads == (Card.parse("4H"),)
+
+
+def test_the_next_card_over_its_index_long_after_acceptance_raises_no_doubt():
+    """The demo's QD, read 10D once the next card covered half its index: seconds later."""
+    tracker = make_tracker(accept_after_s=0.0, recheck_s=1.5)
+    feed = Feed(tracker, fps=10.0)
+    for _ in range(20):                             # 2 s of clear reads
+        feed(det("QD", 100, 200, conf=0.9))
+    for _ in range(100):                            # 10 s of a half-covered index
+        feed(det("10D", 100, 200, conf=0.9))
+    hand = tracker.hands()["1"]
+    assert hand.codes == ("QD",) and hand.needs_confirmation == (False,) and hand.rereads == (None,)

@@ -165,7 +165,7 @@ class Scripted:
                 self.script += [[Detection(Card.parse(HANDS[s].split()[j]), 0.9,
                                            (20 + 30 * j, yy, 44 + 30 * j, yy + 34))
                                  for s, yy, j in placed]] * 3
-        self.script += [[] for _ in range(35)]
+        self.script += [self.script[-1]] * 4 + [[] for _ in range(35)]   # the last card in view 0.7 s
         self.index = 0
 
     def detect(self, image, regions=None):
