@@ -20,6 +20,7 @@ its indices are too large; callers that know where cards can be (seat zones) pas
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import re
 import threading
@@ -238,6 +239,14 @@ def _load_yolo(path: Path, task: str, what: str, flag: str = "--model", classes:
         from ultralytics import YOLO
     except ImportError as exc:  # pragma: no cover - install dependent
         raise ModelError("reading cards needs the ml extra: pip install -e '.[ml]'") from exc
+    if _format_of(path) == "onnx":
+        missing = [m for m in ("onnx", "onnxruntime") if importlib.util.find_spec(m) is None]
+        if missing:
+            # ultralytics would pip-install them at the first reading: on the Pi (whose pi extra
+            # runs NCNN) that is a download the service user cannot make, at the table's start
+            raise ModelError(f"{what} model {path} is ONNX, but this Python has no {' or '.join(missing)} (the "
+                             "Raspberry Pi's install runs the NCNN models): pass --model-format ncnn, or install "
+                             "the ml extra (pip install -e '.[ml]')")
     _ultralytics_logs_to_stderr()
 
     def load():

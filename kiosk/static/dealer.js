@@ -944,7 +944,7 @@
       const res = h.results[seat];
       tr.appendChild(el("td", null, res ? res.label : ""));
       const bet = h.bets[seat];
-      tr.appendChild(el("td", null, bet ? bet.amount + " " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "") : ""));
+      tr.appendChild(el("td", null, bet ? grouped(bet.amount) + " " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "") : ""));
       const line = h.lines[seat];
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
       tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "")

@@ -201,6 +201,22 @@ def test_a_classifier_given_as_the_index_detector_is_refused(capsys):
     assert code == 2 and out == "" and err.count("\n") == 1 and "is a classify model" in err
 
 
+def test_an_onnx_model_without_onnxruntime_is_refused_before_ultralytics_downloads_it(monkeypatch):
+    """The Pi's install has no onnxruntime: ultralytics then tried to pip-install it at the
+    first reading, at the table's start, as a service user without the network."""
+    import importlib.util
+
+    from vision.detector import IndexFinder
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime"
+                        else find_spec(name, *a))
+    with pytest.raises(ModelError) as refused:
+        IndexFinder(MODELS_DIR / "index-detector.onnx")
+    assert "is ONNX, but this Python has no onnxruntime" in str(refused.value)
+    assert "pass --model-format ncnn" in str(refused.value)
+
+
 def test_an_exported_classifier_given_as_the_index_detector_is_refused_by_its_metadata():
     """An ONNX classifier in the detector's place failed inside ultralytics ("input shape last
     dimension expected 4"), reported as a corrupt file."""

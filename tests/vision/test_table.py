@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from scoring.rules import PRESET_DIR
 from vision.table import (ConfigError, ZoneMap, dump_table_config, load_table_config, point_in_polygon,
                           table_config_from_dict, zone_box)
 
@@ -107,7 +109,8 @@ def test_k_larger_than_n_is_refused(tmp_path):
 
 @pytest.mark.parametrize("extra,needle", [
     ("bet_limits: {minimum: 100, maximum: 50}", "bet_limits: minimum 100 is above maximum 50; swap them"),
-    ("bet_limits: {minimum: 10.005, maximum: 50}", "bet_limits.minimum: 10.005 has more than 2 decimals"),
+    ("bet_limits: {minimum: 10.005, maximum: 50}",
+     "bet_limits.minimum 10.005 is not a whole number of the money unit 0.01 of preset 'cambodia'"),
     ("bet_limits: {minimum: '1e400', maximum: '1e401'}", "bet_limits.minimum: Input should be less than or equal"),
     ("bet_limits: {minimum: .inf, maximum: 50}", "bet_limits.minimum: Input should be a finite number"),
     ("bet_limits: {min: 1, maximum: 5}", "bet_limits.min: unknown key"),
@@ -118,6 +121,22 @@ def test_k_larger_than_n_is_refused(tmp_path):
 ])
 def test_bad_limits_retention_and_time_zone_are_one_line_each(tmp_path, extra, needle):
     assert needle in load_error(tmp_path, GOOD_YAML + extra + "\n")
+
+
+def test_limits_are_checked_against_the_presets_money_unit_not_cents(tmp_path):
+    """A dinar table posts limits in fils (0.001), which two decimals refused; a whole-riel
+    table cannot take 25.5, which two decimals let through to the dealer's first stake."""
+    cambodia = (PRESET_DIR / "cambodia.toml").read_text()
+    for name, unit in (("fils", "0.001"), ("riel", "100")):
+        (tmp_path / f"{name}.toml").write_text(cambodia.replace('name = "cambodia"', f'name = "{name}"')
+                                               .replace('quantum = "0.01"', f'quantum = "{unit}"'))
+    path = tmp_path / "fils.yaml"
+    path.write_text(GOOD_YAML.replace("rules: cambodia", "rules: fils.toml")
+                    + "bet_limits: {minimum: '0.125', maximum: '500.250'}\n")
+    assert load_table_config(path).bet_limits.minimum == Decimal("0.125")
+    message = load_error(tmp_path, GOOD_YAML.replace("rules: cambodia", "rules: riel.toml")
+                         + "bet_limits: {minimum: 2550, maximum: 100000}\n")
+    assert "bet_limits.minimum 2550 is not a whole number of the money unit 100" in message
 
 
 def test_missing_banker_and_repeated_seat(tmp_path):
