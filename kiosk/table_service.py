@@ -674,18 +674,18 @@ class TableService:
             if code == AlertCode.card_reread:
                 return (alert.seat, alert.card) not in doubtful     # confirmed or corrected
             return False
-        shown = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
-                 for a in alerts if not fixed(a)]
+        listed = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
+                  for a in alerts if not fixed(a)]
         dealt = sum(len(cards) for cards in hands.values())
         if len(absent) > 1 and len(absent) == dealt:
             # a card a line would bury what the dealer must do under fifteen lines
-            gone = [a for a in shown if a["code"] == AlertCode.card_removed_before_settlement]
-            shown = [a for a in shown if a not in gone] + [{
+            gone = [a for a in listed if a["code"] == AlertCode.card_removed_before_settlement]
+            listed = [a for a in listed if a not in gone] + [{
                 "code": "table_empty_unsettled", "seat": None, "card": None,
                 "message": f"every card left the table before round {round_no} was settled: settle it on the "
                            "cards shown if they are what was dealt, or call a supervisor to void it (its bets "
                            "then stand for the deal again)"}]
-        return shown
+        return listed
 
     def _line_view(self, line: Any, bet: Bet | None, bid: int, preset: Preset | None = None) -> dict:
         grab = self.grab if preset is None else is_grab(preset)

@@ -31,7 +31,8 @@ a stable answer with four rules:
   next deal's card on the same seat taken for a left-over), stepping it forward would drop
   every covered card at once.
 * **Order**: a seat's accepted cards are listed in the order their tracks were first seen,
-  which is the order they were dealt: a card read doubtfully until the next one landed on
+  which is the order they were dealt face up (dealt face down, the order they were turned;
+  scoring does not depend on it): a card read doubtfully until the next one landed on
   it (the demo's QD again, with classifier v13) is accepted after that card but keeps its
   place on the dealer's screen.
 
@@ -64,7 +65,7 @@ TRACKER_VERSION = 4
 
 @dataclass(frozen=True, slots=True)
 class SeatHand:
-    """The accepted cards on one seat, in the order they were dealt (first seen)."""
+    """The accepted cards on one seat, in the order first seen face up (dealt, or turned)."""
 
     seat: str
     cards: tuple[Card, ...]
