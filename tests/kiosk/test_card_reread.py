@@ -48,13 +48,18 @@ class Table:
         self.frames(1.0)
 
 
-def test_a_card_blurred_into_another_as_it_lands_is_read_right(dealer, service, audit):
+def deal_round(dealer, service, misread_s):
+    """Seat 1 stakes 100; the round is dealt, seat 1's last card (4H) read AH for ``misread_s``."""
     dealer.post("/dealer/api/bet", {"seat": "1", "amount": "100", "kind": "equal"})
     table = Table(service)
     for i in range(5):
         table.deal("banker", i, BANKER[i])
-        table.deal("1", i, SEAT1[i], misread_first=0.1 if i == 4 else 0.0, as_="AH")
-    state = dealer.state()
+        table.deal("1", i, SEAT1[i], misread_first=misread_s if i == 4 else 0.0, as_="AH")
+    return dealer.state()
+
+
+def test_a_card_blurred_into_another_as_it_lands_is_read_right(dealer, service, audit):
+    state = deal_round(dealer, service, 0.1)
     seat1 = next(s for s in state["seats"] if s["name"] == "1")
     assert [c["code"] for c in seat1["cards"]] == SEAT1 and state["round"]["can_settle"]
     dealer.post("/dealer/api/settle")
@@ -63,12 +68,7 @@ def test_a_card_blurred_into_another_as_it_lands_is_read_right(dealer, service, 
 
 
 def test_a_longer_misread_that_the_next_second_contradicts_holds_settle_until_a_person_looks(dealer, service):
-    dealer.post("/dealer/api/bet", {"seat": "1", "amount": "100", "kind": "equal"})
-    table = Table(service)
-    for i in range(5):
-        table.deal("banker", i, BANKER[i])
-        table.deal("1", i, SEAT1[i], misread_first=0.5 if i == 4 else 0.0, as_="AH")
-    state = dealer.state()
+    state = deal_round(dealer, service, 0.5)
     assert not state["round"]["can_settle"]
     assert state["round"]["settle_blocker"] == ("seat 1: card AH has since been read as 4H; look at it, then "
                                                 "confirm or correct it first")

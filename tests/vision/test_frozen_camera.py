@@ -168,31 +168,28 @@ def test_the_reader_reports_a_frozen_camera_offline_with_why_and_online_when_it_
     assert "it is frozen" in statuses[0][1]
 
 
-def test_a_still_live_table_keeps_the_camera_online(table):
+def read_through(camera, reads, frozen_after_s):
+    """Every camera status change while a reader takes ``reads`` frames, and the reader."""
     statuses = []
-    camera = StuckCamera(table, live=40, stuck=0)          # 40 s of a still table
     reader = LatestFrameReader(camera, lambda online, reason: statuses.append((online, reason)),
-                               frozen_after_s=10).start()
+                               frozen_after_s=frozen_after_s).start()
     try:
         deadline = time.monotonic() + 10
-        while camera.reads < 40 and time.monotonic() < deadline:
+        while camera.reads < reads and time.monotonic() < deadline:
             reader.get(timeout=0.1)
     finally:
         reader.stop()
+    return statuses, reader
+
+
+def test_a_still_live_table_keeps_the_camera_online(table):
+    camera = StuckCamera(table, live=40, stuck=0)          # 40 s of a still table
+    statuses, reader = read_through(camera, 40, frozen_after_s=10)
     assert camera.reads >= 40 and statuses == [] and reader.online
 
 
 def test_frozen_after_s_zero_turns_the_check_off(table):
-    statuses = []
-    camera = StuckCamera(table, live=1, stuck=60)
-    reader = LatestFrameReader(camera, lambda online, reason: statuses.append((online, reason)),
-                               frozen_after_s=0).start()
-    try:
-        deadline = time.monotonic() + 10
-        while camera.reads < 60 and time.monotonic() < deadline:
-            reader.get(timeout=0.1)
-    finally:
-        reader.stop()
+    statuses, reader = read_through(StuckCamera(table, live=1, stuck=60), 60, frozen_after_s=0)
     assert statuses == [] and reader.online
 
 
