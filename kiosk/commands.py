@@ -1055,6 +1055,8 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
 
     def stopped(why: str) -> None:
         dealer.stop_event.set()
+        if dealer.is_alive():
+            dealer.join(timeout=5)      # its last action before the kiosk_stop record, not after
         retention.stop_event.set()
         clock.stop_event.set()
         pipeline.stop()

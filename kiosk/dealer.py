@@ -109,11 +109,23 @@ def stack():
 @bp.route("/api/settle", methods=("POST",))
 @require(*TABLE_ROLES)
 def settle():
+    data = _body()
     try:
-        service().settle(g.user["username"])
+        service().settle(g.user["username"], _round_of(data), _text(data, "basis", 32) or None)
     except TableError as exc:
         return _refuse(exc)
     return _state()
+
+
+def _round_of(data: dict) -> int | None:
+    """The round the screen showed when the action was taken (None from an older screen)."""
+    value = data.get("round")
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
+                                                                  and value.isdigit() and len(value) < 19)):
+        raise TableError(f"round {value!r} is not a round number")
+    return int(value)
 
 
 @bp.route("/api/correct", methods=("POST",))
@@ -126,15 +138,16 @@ def correct():
     old = _text(data, "old", 8) or None
     new = _text(data, "new", 8) or None
     reason = _text(data, "reason")
-    round_no = data.get("round")
     try:
-        round_no = int(round_no) if round_no not in (None, "") else None
-    except (TypeError, ValueError):
-        return _refuse(TableError(f"round {round_no!r} is not a round number"), 400)
+        round_no = _round_of(data)
+    except TableError as exc:
+        return _refuse(exc, 400)
     current = round_no is None or round_no == svc.machine.round_no
     settled = not current or svc.machine.state == RoundState.settled
     approval = None
     try:
+        if old is None:     # a card added is for the round being dealt on the screen, never a later one
+            svc.check_round(round_no, "added")
         if settled or _text(data, "pin", 16):
             approval = _approval(data, f"correct seat {seat} in round {round_no or svc.machine.round_no}")
         result = svc.correct(seat, old, new, g.user["username"], reason, approval, round_no)
@@ -150,8 +163,9 @@ def correct():
 def void():
     data = _body()
     try:
-        approval = _approval(data, f"void round {service().machine.round_no}")
-        service().void(_text(data, "reason"), approval)
+        round_no = _round_of(data)
+        approval = _approval(data, f"void round {round_no or service().machine.round_no}")
+        service().void(_text(data, "reason"), approval, round_no)
     except AuthError as exc:
         return _refuse(exc, 403)
     except TableError as exc:

@@ -155,7 +155,10 @@ class DemoDealer(threading.Thread):
     def run(self) -> None:
         seen: tuple | None = None
         since = time.monotonic()
-        while not self.stop_event.wait(self.poll):
+        # The demo's shutdown (``stopped`` in kiosk.commands) signals this thread but does not
+        # wait for it before the service writes ``kiosk_stop``: the thread also ends once the
+        # service has stopped, and takes no action after that record (the service refuses them).
+        while not self.stop_event.wait(self.poll) and not self.service.stopped:
             machine = self.service.machine
             key = (machine.round_no, str(machine.state), sum(len(h.cards) for h in machine.hands.values()))
             if key != seen:

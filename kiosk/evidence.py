@@ -52,7 +52,11 @@ README = """Niu Niu round evidence ({format})
 MANIFEST.json  table, round, who exported it and when, the audit chain's head at that moment,
                the table's signing key, and the SHA-256 of every other file in this package
 SIGNATURE.json the table's Ed25519 signature over MANIFEST.json's exact bytes
-round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json
+round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json;
+               where its settlement was corrected after it was paid, "lines" and "settlement" are as
+               corrected, "paid_lines" and "paid_settlement" what was paid at the table, and
+               "paid_difference" per seat as corrected minus paid (negative: the seat owes the house,
+               or the banker where a player banks; positive: it is owed)
 audit.json     the round's audit records as stored: each record's hash is SHA-256 of the previous
                record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
 camera.json    the camera's records that bear on the round, as stored: a fault (offline, mirrored,

@@ -32,7 +32,7 @@ from typing import Iterator
 
 from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
-from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round
+from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round, is_change
 from kiosk.table_service import money
 from scoring.rules import PresetError, load_preset
 from scoring.settle import house_net, money_shown
@@ -107,7 +107,8 @@ class PeriodReport:
         self.first_round = number if self.first_round is None else min(self.first_round, number)
         self.last_round = number if self.last_round is None else max(self.last_round, number)
         # A correction after settlement logs its card too; it is counted once, as a settlement's.
-        self.card_corrections += sum(not c.get("after_settlement") for c in summary["corrections"])
+        # A card a person only confirmed (old == new) was not corrected: it is not counted.
+        self.card_corrections += sum(not c.get("after_settlement") and is_change(c) for c in summary["corrections"])
         self.settlement_corrections += len(summary["settlement_corrections"])
         self.alerts += len(summary["alerts"])
         settlement = summary["settlement"]

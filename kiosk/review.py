@@ -154,6 +154,8 @@ def round_detail(round_no: int):
                            hold_file_lost=bool(folder and log_hold and hold is None and not (folder / HOLD).exists()),
                            log_hold=log_hold,
                            house_net=house_net_of(summary["settlement"]),
+                           paid_house_net=house_net_of(summary["paid_settlement"])
+                           if summary["settlement_corrections"] else None,
                            banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
 
 

@@ -35,6 +35,37 @@ TERMINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND
 
 
 FINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED)
+# What a card correction did.  "confirmed" (old == new: a person vouched for the camera's
+# reading) changes nothing, so it makes no round "corrected" and is no correction in the books.
+CHANGES = ("replaced", "added", "removed")
+
+
+def is_change(correction: dict) -> bool:
+    """Whether a ``card_corrected`` record's data changed a card (replaced, added or removed),
+    rather than confirm one.  Logs written before corrections named their action hold
+    replacements only: a change when old and new differ."""
+    action = correction.get("action")
+    if action is None:
+        return correction.get("old") != correction.get("new")
+    return action in CHANGES
+
+
+def _net(line: dict | None) -> Decimal:
+    return Decimal(line["net"]) if line and line.get("net") is not None else Decimal(0)
+
+
+def _seat_changes(old_lines: dict[str, dict], new_lines: dict[str, dict]) -> dict[str, dict]:
+    """Per seat, one settlement against another: outcome and net before and after, and the
+    difference (after - before, from the player's side: negative, the seat owes the house)."""
+    changes = {}
+    for seat in sorted(set(old_lines) | set(new_lines), key=lambda s: (len(s), s)):
+        old, new = old_lines.get(seat), new_lines.get(seat)
+        changes[seat] = {"old_outcome": old.get("outcome") if old else None,
+                         "old_net": old.get("net") if old else None,
+                         "new_outcome": new.get("outcome") if new else None,
+                         "new_net": new.get("net") if new else None,
+                         "difference": money_text(_net(new) - _net(old))}
+    return changes
 
 
 def ending(records: list[AuditRecord]) -> AuditRecord | None:
@@ -53,7 +84,8 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
     summary: dict = {
         "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
         "started": None, "ended": None, "status": "open", "hands": {}, "results": {}, "bets": {},
-        "settlement": None, "lines": {}, "corrections": [], "settlement_corrections": [],
+        "settlement": None, "lines": {}, "paid_settlement": None, "paid_lines": {}, "paid_difference": {},
+        "corrections": [], "settlement_corrections": [],
         "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None,
         "first_seq": rows[0].seq if rows else None,
         "last_seq": rows[-1].seq if rows else None,
@@ -107,12 +139,19 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         elif kind == AuditType.SETTLEMENT_LINE:
             summary["lines"][data["seat"]] = data
         elif kind == AuditType.SETTLEMENT_CORRECTED:
+            old_lines = {line["seat"]: line for line in data.get("old_lines", [])} or dict(summary["lines"])
+            if not summary["settlement_corrections"]:
+                # The first settlement is what was paid at the table: a correction recomputes
+                # the books, it moves no chips (the dealer pays or collects the difference).
+                summary["paid_lines"] = dict(summary["lines"]) or old_lines
+                summary["paid_settlement"] = summary["settlement"] or data.get("old")
             summary["settlement"] = data.get("new")
             summary["results"] = data.get("results", summary["results"])
             summary["lines"] = {line["seat"]: line for line in data.get("new_lines", [])} or summary["lines"]
-            summary["settlement_corrections"].append({"ts": record.ts, "actor": record.actor,
-                                                      "approved_by": data.get("approved_by"),
-                                                      "difference": data.get("difference", {})})
+            summary["settlement_corrections"].append({
+                "ts": record.ts, "actor": record.actor, "approved_by": data.get("approved_by"),
+                "requested_by": data.get("requested_by"), "reason": data.get("reason"),
+                "difference": data.get("difference", {}), "seats": _seat_changes(old_lines, summary["lines"])})
         elif kind == AuditType.ROUND_VOID:
             summary["status"] = "void"
             summary["void"] = {"ts": record.ts, "actor": record.actor, **data}
@@ -130,6 +169,13 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
             summary["recording_changed"].append({"ts": record.ts, "folder": data.get("folder"),
                                                  "changed_files": data.get("changed_files")})
     summary["hands"] = {seat: cards for seat, cards in hands.items() if cards}
+    if summary["settlement_corrections"]:
+        # As corrected minus paid at the table, per seat, from the player's side: what the
+        # dealer was told to pay (positive) or collect (negative) over all the corrections.
+        summary["paid_difference"] = {seat: change["difference"] for seat, change
+                                      in _seat_changes(summary["paid_lines"], summary["lines"]).items()}
+    else:
+        summary["paid_settlement"], summary["paid_lines"] = summary["settlement"], dict(summary["lines"])
     end = ending(rows)
     summary["ended"] = end.ts if end is not None else None
     summary["ended_seq"] = end.seq if end is not None else None
@@ -143,7 +189,9 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
     # person reads is the screen's and the page's to write, to the table's money unit).
     summary["players_net"] = money_text(sum(nets, Decimal(0))) if nets else None
     summary["staff"] = sorted(staff)
-    summary["corrected"] = bool(summary["corrections"])
+    # A card changed (a confirmation changes nothing), or a settlement recomputed.
+    summary["corrected"] = any(is_change(c) for c in summary["corrections"])
+    summary["confirmed"] = sum(not is_change(c) for c in summary["corrections"])
     summary["voided"] = summary["status"] == "void"
     return summary
 

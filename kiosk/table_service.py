@@ -494,7 +494,10 @@ class TableService:
         """Feed the tracker's view of one frame (tests and tools without a pipeline)."""
         if isinstance(hands, (list, tuple)):
             hands = {h.seat: h for h in hands}
-        return self.machine.observe(hands, frame_no, self.clock() if ts is None else ts)
+        with self._lock:
+            if self._stopped:       # the kiosk is stopping: nothing is logged after kiosk_stop
+                return []
+            return self.machine.observe(hands, frame_no, self.clock() if ts is None else ts)
 
     def on_pipeline_event(self, event: RoundEvent | Iterable[RoundEvent]) -> None:
         """Camera status from outside the round machine (tools and tests without a pipeline).
@@ -514,10 +517,12 @@ class TableService:
         with self._lock:
             if self._camera_turns.get(watch) == state:
                 return
+            # On the log first: a turn the log refused (disk full) is not taken as logged, so
+            # the camera's next report of it is logged then.
+            self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
             self._camera_turns[watch] = state
             if watch == "online":
                 self._camera = {"since": ev.ts, "reason": ev.data.get("reason", "")}
-            self.audit.append(AuditType(str(ev.kind)), "camera", {"frame_no": ev.frame_no, **ev.data}, ts=ev.ts)
             self._publish()
 
     def _on_machine_events(self, events: list[RoundEvent]) -> None:
@@ -715,6 +720,13 @@ class TableService:
     def can_take_bets(self) -> bool:
         return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.void)
 
+    def _check_running(self) -> None:
+        """Refuse an action once :meth:`stop` has run (checked under the lock, which ``stop``
+        holds while it writes ``kiosk_stop``): nothing may be done or logged after that record."""
+        if self._stopped:
+            raise TableError("the kiosk is stopping; nothing more can be done at this table until it is "
+                             "started again")
+
     def _check_bets_open(self) -> None:
         if not self.can_take_bets():
             raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
@@ -800,6 +812,7 @@ class TableService:
         slowest part of a busy dealer's round.  Each bet is checked as if typed; if one no
         longer fits the table (a seat or bet kind gone since), nothing is placed."""
         with self._lock:
+            self._check_running()
             self._check_bets_open()
             found = self._bets_to_repeat()
             if found is None:
@@ -809,12 +822,14 @@ class TableService:
             for seat, bet in bets.items():
                 self._check_seat(seat)
                 placed[seat] = self._new_bet(seat, bet.amount, bet.kind, bet.multiple)
-            self._pending.update(placed)
-            self.machine.set_active_seats(sorted(self._pending))
+            pending = {**self._pending, **placed}
+            # On the log first, then in memory: a bet the log refused (disk full) is not placed.
             self.audit.append(AuditType.BETS_PLACED, actor, {
                 "change": {"repeated_from": number, "seats": sorted(placed)},
-                **self._next_bets_record(),
+                **self._bets_record(pending, self._pending_bid or self.default_bid, self._pending_stack),
                 "for_round": self.machine.round_no + 1})
+            self._pending = pending
+            self.machine.set_active_seats(sorted(pending))
             self._publish()
             return dict(self._pending)
 
@@ -825,6 +840,7 @@ class TableService:
         loss, so choosing it after the cards are seen would be past-posting.
         """
         with self._lock:
+            self._check_running()
             if not self.grab:
                 raise TableError(f"preset {self.preset.name} takes no bank bids: its banker is chosen by "
                                  f"{self.preset.banker.selection.value}")
@@ -832,10 +848,11 @@ class TableService:
                 raise TableError(f"bids are closed: round {self.machine.round_no} is {self.machine.state}; "
                                  "the bank bid for the next round opens when this one is cleared")
             value = self._check_bid(bid)
-            self._pending_bid = value
+            # On the log first, then in memory: a bid the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
-                "change": {"banker_bid": value}, **self._next_bets_record(),
+                "change": {"banker_bid": value}, **self._bets_record(self._pending, value, self._pending_stack),
                 "for_round": self.machine.round_no + 1})
+            self._pending_bid = value
             self._publish()
             return value
 
@@ -863,18 +880,22 @@ class TableService:
         It closes with the stakes: the stack caps what the banker pays, so one entered
         after the cards are seen could be chosen to fit them."""
         with self._lock:
+            self._check_running()
             if not self.covered:
                 raise TableError(f"preset {self.preset.name} pays every win in full: the banker's stack is not "
                                  "entered at this table (banker.cover = 'unlimited')")
             if not self.can_take_bets():
                 raise TableError(f"the banker's stack is closed: round {self.machine.round_no} is "
                                  f"{self.machine.state}; enter it for the next round when this one is cleared")
-            self._pending_stack = self._check_stack(amount)
+            stack = self._check_stack(amount)
+            # On the log first, then in memory: a stack the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
-                "change": {"banker_stack": money(self._pending_stack) if self._pending_stack is not None else None},
-                **self._next_bets_record(), "for_round": self.machine.round_no + 1})
+                "change": {"banker_stack": money(stack) if stack is not None else None},
+                **self._bets_record(self._pending, self._pending_bid or self.default_bid, stack),
+                "for_round": self.machine.round_no + 1})
+            self._pending_stack = stack
             self._publish()
-            return self._pending_stack
+            return stack
 
     def set_bet(self, seat: str, amount: str | Decimal | None, kind: str | None, actor: str,
                 multiple: Any = None) -> dict[str, Bet]:
@@ -885,26 +906,40 @@ class TableService:
         multiple at a grab-the-banker table (empty: the lowest); other tables refuse one.
         """
         with self._lock:
+            self._check_running()
             self._check_seat(seat)
             self._check_bets_open()
             bet = self._new_bet(seat, amount, kind, multiple)
+            pending = dict(self._pending)
             if bet is None:
-                removed = self._pending.pop(seat, None)
+                removed = pending.pop(seat, None)
                 if removed is None:
-                    return dict(self._pending)
+                    return pending
                 change = {"seat": seat, "removed": True}
             else:
-                self._pending[seat] = bet
+                pending[seat] = bet
                 change = {"seat": seat, **bet_json(bet, self.grab)}
-            self.machine.set_active_seats(sorted(self._pending) if self._pending else None)
+            # On the log first, then in memory: a bet the log refused (disk full) is not placed.
             self.audit.append(AuditType.BETS_PLACED, actor, {
-                "change": change, **self._next_bets_record(),
+                "change": change,
+                **self._bets_record(pending, self._pending_bid or self.default_bid, self._pending_stack),
                 "for_round": self.machine.round_no + 1})
+            self._pending = pending
+            self.machine.set_active_seats(sorted(pending) if pending else None)
             self._publish()
-            return dict(self._pending)
+            return dict(pending)
 
-    def settle(self, actor: str) -> Settlement:
+    def settle(self, actor: str, round_no: int | None = None, basis: str | None = None) -> Settlement:
+        """``round_no`` and ``basis``: the round and what of it (:meth:`settle_basis`) the
+        dealer's screen showed when Settle was tapped.  A supervisor's correction on another
+        screen, or the next deal, may land between the tap and this call: the dealer then
+        confirmed money that is no longer what would be paid, and nothing is settled."""
         with self._lock:
+            self._check_running()
+            self.check_round(round_no, "settled")
+            if basis is not None and basis != self.settle_basis():
+                raise TableError(f"round {self.machine.round_no} changed since your screen showed it (a card or a "
+                                 "bet): nothing was settled; check the screen and settle again")
             if not self._round_bets:
                 raise TableError("no bets were placed for this round; there is nothing to settle "
                                  "(void the round, or clear the table)")
@@ -917,6 +952,21 @@ class TableService:
             except RoundError as exc:
                 raise TableError(str(exc)) from None
             return settlement
+
+    def settle_basis(self) -> str:
+        """A digest of what settling the current round pays on: its number, each seat's cards
+        and the bets, bid and stack.  The screen sends it back with Settle."""
+        with self._lock:
+            hands = {seat: list(hand.codes) for seat, hand in self.machine.hands.items()}
+            basis = [self.machine.round_no, hands, self._round_bets_record()]
+            return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def check_round(self, round_no: int | None, done: str) -> None:
+        """Refuse an action meant for round ``round_no`` (the one the screen showed) once the
+        table has moved on: a void typed for round 7 must not void round 8."""
+        if round_no is not None and round_no != self.machine.round_no:
+            raise TableError(f"your screen showed round {round_no}, and the table is now on round "
+                             f"{self.machine.round_no}: nothing was {done}; look at the screen again")
 
     def _missing_stack(self) -> str | None:
         if self.covered and self._round_stack is None:
@@ -942,6 +992,7 @@ class TableService:
         """Fix a card.  Before settlement the dealer may; after it, only with a supervisor's
         PIN and a reason, and the round's settlement is recomputed and both versions logged."""
         with self._lock:
+            self._check_running()
             reason = (reason or "").strip()
             target = self.machine.round_no if round_no is None else int(round_no)
             live = target == self.machine.round_no and self.machine.can_correct()
@@ -1046,16 +1097,34 @@ class TableService:
                 "old_lines": list(summary["lines"].values()), "difference": difference,
                 "hands": hands, "results": self._results_json(hands, preset), **common}, round_no, ts),
         ])
+        # What the dealer acts on is this correction's difference, not the recomputed line: the
+        # chips moved at Settle (and at any correction before this one) are already where they
+        # are.  Figures written to the table's money unit, for the screen and the toast only.
+        unit, paid = preset.commission_quantum, summary["paid_lines"]
+        adjust = {}
+        for line in new_lines:
+            change = Decimal(difference[line["seat"]])
+            before = paid.get(line["seat"]) or {}
+            adjust[line["seat"]] = {
+                "action": "pay" if change > 0 else "collect" if change < 0 else "none",
+                "amount": shown(abs(change), unit), "difference": shown(change, unit),
+                "paid_outcome": before.get("outcome"), "paid_net": shown(before.get("net"), unit),
+                "outcome": line["outcome"], "net": shown(line["net"], unit)}
         if round_no == self.machine.round_no:
             self._round_extra["hands"] = hands
-            self._round_extra["lines"] = {line["seat"]: line for line in new_lines}
+            self._round_extra["lines"] = {line["seat"]: {**line, "correction": adjust[line["seat"]]}
+                                          for line in new_lines}
             self._round_extra["settlement"] = settlement
         self._reload_history()
         self._publish()
-        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference}
+        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference,
+                "adjust": [{"seat": s, "action": a["action"], "amount": a["amount"]}
+                           for s, a in adjust.items() if a["action"] != "none"]}
 
-    def void(self, reason: str, approval: Approval) -> None:
+    def void(self, reason: str, approval: Approval, round_no: int | None = None) -> None:
         with self._lock:
+            self._check_running()
+            self.check_round(round_no, "voided")
             if not (reason or "").strip():
                 raise TableError("voiding a round needs a reason")
             self._round_extra["approver"] = approval.approved_by
@@ -1068,6 +1137,7 @@ class TableService:
 
     def clear(self, actor: str) -> None:
         with self._lock:
+            self._check_running()
             try:
                 self.machine.clear(self.clock(), actor=actor)
             except RoundError as exc:
@@ -1202,7 +1272,7 @@ class TableService:
                                                                       m.doubtful_cards),
                       "corrected": bool(self._round_extra.get("lines")),
                       "repeat_from": repeat[0] if repeat else None,
-                      "stale_cards": m.stale_cards},
+                      "stale_cards": m.stale_cards, "basis": self.settle_basis()},
             "seats": [s for s in seats if s["name"] in self.config.seat_names],
             "totals": totals,
             "history": [history_item(h, unit) for h in self._history],
@@ -1286,7 +1356,12 @@ def history_item(summary: dict, unit: Decimal = Decimal("0.01")) -> dict:
             "alerts": [a.get("message") for a in summary["alerts"]],
             "bets": {seat: shown_bet(bet, unit) for seat, bet in (summary["bets"] or {}).items()},
             "void": summary["void"], "interrupted": summary["interrupted"],
-            "banker_bid": (summary.get("settlement") or {}).get("banker_bid")}
+            "banker_bid": (summary.get("settlement") or {}).get("banker_bid"),
+            # A settlement corrected after it was paid: what was paid at the table, and per seat
+            # the difference to it (as corrected - paid, the player's side).
+            "paid_lines": {seat: shown_line(line, unit) for seat, line in summary["paid_lines"].items()}
+            if summary.get("settlement_corrections") else None,
+            "paid_difference": {seat: shown(d, unit) for seat, d in summary.get("paid_difference", {}).items()}}
 
 
 # Digits with at most one point; a comma only between groups of three (1,000.50).  Not what

@@ -34,6 +34,7 @@
   let correcting = null;   // {seat, code, round, settled}
   let chosen = null;       // the card picked in the 52-card grid
   let addingSeat = null;
+  let addingRound = null;
   let betSeat = null;
   let betKind = null;
   let betMultiple = 1;
@@ -134,13 +135,13 @@
     }
   }
 
-  function toast(message, kind) {
+  function toast(message, kind, ms) {
     let box = $("toast");
     if (!box) { box = el("div", "toast"); box.id = "toast"; box.setAttribute("role", "status"); document.body.appendChild(box); }
     box.textContent = message;
     box.className = "toast show " + (kind || "");
     clearTimeout(box._t);
-    box._t = setTimeout(() => { box.className = "toast"; }, kind === "bad" ? 9000 : 5000);
+    box._t = setTimeout(() => { box.className = "toast"; }, ms || (kind === "bad" ? 9000 : 5000));
   }
 
   // A dialog's error line; a PIN lockout's "wait N s" counts down rather than stand still.
@@ -369,6 +370,17 @@
     if (voided && seat.name !== "banker" && (line || seat.cards.length)) {
       const m = el("div", "money void");
       m.appendChild(el("span", "amount", "VOID · no money moves"));
+      box.appendChild(m);
+    } else if (line && line.correction && seat.line_final) {
+      // Corrected after it was paid: the chips already moved at Settle, so what the dealer does
+      // now is the correction's difference, never the recomputed line (that would pay twice).
+      const c = line.correction;
+      const m = el("div", "money " + c.action + " final corrected");
+      m.appendChild(el("span", "amount", c.action === "none" ? "NO CHANGE · correction"
+        : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
+      const was = (outcome, net) => (outcome ? outcome.toUpperCase() + " " : "")
+        + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
+      m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)));
       box.appendChild(m);
     } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
@@ -720,10 +732,21 @@
       reason: $("correct-reason").value, pin: $("correct-pin").value, round: correcting.round };
     return once($("correct-dialog"), button, async () => {
       try {
-        await post(urls.correct, body);
+        const answer = await post(urls.correct, body);
         $("correct-dialog").close();
         if ($("history-dialog").open) $("history-dialog").close();
-        toast("Correction recorded: " + seatTitle(body.seat) + " " + (body.old || "") + " → " + (newCode || "removed"), "ok");
+        const said = "Correction recorded: " + seatTitle(body.seat) + " " + (body.old || "") + " → " + (newCode || "removed");
+        const result = (answer && answer.result) || {};
+        if (result.settled) {
+          // A settled round's correction moves money the table already paid: say what to pay or collect.
+          const adjust = result.adjust || [];
+          toast(said + " · " + (adjust.length ? adjust.map((a) => a.action === "pay"
+            ? "PAY " + money(a.amount) + " to " + seatTitle(a.seat)
+            : "COLLECT " + money(a.amount) + " from " + seatTitle(a.seat)).join(" · ") : "no money to pay or collect"),
+          "ok", 15000);
+        } else {
+          toast(said, "ok");
+        }
       } catch (err) {
         showError($("correct-error"), failure(err, "Nothing was corrected", button.textContent.trim()));
         pinRefused(err, $("correct-pin"));
@@ -737,6 +760,7 @@
 
   function openAdd(seat) {
     addingSeat = seat;
+    addingRound = state.round.no;     // the card is for this round, not one dealt while the dialog is open
     $("add-title").textContent = "Add a missing card · " + seatTitle(seat);
     showError($("add-error"), "");
     const used = usedCodes(tableHands(), null, null);
@@ -749,7 +773,8 @@
     if (!g || g.disabled) return;
     once($("add-dialog"), g, async () => {
       try {
-        await post(urls.correct, { seat: addingSeat, old: null, new: g.dataset.code, reason: $("add-reason").value || "card added by dealer" });
+        await post(urls.correct, { seat: addingSeat, old: null, new: g.dataset.code, round: addingRound,
+          reason: $("add-reason").value || "card added by dealer" });
         $("add-dialog").close();
       } catch (err) { showError($("add-error"), failure(err, "No card was added", "the card")); }
     });
@@ -852,7 +877,9 @@
     });
   }
 
+  let voidingRound = null;
   $("void-btn").addEventListener("click", () => {
+    voidingRound = state.round.no;      // the void is for this round, whatever is dealt while the PIN is typed
     $("void-round").textContent = state.round.no;
     $("void-reason").value = "";
     $("void-pin").value = "";
@@ -863,7 +890,7 @@
     const button = e.currentTarget;
     once($("void-dialog"), button, async () => {
       try {
-        await post(urls.void, { reason: $("void-reason").value, pin: $("void-pin").value });
+        await post(urls.void, { reason: $("void-reason").value, pin: $("void-pin").value, round: voidingRound });
         $("void-dialog").close();
         toast("Round voided", "ok");
       } catch (err) {
@@ -880,7 +907,9 @@
     const button = e.currentTarget;
     if (button.disabled) return;
     once(actions, button, async () => {
-      try { await post(urls.settle); toast("Round " + state.round.no + " settled", "ok"); }
+      // the round and the cards and bets the dealer is looking at: settled only if they still stand
+      const shown = { round: state.round.no, basis: state.round.basis };
+      try { await post(urls.settle, shown); toast("Round " + shown.round + " settled", "ok"); }
       catch (err) { toast(failure(err, "Nothing was settled", "Confirm & settle"), "bad"); }
     });
   });
@@ -924,7 +953,10 @@
     h.alerts.forEach((a) => box.appendChild(el("p", "alert", "⚠ " + a)));
     const table = el("table", "detail");
     const head = el("tr");
-    ["Seat", "Cards", "Hand", "Bet", "Result", "Net"].forEach((t) => head.appendChild(el("th", null, t)));
+    // Corrected after it was paid: the result and net are as corrected, beside what was paid at the table.
+    const paid = h.paid_lines;
+    (paid ? ["Seat", "Cards", "Hand", "Bet", "Result", "Net as corrected", "Paid at the table", "Difference"]
+      : ["Seat", "Cards", "Hand", "Bet", "Result", "Net"]).forEach((t) => head.appendChild(el("th", null, t)));
     table.appendChild(head);
     Object.keys(h.hands).forEach((seat) => {
       const tr = el("tr");
@@ -949,6 +981,15 @@
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
       tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "")
         + (line.short ? " (short " + grouped(line.short) + " of " + grouped(line.owed) + ")" : "") : ""));
+      if (paid) {
+        const was = paid[seat];
+        tr.appendChild(el("td", was ? was.outcome : "", was ? was.outcome.toUpperCase() + " " + (Number(was.net) > 0 ? "+" : "") + grouped(was.net) : ""));
+        const d = (h.paid_difference || {})[seat];
+        const other = state.table.banking === "player" ? "the banker" : "the house";
+        tr.appendChild(el("td", "difference", d === undefined || Number(d) === 0 ? "" : Number(d) < 0
+          ? seatTitle(seat) + " owes " + other + " " + grouped(d.replace("-", ""))
+          : other + " owes " + seatTitle(seat) + " " + grouped(d)));
+      }
       table.appendChild(tr);
     });
     box.appendChild(table);

@@ -123,7 +123,8 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     driver.find_element(By.ID, "correct-submit").click()
     wait_text(driver, '.seat[data-seat="2"] .category', "Niu Niu")
     drawn(driver, service)
-    assert seat_box(driver, "2").find_element(By.CSS_SELECTOR, ".money .amount").text == "PAY 47.50 USD"
+    # 50.00 was collected at the table; it now wins 47.50: the dealer pays back both
+    assert seat_box(driver, "2").find_element(By.CSS_SELECTOR, ".money .amount").text == "PAY 97.50 USD · correction"
     # the multiple beside WIN is the one the money was computed with: an equal bet pays once,
     # whatever the hand would pay a double bet
     assert seat_box(driver, "2").find_elements(By.CSS_SELECTOR, ".verdict .mult") == []
