@@ -164,6 +164,7 @@ def void():
     data = _body()
     try:
         round_no = _round_of(data)
+        service().check_round(round_no, "voided")    # before the PIN: no approval of a void not made
         approval = _approval(data, f"void round {round_no or service().machine.round_no}")
         service().void(_text(data, "reason"), approval, round_no)
     except AuthError as exc:

@@ -228,10 +228,34 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
         facts.append(f"{len(records)} audit records of round {manifest.get('round')}, each hash recomputes")
     if camera and not any(p.startswith("camera") for p in problems):
         facts.append(f"{len(camera)} camera records bearing on the round, each hash recomputes")
+    warnings: list[str] = []
     if log is not None:
         _check_against_log(log, manifest, sha256(raw_manifest), records, problems, facts)
         _check_camera_against_log(log, camera, problems)
-    return EvidenceCheck(problems, facts)
+        warnings += _written_since(log, manifest, records)
+    return EvidenceCheck(problems, facts, warnings)
+
+
+NAMED_SINCE = 10    # a round corrected many times over: the first few records, then a count
+
+
+def _written_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> list[str]:
+    """The round's records the log took after this package was made: a correction or a void
+    since means the package no longer holds the round as it stands, though every file of it
+    still checks.  Exports and holds of the recording change nothing of the round."""
+    last = max((r.seq for r in records), default=None)
+    if last is None:
+        return []
+    later = [r for r in log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"),
+                                    after_seq=last)
+             if r.type not in (AuditType.EXPORTED, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)]
+    if not later:
+        return []
+    named = ", ".join(f"seq {r.seq} {r.type}" for r in later[:NAMED_SINCE])
+    more = f" and {len(later) - NAMED_SINCE} more" if len(later) > NAMED_SINCE else ""
+    return [f"round {manifest.get('round')} has {len(later)} record{'s' if len(later) > 1 else ''} written after "
+            f"this package ({named}{more}): it does not hold the round as the log has it now; export it again "
+            "for the round's current settlement"]
 
 
 def _records(package: zipfile.ZipFile, problems: list[str], name: str = "audit.json") -> list[AuditRecord]:

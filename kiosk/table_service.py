@@ -246,8 +246,9 @@ class TableService:
         self.machine = machine
         # Rounds are settled here: a table that only looks empty (the dealer's arm over the first
         # card, a camera back on a dark frame, a sweep before Settle) must not end one and drop
-        # its bets; it waits for Settle or a supervisor's void.
-        machine.hold_unsettled = True
+        # its bets; it waits for Settle or a supervisor's void.  A round with no bets (a stray
+        # card shown before any stake) has nothing to drop: the empty table ends it, as before.
+        machine.hold_unsettled = lambda: bool(self._round_bets)
         # One lock for the machine and the service: see the module docstring.
         self._lock: threading.RLock = getattr(machine, "lock", None) or threading.RLock()
         self._pending: dict[str, Bet] = {}

@@ -389,8 +389,12 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
     pipeline.machine.ignore_present(tuple(entry) for entry in meta.get("ignored_at_start", []))
-    # as the kiosk ran: one recorded before unsettled rounds were held ended them on an empty table
-    pipeline.machine.hold_unsettled = meta.get("unsettled") == "held"
+    # As the kiosk ran: one recorded before unsettled rounds were held ended them on an empty
+    # table, and a kiosk that holds them ends one with no bets (which a recording does not
+    # hold: the empty table's clear among its events says so).
+    ended_empty = any(e.kind == EventKind.round_cleared and not e.is_manual
+                      and e.data.get("previous_state") in ("dealing", "complete") for e in recorded)
+    pipeline.machine.hold_unsettled = meta.get("unsettled") == "held" and not ended_empty
     collector = RoundCollector(pipeline.machine)
     produced: list[RoundEvent] = []
     pipeline.machine.add_listener(produced.append)

@@ -182,11 +182,11 @@ class RoundMachine:
     """One table's rounds, one after another.  Thread-safe; see the module docstring."""
 
     def __init__(self, config: TableConfig, *, round_no: int = 0, listeners: Iterable[Listener] = (),
-                 hold_unsettled: bool = False) -> None:
+                 hold_unsettled: bool | Callable[[], bool] = False) -> None:
         self.config = config
-        # True wherever rounds are settled (the kiosk's TableService sets it).  Where nobody
-        # settles (a replay of a frame folder, a benchmark) an empty table is the one sign
-        # that a round ended.
+        # True (or a question asked at each empty frame) wherever rounds are settled: the
+        # kiosk's TableService holds a round that has bets.  Where nobody settles (a replay of
+        # a frame folder, a benchmark) an empty table is the one sign that a round ended.
         self.hold_unsettled = hold_unsettled
         self.state = RoundState.idle
         self.round_no = round_no
@@ -429,7 +429,8 @@ class RoundMachine:
             # like an empty table, and clearing then threw the round's bets away with it.  The
             # round stays on record (each card gone raised its alert) until it is settled as
             # dealt or a supervisor voids it; cards seen again rejoin their entries.
-            if not current and not self.hold_unsettled:
+            hold = self.hold_unsettled() if callable(self.hold_unsettled) else self.hold_unsettled
+            if not current and not hold:
                 self._clear(events, frame_no, ts, manual=False)
             return self._publish(events)
 

@@ -148,8 +148,13 @@ class Track:
         """One frame's reading: a vote in the window, and, until the card is decided and
         ``recheck_s`` after, evidence."""
         self.votes.append((card, conf))
-        if self.accepted is None or ts - self.accepted_ts <= recheck_s:
+        if self.accepted is None or self.rechecking(ts, recheck_s):
             self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
+
+    def rechecking(self, ts: float, recheck_s: float) -> bool:
+        """Whether a sighting at ``ts`` is within ``recheck_s`` after acceptance: never where
+        there is no recheck (0: rules before 4), nor on a clock that stood still or went back."""
+        return recheck_s > 0 and self.accepted_ts is not None and 0 < ts - self.accepted_ts <= recheck_s
 
     def recheck(self) -> None:
         """Mark the accepted card doubtful if the evidence since names another."""
@@ -270,7 +275,7 @@ class SeatTracker:
                 track.see(det.card, float(det.conf), th.conf, ts, th.recheck_s)
                 track.box = det.box
                 track.last_seen_frame, track.last_seen_ts = frame_no, ts
-                if track.accepted is not None and ts - track.accepted_ts <= th.recheck_s:
+                if track.accepted is not None and track.rechecking(ts, th.recheck_s):
                     track.recheck()
             while len(track.votes) > th.n:
                 track.votes.popleft()

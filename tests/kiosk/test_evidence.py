@@ -503,3 +503,26 @@ def test_a_log_record_edited_in_place_is_not_vouched_for(package, audit, tmp_pat
     assert result.problems == [f"the log's record seq {seq} no longer matches its hash: the log was edited; the "
                                "package holds the record as written"]
     assert not any("each audit record is the one the log holds" in f for f in result.facts)
+
+
+def test_a_package_made_before_a_later_correction_is_said_to_be_out_of_date(package, service, audit, runner,
+                                                                            tmp_path):
+    """QA48 dispute H2: every file still checks, so six "ok" lines and exit 0 told the officer
+    holding it nothing of the settlement corrected since."""
+    from kiosk.table_service import Approval
+
+    data, _ = package
+    path = tmp_path / "evidence.zip"
+    path.write_bytes(data)
+    assert check_evidence(path, audit).warnings == []
+    service.correct("1", "2S", "9S", "dealer1", "player disputes: a nine", Approval("dealer1", "super1"),
+                    round_no=2)
+    later = [r for r in audit.records() if r.round_no == 2 and r.type in ("card_corrected", "settlement_corrected")
+             and r.data.get("after_settlement", r.type == "settlement_corrected")]
+    result = check_evidence(path, audit)
+    assert result.ok and result.warnings == [
+        f"round 2 has 2 records written after this package (seq {later[0].seq} card_corrected, seq "
+        f"{later[1].seq} settlement_corrected): it does not hold the round as the log has it now; export it again "
+        "for the round's current settlement"]
+    code, out, err = runner(["audit", "check-evidence", str(path), "--data-dir", str(Path(audit.path).parent)])
+    assert code != 0 and "WARNING: round 2 has 2 records written after this package" in out + err

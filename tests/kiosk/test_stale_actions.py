@@ -83,3 +83,10 @@ def test_a_round_number_that_is_no_number_is_refused(dealer, service):
     service.observe([hand("banker", BANKER), hand("1", NIU_NIU)], 1)
     for bad in ("²", "1.0", True, "9" * 40):
         assert "is not a round number" in dealer.post("/dealer/api/settle", {"round": bad}, status=409)["error"]
+
+
+def test_a_void_for_a_round_that_ended_is_refused_before_any_pin_is_checked(dealer, service, audit):
+    next_round_dealt(dealer, service)
+    refused = dealer.post("/dealer/api/void", {"reason": "misdeal", "pin": "4321", "round": 1}, status=409)
+    assert "nothing was voided" in refused["error"]
+    assert not [r for r in audit.records() if r.type == AuditType.PIN_ACCEPTED]     # no approval of nothing

@@ -77,3 +77,14 @@ def test_a_burn_card_shown_on_a_seat_is_named_in_the_blocker_as_the_card_to_remo
     service.correct("banker", "7C", None, "dealer1", "burn card")
     state = dealer.state()
     assert state["round"]["can_settle"] and seat(state, "1")["bet"]["amount"] == "100.00"
+
+
+def test_a_card_shown_before_any_bet_ends_with_the_empty_table_and_bets_open_again(dealer, service, audit):
+    """Review2 H1: holding every unsettled round held this one too, and only a void could end it."""
+    service.observe([hand("1", "7C")], 1)                # a stray card in a seat's zone, no stake yet
+    service.observe([], 2)
+    state = dealer.state()
+    assert state["round"]["state"] == "cleared" and state["round"]["bets_open"]
+    bets(dealer)
+    full_deal(service, 3)
+    assert dealer.state()["round"]["no"] == 2 and dealer.state()["round"]["can_settle"]

@@ -145,6 +145,21 @@ def test_a_replay_that_differs_says_when_the_tracker_rules_changed_since_recordi
     assert f"recorded with tracker rules {TRACKER_VERSION + 1}, replayed with {TRACKER_VERSION}" in text
 
 
+def test_a_kiosk_round_with_no_bets_ended_by_the_empty_table_replays_as_it_ran(tmp_path):
+    """The kiosk holds only a round with bets; a recording does not hold the bets, so the
+    replay reads the live machine's choice from the empty table's clear among its events."""
+    detector = ScriptedDetector(dealing(ROUND_A))
+    pipeline = TablePipeline(CONFIG, None, detector, data_dir=tmp_path)
+    pipeline.machine.hold_unsettled = lambda: False          # the kiosk's rule, at a round with no bets
+    for i in range(len(detector.script)):
+        pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
+    assert pipeline.machine.state == RoundState.cleared
+    [folder] = find_recordings(tmp_path)
+    assert json.loads((folder / "meta.json").read_text())["unsettled"] == "held"
+    [result] = replay(folder)
+    assert result["matches_recording"] is True, result["differences"]
+
+
 def test_a_recording_made_before_accept_after_s_replays_under_the_rules_it_ran_under(tmp_path):
     """Tracker 3 accepted a card on its k-th sighting: a replay under today's wait would
     accept later, and call an honest recording DIFFERS."""

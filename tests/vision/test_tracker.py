@@ -232,3 +232,14 @@ def test_the_next_card_over_its_index_long_after_acceptance_raises_no_doubt():
         feed(det("10D", 100, 200, conf=0.9))
     hand = tracker.hands()["1"]
     assert hand.codes == ("QD",) and hand.needs_confirmation == (False,) and hand.rereads == (None,)
+
+
+def test_no_recheck_under_the_old_rules_or_on_a_clock_that_stood_still():
+    """Review2: a replay with recheck_s 0 (rules 3), or two frames of one time stamp, raised
+    re-reads the live round never had."""
+    for recheck_s, times in ((0.0, [0.1 * i for i in range(1, 9)]), (1.5, [0.3, 0.4, 0.5] + [0.5] * 5)):
+        tracker = make_tracker(accept_after_s=0.0, recheck_s=recheck_s)
+        for frame_no, (ts, code) in enumerate(zip(times, ["7H"] * 3 + ["7D"] * 5), 1):
+            tracker.update([det(code, 100, 200)], frame_no, ts, SIZE)
+        hand = tracker.hands()["1"]
+        assert hand.codes == ("7H",) and hand.rereads == (None,), recheck_s
