@@ -1101,7 +1101,9 @@ class TableService:
         # What the dealer acts on is this correction's difference, not the recomputed line: the
         # chips moved at Settle (and at any correction before this one) are already where they
         # are.  Figures written to the table's money unit, for the screen and the toast only.
-        unit, paid = preset.commission_quantum, summary["paid_lines"]
+        # "paid": what stood before this correction (Settle's lines, as corrected since), which
+        # the difference is taken from, so the line's "paid X · now Y" adds up to its PAY/COLLECT
+        unit, paid = preset.commission_quantum, summary["lines"]
         adjust = {}
         for line in new_lines:
             change = Decimal(difference[line["seat"]])

@@ -101,8 +101,11 @@ def test_the_dealer_is_told_the_difference_to_pay_or_collect(dealer, service, au
     assert body["result"]["adjust"] == [{"seat": "1", "action": "collect", "amount": "95.00"}]
     one = seat(body["state"], "1")["line"]["correction"]
     assert (one["action"], one["amount"], one["paid_net"], one["net"]) == ("collect", "95.00", "285.00", "190.00")
-    # this correction moved nothing at seat 2: its 97.50 was the first correction's to pay
-    assert seat(body["state"], "2")["line"]["correction"]["action"] == "none"
+    # this correction moved nothing at seat 2: its 97.50 was the first correction's to pay, and
+    # what stood before this one is what the first correction made it (review2 L3: the line
+    # said "paid LOSE -50.00" beside NO CHANGE, the figure of Settle, not of the last correction)
+    two = seat(body["state"], "2")["line"]["correction"]
+    assert (two["action"], two["paid_outcome"], two["paid_net"], two["net"]) == ("none", "win", "47.50", "47.50")
     # the screen's view is the screen's: the log's records are as they were written
     for record in audit.records(types=(AuditType.SETTLEMENT_CORRECTED,)):
         assert all("correction" not in line for line in record.data["new_lines"])
