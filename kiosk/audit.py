@@ -22,10 +22,11 @@ import csv
 import hashlib
 import io
 import json
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass, replace
-from datetime import datetime, time, timedelta, timezone, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -156,23 +157,28 @@ def _log_text(moment: datetime) -> str:
 EARLIEST_YEAR = 2000    # no table's log starts earlier: an older year is a typo (0202 for 2026)
 
 
-def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timezone.utc) -> str:
+def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timezone.utc,
+               day: date | None = None) -> str:
     """Turn a user's ``2024-05-01`` or ``2024-05-01T12:30`` (in ``zone`` unless an offset is
     given) into the log's text form (UTC), so range filters compare like with like.
 
     ``end``: the time closes the range.  A bare date means the whole of that day —
     ``--from 2024-05-01 --to 2024-05-01`` is one day, not the instant of midnight; a time of
     day is the first instant *after* the range, so that one shift's ``--to 14:00`` and the
-    next one's ``--from 14:00`` never both hold a record stamped 14:00:00.000000."""
+    next one's ``--from 14:00`` never both hold a record stamped 14:00:00.000000.
+
+    Also as people say a time: a one-digit hour (``2024-05-01T6:24``) and a 12-hour time
+    (``2024-05-01 10:40 pm``); and, where ``day`` is given, a time alone (``22:40``,
+    ``10:40 pm``) on that day.  Each is tried only after the ISO forms, so nothing those read
+    changes meaning; without ``day`` a time alone is refused, as before."""
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        whole_day = "T" not in text and " " not in text.strip()
     except ValueError:
-        raise AuditError(f"{where} {text!r} is not a date or time; write it like 2024-05-01 or "
-                         f"2024-05-01T18:30 ({getattr(zone, 'key', 'UTC')}) or 2024-05-01T18:30+08:00") from None
+        moment, whole_day = _spoken_time(text, where=where, zone=zone, day=day), False
     if moment.year < EARLIEST_YEAR:
         raise AuditError(f"{where} {text!r}: the year {moment.year} is before any audit log began; "
                          f"check the year (like {datetime.now().year})")
-    whole_day = "T" not in text and " " not in text.strip()
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
         if not whole_day:     # a typed time; a bare date's midnight is taken as it falls
@@ -181,6 +187,62 @@ def parse_time(text: str, *, where: str, end: bool = False, zone: tzinfo = timez
         return _log_text(_closing(moment, whole_day) if end else moment.astimezone(timezone.utc))
     except OverflowError:          # 9999-12-31T23:00-08:00 lies past year 9999 in UTC
         raise AuditError(f"{where} {text!r} is past the last time the log can write; check the year") from None
+
+
+# A time as people type it: an optional date, a one- or two-digit hour, minutes unless am/pm
+# is given, optional seconds, am/pm (10:40 pm, 10:40pm, 10:40 p.m., 10 pm), an optional offset.
+_SPOKEN = re.compile(r"(?:(?P<date>\d{4}-\d{2}-\d{2})(?:T|\s+))?(?P<hour>\d{1,2})"
+                     r"(?::(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?"
+                     r"(?:\s*(?P<half>[ap])\.?\s?m\.?)?(?P<offset>Z|[+-]\d{2}:\d{2})?", re.IGNORECASE)
+
+
+def _spoken_time(text: str, *, where: str, zone: tzinfo, day: date | None) -> datetime:
+    """:func:`parse_time`'s forms beyond ISO, as a datetime (naive unless an offset is typed)."""
+    name = getattr(zone, "key", "UTC")
+    alone = " (or a time alone, 22:40 or 10:40 pm, on the day the other end gives or else today)" if day else ""
+    unread = AuditError(f"{where} {text!r} is not a date or time; write it like 2024-05-01 or "
+                        f"2024-05-01T18:30 ({name}) or 2024-05-01T18:30+08:00{alone}")
+    found = _SPOKEN.fullmatch(text.strip())
+    if found is None or (found["minute"] is None and found["half"] is None):
+        raise unread
+    hour, minute, second = int(found["hour"]), int(found["minute"] or 0), int(found["second"] or 0)
+    if found["half"]:
+        if not 1 <= hour <= 12:
+            raise AuditError(f"{where} {text!r} is not a time: with am/pm the hour is 1 to 12 "
+                             f"(12:30 am is half past midnight); for a 24-hour time leave out am/pm")
+        hour = hour % 12 + (12 if found["half"].lower() == "p" else 0)
+    if found["date"] is None and day is None:
+        raise AuditError(f"{where} {text!r} is a time with no date; write the date too, like "
+                         f"{datetime.now(zone).date().isoformat()}T{hour:02d}:{minute:02d}")
+    try:
+        on = date.fromisoformat(found["date"]) if found["date"] else day
+        moment = datetime.combine(on, time(hour, minute, second))
+        if found["offset"]:
+            moment = datetime.fromisoformat(moment.isoformat() + found["offset"].upper().replace("Z", "+00:00"))
+    except ValueError:
+        raise unread from None
+    return moment
+
+
+def around_period(text: str, minutes: int, *, where: str, zone: tzinfo = timezone.utc,
+                  day: date | None = None) -> tuple[str, str]:
+    """``around ± minutes`` as a period in the log's text form: ``text`` read as a ``from`` is
+    read by :func:`parse_time` (a skipped or repeated local time refused the same way)."""
+    centre = log_moment(parse_time(text, where=where, zone=zone, day=day))
+    try:
+        return _log_text(centre - timedelta(minutes=minutes)), _log_text(centre + timedelta(minutes=minutes))
+    except (OverflowError, ValueError):
+        raise AuditError(f"{where} {text!r} ± {minutes} min lies past the times the log can write; "
+                         "check the year") from None
+
+
+def typed_day(text: str | None) -> date | None:
+    """The date a typed time begins with (``2024-05-01`` of ``2024-05-01T18:30``), if any."""
+    found = re.match(r"\s*(\d{4}-\d{2}-\d{2})", text or "")
+    try:
+        return date.fromisoformat(found[1]) if found else None
+    except ValueError:
+        return None
 
 
 def _closing(moment: datetime, whole_day: bool) -> datetime:
@@ -229,11 +291,13 @@ def _offset_text(offset: timedelta | None) -> str:
 
 
 def parse_period(since: str | None, until: str | None, *, zone: tzinfo = timezone.utc,
-                 names: tuple[str, str] = ("--from", "--to")) -> tuple[str | None, str | None]:
+                 names: tuple[str, str] = ("--from", "--to"),
+                 days: tuple[date | None, date | None] = (None, None)) -> tuple[str | None, str | None]:
     """A typed range in the log's text form (either end may be open); a reversed range is a
-    typo, not an empty answer.  ``names`` say where the two came from, for the errors."""
-    start = parse_time(since, where=names[0], zone=zone) if since else None
-    end = parse_time(until, where=names[1], end=True, zone=zone) if until else None
+    typo, not an empty answer.  ``names`` say where the two came from, for the errors;
+    ``days``, the day a time typed alone at each end is on (none: a time alone is refused)."""
+    start = parse_time(since, where=names[0], zone=zone, day=days[0]) if since else None
+    end = parse_time(until, where=names[1], end=True, zone=zone, day=days[1]) if until else None
     if start and end and end < start:
         raise AuditError(f"{names[1]} {until} is before {names[0]} {since}; swap them")
     return start, end

@@ -8,17 +8,19 @@ disputed round's key frames outlive the retention that would delete them
 
 from __future__ import annotations
 
-from datetime import tzinfo
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 import cv2
 import numpy as np
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
-from kiosk.audit import AuditError, AuditType, local_text, parse_period, parse_time
+from kiosk.audit import (AuditError, AuditType, around_period, local_text, log_moment, parse_period, parse_time,
+                         typed_day)
 from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
-from kiosk.rounds import banking_of, camera_during, house_net_of, load_round, matches, round_numbers
+from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_of, load_round, matches,
+                          round_numbers)
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
@@ -61,6 +63,40 @@ def _time_range() -> tuple[str | None, str | None, str | None]:
         return None, None, str(exc)
 
 
+AROUND_MINUTES = 15       # the round list's "around ± minutes" unless another is typed
+AROUND_MOST = 720         # half a day either side: wider is a From/To
+
+
+def _round_period() -> tuple[str | None, str | None, str | None]:
+    """The round list's period, ``(from, to, error)``: From/To as the other pages read them,
+    and besides a time alone (``22:40``, ``10:40 pm``) on the day the other end gives, or
+    else today in the table's zone; or Around a local time ± minutes (``within``)."""
+    zone = _zone()
+    since, until = request.args.get("from", "").strip(), request.args.get("to", "").strip()
+    around = request.args.get("around", "").strip()
+    today = datetime.now(zone).date()
+    try:
+        if around:
+            if since or until:
+                return None, None, "Around sets the period itself: clear From and To, or clear Around"
+            within = request.args.get("within", "").strip() or str(AROUND_MINUTES)
+            if not (within.isascii() and within.isdigit() and 1 <= int(within) <= AROUND_MOST):
+                return None, None, (f"± {within!r} is not a number of minutes from 1 to {AROUND_MOST}; "
+                                    f"leave it empty for {AROUND_MINUTES}")
+            return (*around_period(around, int(within), where="'around'", zone=zone, day=today), None)
+        return (*parse_period(since, until, zone=zone, names=("'from'", "'to'"),
+                              days=(typed_day(until) or today, typed_day(since) or today)), None)
+    except AuditError as exc:
+        return None, None, str(exc)
+
+
+def _export_period(since: str | None, until: str | None) -> dict[str, str]:
+    """The round list's period as the export reads it back (UTC, the ``to`` the first instant
+    after), so its export links hold the same records for a time alone or an Around."""
+    after = (log_moment(until) + timedelta(microseconds=1)).isoformat() if until else ""
+    return {"from": log_moment(since).isoformat() if since else "", "to": after}
+
+
 def _flag(name: str) -> bool:
     return request.args.get(name) in ("1", "on", "true", "yes")
 
@@ -86,7 +122,8 @@ def rounds():
               (f" (its rounds are numbered 1 to {newest[0]})" if newest and digits else
                "; type the round's number, like 7"), "error")
         return redirect(url_for("review.rounds"))
-    since, until, error = _time_range()
+    since, until, error = _round_period()
+    refused = error is not None      # a period not read lists no rounds, not every round
     seat = request.args.get("seat", "").strip() or None
     category = request.args.get("category", "").strip() or None
     if category and category not in {c.value for c in Category}:
@@ -94,14 +131,24 @@ def rounds():
     flags = {name: _flag(name) for name in ("corrected", "voided", "alerts", "changed")}
     camera_only = _flag("camera")       # rounds played under a camera fault (kiosk.rounds.camera_during)
     staff = request.args.get("staff", "").strip() or None
+    approver = request.args.get("approver", "").strip() or None
     before = request.args.get("before", type=int)
     found, last_scanned, scanned = [], None, 0
-    for number in round_numbers(audit(), table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
-                                before=before):
+    if refused:
+        numbers: list[int] = []
+    elif approver:
+        # Approved in the period: a round of an earlier shift corrected in this one is this one's.
+        numbers = audit().round_numbers(table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
+                                        before=before, types=APPROVAL_TYPES)
+    else:
+        numbers = round_numbers(audit(), table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
+                                before=before)
+    for number in numbers:
         scanned += 1
         last_scanned = number
         summary = load_round(audit(), number, table_id=table_id)
-        if summary and matches(summary, seat=seat, category=category, staff=staff, **flags):
+        if summary and matches(summary, seat=seat, category=category, staff=staff, approved_by=approver,
+                               since=since, until=until, **flags):
             # Four indexed queries a round, so only for the rounds shown (or asked for).
             summary["camera"] = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
             if camera_only and not summary["camera"]:
@@ -114,7 +161,9 @@ def rounds():
     next_url = url_for("review.rounds", before=last_scanned, **args) if more else None
     return render_template("review/rounds.html", rounds=found, error=error, args=request.args,
                            categories=[c for c in Category], seats=service().config.player_seats,
-                           next_url=next_url)
+                           next_url=next_url, refused=refused,
+                           export_period=_export_period(since, until) if not refused else
+                           {"from": request.args.get("from", ""), "to": request.args.get("to", "")})
 
 
 def _recordings_root() -> Path:

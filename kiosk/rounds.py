@@ -232,13 +232,31 @@ def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,
     return fold_round(records) if records else None
 
 
+# What a supervisor approves on a round: a card changed, a settlement recomputed, a void.
+APPROVAL_TYPES = (AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_VOID)
+
+
+def approvals(summary: dict, approver: str, *, since: str | None = None, until: str | None = None) -> list[dict]:
+    """The corrections and void of a round that ``approver`` (a username, any case) approved
+    between ``since`` and ``until``; a confirmed card (nothing changed) is no correction."""
+    who = approver.strip().casefold()
+    done = ([c for c in summary.get("corrections", ()) if is_change(c)]
+            + list(summary.get("settlement_corrections", ())) + ([summary["void"]] if summary.get("void") else []))
+    return [d for d in done if isinstance(d.get("approved_by"), str) and d["approved_by"].casefold() == who
+            and (since is None or d["ts"] >= since) and (until is None or d["ts"] <= until)]
+
+
 def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
             corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None,
-            changed: bool = False) -> bool:
+            changed: bool = False, approved_by: str | None = None, since: str | None = None,
+            until: str | None = None) -> bool:
     """The surveillance filters; each one narrows, none set means every round.  ``staff``: a
     person who placed bets, settled, corrected, approved or voided in the round (what an
-    investigation of one dealer or supervisor starts from)."""
+    investigation of one dealer or supervisor starts from).  ``approved_by``: a supervisor
+    who approved a correction or void of the round, approved between ``since`` and ``until``."""
     if staff and staff not in summary.get("staff", ()):
+        return False
+    if approved_by and not approvals(summary, approved_by, since=since, until=until):
         return False
     if seat and seat not in summary["hands"] and seat not in summary["bets"]:
         return False
