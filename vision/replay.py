@@ -23,6 +23,8 @@ Output, one dict per round, oldest first::
      "recording": path, "matches_recording": true, "differences": [],
      "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
+     "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
+             "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
      "redetect": {"model", "frames", "differences": [...]}}   # with redetect=True
 
 A replay that matches says the recording is consistent with itself, not that it is the one the
@@ -154,7 +156,44 @@ class SealBook:
             return summary
         changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
         summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "log": str(log_dir)}
+        self._add_log(log_dir, seal.table_id, seal.seq, summary)
         return summary
+
+    def _add_log(self, log_dir: Path, table_id: str, sealed_seq: int, summary: dict) -> None:
+        """The round as the log has it now, where people corrected it after its recording was
+        sealed: the replay shows the recording (what the camera saw and the table settled), and
+        without this a corrected round's replay would contradict the review page unexplained."""
+        from kiosk.audit import AuditError, AuditLog, AuditType
+        from kiosk.rounds import is_change, load_round
+
+        round_no = summary.get("round")
+        if not isinstance(round_no, int):
+            return
+        try:
+            log = AuditLog.in_dir(log_dir, read_only=True)
+        except AuditError:
+            return      # the seal's own read already said why the log cannot be read
+        try:
+            later = [r for r in log.records(round_no=round_no, table_id=table_id, after_seq=sealed_seq,
+                                            types=[AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED])]
+            corrections = [r for r in later if r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data)]
+            now = load_round(log, round_no, table_id=table_id) if corrections else None
+        finally:
+            log.close()
+        if not corrections or now is None:
+            return
+        summary["log"] = {
+            "corrections_after_recording": [
+                {"seq": r.seq, "ts": r.ts, "type": r.type, "actor": r.actor,
+                 **{k: r.data.get(k) for k in ("seat", "old", "new", "action", "approved_by", "requested_by",
+                                               "reason", "difference") if k in r.data}}
+                for r in corrections],
+            "status": now.get("status"),
+            "hands": now.get("hands", {}),
+            "lines": {seat: {"outcome": line.get("outcome"), "net": line.get("net")}
+                      for seat, line in (now.get("lines") or {}).items()},
+            "settlement": now.get("settlement"),
+        }
 
     def _seals(self, log_dir: Path) -> dict[tuple[str, str], Any] | str:
         """``(table, folder)`` -> its latest seal, or why the log cannot be read."""
@@ -594,6 +633,8 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
             lines.append(f"  WARNING: {warning}")
         if "seal" in r:
             lines.append(f"  {seal_line(r['seal'])}")
+        if r.get("log"):
+            lines += [f"  {line}" for line in log_lines(r)]
         if "redetect" in r:
             red = r["redetect"]
             lines.append(f"  re-detected {red['frames']} key frame(s) with {red['model']}: "
@@ -615,6 +656,31 @@ def seal_line(seal: dict) -> str:
     shown = "; ".join(seal["changes"][:5]) + (f"; and {len(seal['changes']) - 5} more" if len(seal["changes"]) > 5
                                                   else "")
     return f"seal: the recording is NOT AS SEALED in the audit log (seq {seal['seq']}): {shown}"
+
+
+def log_lines(r: dict) -> list[str]:
+    """The round as the audit log has it now, beside the replay of its recording: the
+    corrections made after the recording was sealed, and the hands and settlement they left."""
+    log = r["log"]
+    fixes = log["corrections_after_recording"]
+    said = []
+    for c in fixes:
+        what = (f"seat {c.get('seat')} {c.get('old') or '-'} -> {c.get('new') or '-'}"
+                if c["type"] == "card_corrected" else "settlement recomputed")
+        why = f"approved by {c['approved_by']}" if c.get("approved_by") else f"by {c.get('actor')}"
+        said.append(f"seq {c['seq']} {c['type']} {what}, {why}: {c.get('reason') or 'no reason given'}")
+    out = [f"log: {len(fixes)} correction(s) after the recording ({'; '.join(said)})"]
+    hands = {seat: cards for seat, cards in log.get("hands", {}).items() if cards != r.get("seats", {}).get(seat)}
+    if hands:
+        out.append("hands as corrected: " + "; ".join(
+            f"{'banker' if s == 'banker' else 'seat ' + s} {' '.join(c)}" for s, c in hands.items()))
+    if log.get("lines"):
+        out.append("settled as corrected: " + ", ".join(
+            f"seat {seat} {str(line.get('outcome') or '').upper()} {line.get('net')}"
+            for seat, line in sorted(log["lines"].items(), key=lambda kv: (len(kv[0]), kv[0]))))
+    out.append("the replay above is the recording as the table dealt and settled it; the log's corrections "
+               "came later, so the replay matching the recording does not contradict them")
+    return out
 
 
 def _tracker_note(r: dict) -> list[str]:
