@@ -55,8 +55,9 @@ camera turn (``camera_offline``/``camera_online``, ``camera_mirrored``/``camera_
 ``camera_moved``/``camera_move_cleared``) while the round was open (kept, not compared).
 What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`.
 
-``frames/``: a key frame at every frame where a card was accepted and where the round
-became complete, as the camera delivered it (no overlay).
+``frames/``: a key frame at every frame where a card was accepted or removed, where the round
+became complete, and where it was settled, voided or cleared (for a person's action, the frame
+on screen when they acted, the one the event names), as the camera delivered it (no overlay).
 
 Every line is flushed as it is written, so a crash loses at most the line being written;
 a disk error stops this round's recording (reported in the pipeline status), never the
@@ -99,7 +100,11 @@ DETECTIONS = "detections.jsonl"
 EVENTS = "events.jsonl"
 FRAMES = "frames"
 HOLD = "hold.json"       # surveillance's hold on a finished recording (vision.retention), not sealed
-_KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.round_complete)
+# A key frame where the camera saw something happen, and where a person acted (the frame on
+# screen when they did: the latest one processed, which the action names): a card's removal,
+# the settlement, a void and the sweep or manual clear are what a dispute asks to see.
+_KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.card_removed, EventKind.round_complete,
+                    EventKind.round_settled, EventKind.round_void, EventKind.round_cleared)
 
 
 def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],

@@ -188,9 +188,16 @@ def test_recording_layout_meta_and_key_frames(tmp_path):
     assert meta["state"] == "cleared" and meta["outcome"] == "settled" and meta["interrupted"] is False
     assert meta["started"] == events[0].ts and meta["ended"] == events[-1].ts
     assert meta["frame_size"] == [WIDTH, HEIGHT]
-    key_frames = {e.frame_no for e in events if e.kind in (EventKind.card_accepted, EventKind.round_complete)}
+    # a frame where a card was accepted or removed, the round completed, was settled or cleared:
+    # what a dispute asks to see (QA48 dispute M2: none at the settlement or the sweep)
+    kinds = (EventKind.card_accepted, EventKind.card_removed, EventKind.round_complete, EventKind.round_settled,
+             EventKind.round_void, EventKind.round_cleared)
+    key_frames = {e.frame_no for e in events if e.kind in kinds and e.round_no == 1}
     stored = {int(p.stem) for p in (folder / "frames").glob("*.jpg")}
-    assert stored == key_frames and len(stored) == 15
+    assert stored == key_frames and len(stored) == 16
+    swept = next(e.frame_no for e in events if e.kind == EventKind.round_cleared)
+    settled = next(e.frame_no for e in events if e.kind == EventKind.round_settled)
+    assert {swept, settled} <= stored
     some = cv2.imread(str(folder / "frames" / f"{min(stored):08d}.jpg"))
     assert decode_index(some) == min(stored)  # the key frame is the frame the card was accepted on
     lines = read_jsonl(folder / "detections.jsonl")
@@ -282,7 +289,7 @@ def test_redetect_lists_where_the_model_now_reads_differently(tmp_path):
     run_live(script, tmp_path, settle_when_complete)
     [folder] = find_recordings(tmp_path)
     [same] = replay(folder, redetect=True, detector=ScriptedDetector(script))
-    assert same["redetect"]["frames"] == 15 and same["redetect"]["differences"] == []
+    assert same["redetect"]["frames"] == 16 and same["redetect"]["differences"] == []
     [changed] = replay(folder, redetect=True, detector=ScriptedDetector(script, misread={"QH": "QD"}))
     diffs = changed["redetect"]["differences"]
     assert diffs and all(d["seat"] == "1" and d["recorded_only"] == ["QH"] and d["redetected_only"] == ["QD"]
