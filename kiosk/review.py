@@ -174,6 +174,30 @@ def _recording_dir(round_no: int) -> Path | None:
     return round_folder(_recordings_root(), round_no)
 
 
+# What a key frame shows, from the records that name its frame (QA48 dispute M2: each was only
+# "frame 154", and the officer read frame numbers out of the timeline's JSON to find Settle).
+_FRAME_WORDS = {AuditType.CARD_ACCEPTED: "{card} read on {seat}", AuditType.CARD_REMOVED: "{card} left {seat}",
+                AuditType.ROUND_COMPLETE: "hands complete", AuditType.ROUND_SETTLED: "settled",
+                AuditType.ROUND_VOID: "voided", AuditType.ROUND_CLEARED: "table cleared"}
+
+
+def frame_captions(timeline, frames: list[str], zone) -> dict[str, str]:
+    """Each key frame's caption: its number, the local time of its first record, what happened."""
+    named: dict[int, list] = {}
+    for record in timeline:
+        frame_no = record.data.get("frame_no") if isinstance(record.data, dict) else None
+        if record.type in _FRAME_WORDS and isinstance(frame_no, int):
+            named.setdefault(frame_no, []).append(record)
+    captions = {}
+    for stem in frames:
+        records = named.get(int(stem), [])
+        words = [_FRAME_WORDS[r.type].format(card=r.data.get("card"), seat="the banker"
+                 if r.data.get("seat") == "banker" else f"seat {r.data.get('seat')}") for r in records]
+        when = local_text(records[0].ts, zone).split(" ", 1)[-1] if records else None
+        captions[stem] = " · ".join([f"frame {int(stem)}", *([when] if when else []), *words])
+    return captions
+
+
 @bp.route("/round/<int:round_no>")
 @require(*REVIEW_ROLES)
 def round_detail(round_no: int):
@@ -195,7 +219,8 @@ def round_detail(round_no: int):
     # file is gone still holds (kiosk.retention), and one whose recording is gone is a finding.
     log_hold = _log_hold(round_no, folder.name if folder else None)
     hold = hold_of(folder) if folder else None
-    return render_template("review/round.html", round=summary, timeline=timeline, frames=frames, camera=camera,
+    return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
+                           captions=frame_captions(timeline, frames, _zone()), camera=camera,
                            clock=clock, earlier=earlier[0] if earlier else None, later=later, seal=seal,
                            seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,

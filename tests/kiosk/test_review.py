@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from kiosk.audit import AuditType
+from kiosk.audit import AuditType, local_text
 from kiosk_testing import ACCOUNTS, hand, login, play
 
 
@@ -74,6 +74,25 @@ def test_key_frames_are_shown_with_boxes(played, app, service):
     drawn = cv2.imdecode(np.frombuffer(boxed.data, np.uint8), cv2.IMREAD_COLOR)
     assert abs(int(drawn[10, 25, 1]) - 90) > 60  # the box edge is drawn in green over the grey frame
     assert played.get("/review/round/1/frame/8.jpg").status_code == 404
+
+
+def test_each_key_frame_says_when_it_was_and_what_happened_in_it(played, app, service, audit):
+    """QA48 dispute M2: each was captioned "frame N" only; finding the frame of Settle meant
+    reading frame numbers out of the timeline's JSON."""
+    records = audit.records(round_no=1)
+    dealt = next(r for r in records if r.type == AuditType.CARD_ACCEPTED and r.data["seat"] == "1")
+    swept = next(r for r in records if r.type == AuditType.ROUND_CLEARED)
+    folder = app.extensions["niuniu"].data_dir / "recordings" / "t1" / "20240101T000000Z-round-0001"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"round_no": 1}))
+    for frame_no in (dealt.data["frame_no"], swept.data["frame_no"], 99):
+        cv2.imwrite(str(folder / "frames" / f"{frame_no:08d}.jpg"), np.full((12, 16, 3), 90, np.uint8))
+    page = played.get("/review/round/1").get_data(as_text=True)
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
+    when = local_text(dealt.ts, service.config.time_zone).split(" ", 1)[1]
+    assert captions[0].startswith(f"frame {dealt.data['frame_no']} · {when} · ")
+    assert "KS read on seat 1" in captions[0] and "settled" in captions[0]
+    assert captions[1].endswith("· table cleared") and captions[2] == "frame 99"
 
 
 def test_event_log_shows_logins_and_system_records(played, service):
