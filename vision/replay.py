@@ -122,6 +122,8 @@ class SealBook:
     def __init__(self, data_dir: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._logs: dict[Path, dict[tuple[str, str], Any] | str] = {}
+        # (table, round) -> its card and settlement corrections, read with the seals
+        self._corrections: dict[Path, dict[tuple[str, int], list]] = {}
 
     def log_dir(self, folder: Path) -> Path | None:
         if self.data_dir is not None:
@@ -169,18 +171,19 @@ class SealBook:
         round_no = summary.get("round")
         if not isinstance(round_no, int):
             return
+        corrections = [r for r in self._corrections.get(log_dir, {}).get((table_id, round_no), [])
+                       if r.seq > sealed_seq and (r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data))]
+        if not corrections:
+            return      # the common case: no second read of the log
         try:
             log = AuditLog.in_dir(log_dir, read_only=True)
         except AuditError:
             return      # the seal's own read already said why the log cannot be read
         try:
-            later = [r for r in log.records(round_no=round_no, table_id=table_id, after_seq=sealed_seq,
-                                            types=[AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED])]
-            corrections = [r for r in later if r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data)]
-            now = load_round(log, round_no, table_id=table_id) if corrections else None
+            now = load_round(log, round_no, table_id=table_id)
         finally:
             log.close()
-        if not corrections or now is None:
+        if now is None:
             return
         summary["log"] = {
             "corrections_after_recording": [
@@ -208,6 +211,9 @@ class SealBook:
                 try:
                     self._logs[log_dir] = {(r.table_id, str(r.data.get("folder", ""))): r
                                            for r in log.iter_records(types=[AuditType.RECORDING_SEALED])}
+                    corrections = self._corrections[log_dir] = {}
+                    for r in log.iter_records(types=[AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED]):
+                        corrections.setdefault((r.table_id, r.round_no), []).append(r)
                 finally:
                     log.close()
         return self._logs[log_dir]
@@ -353,8 +359,7 @@ def hand_results(seats: dict[str, list[str]], preset) -> dict[str, dict]:
 
 
 def replay_source(source: FrameSource, config: TableConfig, detector: Detector) -> list[dict]:
-    pipeline = TablePipeline(config, None, detector)
-    pipeline.machine.hold_unsettled = False     # nobody settles a frame folder: an empty table ends its rounds
+    pipeline = TablePipeline(config, None, detector)    # its machine holds no round: nobody settles a video
     collector = RoundCollector(pipeline.machine)
     try:
         for frame in source.frames():

@@ -146,10 +146,13 @@ class Track:
 
     def see(self, card: Card, conf: float, min_conf: float, ts: float = 0.0, recheck_s: float = 0.0) -> None:
         """One frame's reading: a vote in the window, and, until the card is decided and
-        ``recheck_s`` after, evidence."""
+        ``recheck_s`` after, evidence (which, after, may mark the card doubtful)."""
         self.votes.append((card, conf))
-        if self.accepted is None or self.rechecking(ts, recheck_s):
+        if self.accepted is None:
             self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
+        elif self.rechecking(ts, recheck_s):
+            self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
+            self.recheck()
 
     def rechecking(self, ts: float, recheck_s: float) -> bool:
         """Whether a sighting at ``ts`` is within ``recheck_s`` after acceptance: never where
@@ -275,8 +278,6 @@ class SeatTracker:
                 track.see(det.card, float(det.conf), th.conf, ts, th.recheck_s)
                 track.box = det.box
                 track.last_seen_frame, track.last_seen_ts = frame_no, ts
-                if track.accepted is not None and track.rechecking(ts, th.recheck_s):
-                    track.recheck()
             while len(track.votes) > th.n:
                 track.votes.popleft()
 
