@@ -11,6 +11,7 @@ from flask import Blueprint, g, jsonify, render_template, request
 
 from kiosk import auth
 from kiosk.auth import AuthError, Role, require
+from kiosk.rounds import round_number
 from kiosk.runtime import service
 from kiosk.table_service import Approval, TableError
 from scoring.cards import CARD_CODES, SUITS_IN_CLASS_ORDER, RANK_NAMES
@@ -122,10 +123,12 @@ def _round_of(data: dict) -> int | None:
     value = data.get("round")
     if value in (None, ""):
         return None
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isascii()
-                                                                  and value.isdigit() and len(value) < 19)):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = round_number(value) if isinstance(value, str) else None
+    if number is None:
         raise TableError(f"round {value!r} is not a round number")
-    return int(value)
+    return number
 
 
 @bp.route("/api/correct", methods=("POST",))

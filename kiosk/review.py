@@ -19,7 +19,7 @@ from kiosk.audit import (AuditError, AuditType, around_period, local_text, log_m
                          typed_day)
 from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
-from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_of, load_round, matches,
+from kiosk.rounds import (APPROVAL_TYPES, round_number, banking_of, camera_during, house_net_of, load_round, matches,
                           round_numbers)
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
@@ -34,7 +34,6 @@ REVIEW_ROLES = (Role.SURVEILLANCE,)
 PAGE = 50
 SCAN_LIMIT = 2000
 EXPORTS_SHOWN = 20
-ROUND_DIGITS = 19        # SQLite's largest integer has 19 digits; no round is numbered past it
 SYSTEM_TYPES = (AuditType.KIOSK_START, AuditType.KIOSK_STOP, AuditType.CONFIG_LOADED, AuditType.CONFIG_CHANGED,
                 AuditType.MODEL_LOADED, AuditType.CAMERA_OFFLINE, AuditType.CAMERA_ONLINE,
                 AuditType.CAMERA_MIRRORED, AuditType.CAMERA_MIRROR_CLEARED,
@@ -113,10 +112,10 @@ def rounds():
     wanted = request.args.get("round", "").strip().lstrip("#")
     if wanted:
         # "Round 7" is how a dispute arrives: straight to its page, not hunted down the list
-        # str.isdigit alone passes "²", which int() refuses, and int() refuses over 4,300 digits: 500s
+        number = round_number(wanted)
+        if number is not None and _started(number, table_id):
+            return redirect(url_for("review.round_detail", round_no=number))
         digits = wanted.isascii() and wanted.isdigit()
-        if digits and len(wanted) <= ROUND_DIGITS and _started(int(wanted), table_id):
-            return redirect(url_for("review.round_detail", round_no=int(wanted)))
         newest = round_numbers(audit(), table_id=table_id, limit=1)
         flash(f"there is no round {wanted!r} on table {table_id}" +
               (f" (its rounds are numbered 1 to {newest[0]})" if newest and digits else

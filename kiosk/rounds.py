@@ -38,6 +38,14 @@ FINAL_TYPES = (AuditType.ROUND_SETTLED, AuditType.ROUND_VOID, AuditType.ROUND_IN
 # What a card correction did.  "confirmed" (old == new: a person vouched for the camera's
 # reading) changes nothing, so it makes no round "corrected" and is no correction in the books.
 CHANGES = ("replaced", "added", "removed")
+ROUND_DIGITS = 19        # SQLite's largest integer has 19 digits; no round is numbered past it
+
+
+def round_number(text: str) -> int | None:
+    """A round's number as a person typed it (the Round # box, a screen's request), or None
+    where it is none: ``str.isdigit`` alone passes "²", which ``int`` refuses, and ``int``
+    refuses over 4,300 digits, each a 500 where a plain "no such round" was due."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= ROUND_DIGITS else None
 
 
 def is_change(correction: dict) -> bool:
