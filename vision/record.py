@@ -39,6 +39,10 @@ if that name exists)::
 frame the pipeline processed while the round was open, starting with a *pre-roll* of the
 ``3 n + 5`` frames just before ``round_start`` (the tracker needs them to accept the first
 card; they may also be in the previous round's file when that round ended on this frame).
+A round begun over a finished one whose first card lay there alone for a while
+(``card_after_round``) has a longer pre-roll, from ``3 n + 5`` frames before that card's alert
+(at most ``MAX_PREROLL`` frames): the tracker accepted it back then, and a replay's tracker
+must see it accepted on the same frames to give it the same confidence.
 Confidences are rounded to 4 places and boxes to 0.1 px, and the live pipeline tracks
 the *rounded* values, so a replay sees exactly the numbers the live run saw.  ``ts`` is
 the wall clock (what a person reads); ``mono`` the frame's monotonic time
@@ -56,7 +60,8 @@ camera turn (``camera_offline``/``camera_online``, ``camera_mirrored``/``camera_
 What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`.
 
 ``frames/``: a key frame at every frame where a card was accepted or removed, where the round
-became complete, and where it was settled, voided or cleared (for a person's action, the frame
+became complete, where an alert was raised (a card read as another since, a card put on a
+settled hand), and where it was settled, voided or cleared (for a person's action, the frame
 on screen when they acted, the one the event names), as the camera delivered it (no overlay).
 
 Every line is flushed as it is written, so a crash loses at most the line being written;
@@ -88,7 +93,7 @@ import numpy as np
 
 from scoring.errors import NiuniuError
 from vision.corners import Detection
-from vision.round import EventKind, RoundEvent
+from vision.round import AlertCode, EventKind, RoundEvent
 from vision.table import TableConfig
 from vision.tracker import TRACKER_VERSION
 
@@ -104,7 +109,10 @@ HOLD = "hold.json"       # surveillance's hold on a finished recording (vision.r
 # screen when they did: the latest one processed, which the action names): a card's removal,
 # the settlement, a void and the sweep or manual clear are what a dispute asks to see.
 _KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.card_removed, EventKind.round_complete,
-                    EventKind.round_settled, EventKind.round_void, EventKind.round_cleared)
+                    EventKind.round_settled, EventKind.round_void, EventKind.round_cleared, EventKind.alert)
+# The longest pre-roll a round gets (see detections.jsonl above): a lone card left for minutes
+# on a settled table must not make the next recording hold minutes of frames before its start.
+MAX_PREROLL = 1200
 
 
 def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -161,6 +169,8 @@ class _RoundFiles:
     def __init__(self, folder: Path, meta: dict, jpeg_quality: int, on_error) -> None:
         self.folder, self.meta, self.jpeg_quality, self.on_error = folder, meta, jpeg_quality, on_error
         self.pending_keys: set[int] = set()
+        self.keys_due = 0              # key frames queued for the recorder's thread, not yet on disk
+        self.finish_as: bool | None = None   # finished (interrupted or not) once they are
         self.close_after: int | None = None
         self.last_written: int | None = None
         (folder / FRAMES).mkdir(parents=True)
@@ -233,7 +243,14 @@ class RoundRecorder:
     kiosk's thread); ``on_frame`` is called by the pipeline after each frame was observed,
     so the events of frame F arrive before frame F's detections.  A round cleared at frame
     F therefore stays open until F is written (a replay needs F to see the table empty),
-    even when the next round starts on that same frame.  ``stale_cards`` tells which
+    even when the next round starts on that same frame.
+
+    Key frames are encoded and written on the recorder's thread (the one calling
+    ``on_frame``), after its lock is released, never in ``on_event``: that runs under the
+    round machine's lock, and a JPEG of a full-size frame on a slow SD card held a Settle, the
+    camera and every screen waiting on that lock (QA48 concurrency L1).  A round whose key
+    frames are still queued is finished (and told, to be sealed) only once they are on disk;
+    ``close`` writes whatever is queued, so none is lost at a stop.  ``stale_cards`` tells which
     left-overs the machine was ignoring when a round started, so a replay can ignore them.
     """
 
@@ -244,10 +261,15 @@ class RoundRecorder:
         self.model = {"name": model_name, "sha256": model_sha256}
         self._stale_cards = stale_cards
         self._hold_unsettled = hold_unsettled
-        self._preroll: deque[dict] = deque(maxlen=preroll or (3 * config.thresholds.n + 5))
+        self._preroll_frames = preroll or (3 * config.thresholds.n + 5)
+        self._preroll: deque[dict] = deque(maxlen=MAX_PREROLL)
+        # the frame of a lone card's alert (card_after_round): the pre-roll reaches back to it
+        self._preroll_from: int | None = None
         self._lock = threading.Lock()
         self._current: _RoundFiles | None = None
         self._closing: list[_RoundFiles] = []  # cleared at a frame not yet written
+        self._keys: list[tuple[_RoundFiles, int, np.ndarray]] = []   # key frames for the recorder's thread
+        self._unfinished: list[_RoundFiles] = []   # ended, waiting for their queued key frames
         self._last_image: tuple[int, np.ndarray] | None = None
         self.error: str | None = None
         self.finished: deque[Path] = deque(maxlen=100)  # the latest finished round folders
@@ -264,7 +286,7 @@ class RoundRecorder:
     def busy_folders(self) -> list[Path]:
         """Folders still being written (the open round, and one closing on a later frame)."""
         with self._lock:
-            return [f.folder for f in ([self._current] if self._current else []) + self._closing]
+            return [f.folder for f in ([self._current] if self._current else []) + self._closing + self._unfinished]
 
     # ------------------------------------------------------------ inputs
 
@@ -284,6 +306,10 @@ class RoundRecorder:
             # Always kept, even while a round is open: the next round may start on the very
             # frame that clears this one, and its tracker needs the frames before it.
             self._preroll.append(line)
+            first = None if self._preroll_from is None else self._preroll_from - self._preroll_frames
+            while len(self._preroll) > self._preroll_frames and (first is None or self._preroll[0]["frame_no"] < first):
+                self._preroll.popleft()
+        self._write_keys()
         self._tell_finished()
 
     def on_event(self, event: RoundEvent) -> None:
@@ -292,15 +318,21 @@ class RoundRecorder:
                 if self._current is not None:  # never cleared (cannot happen with the machine): close it
                     self._finish(self._current, interrupted=True)
                 self._current = self._open(event)
+                self._preroll_from = None
             files = self._current
             if files is None:
                 return  # between rounds: camera events go to the audit log, not to a round
+            if event.kind == EventKind.alert and event.data.get("code") == AlertCode.card_after_round \
+                    and self._preroll_from is None and event.frame_no is not None:
+                self._preroll_from = event.frame_no
+            elif event.kind == EventKind.round_cleared and not event.data.get("new_cards"):
+                self._preroll_from = None    # swept: the lone card starts nothing
             files.write_event(event)
             if event.kind in _KEY_FRAME_KINDS and event.frame_no is not None:
                 if not files.written(event.frame_no):
                     files.pending_keys.add(event.frame_no)
                 elif self._last_image is not None and self._last_image[0] == event.frame_no:
-                    files.write_key_frame(event.frame_no, self._last_image[1])  # completed by settle()
+                    self._queue_key(files, event.frame_no, self._last_image[1])   # a person's action
             if event.kind == EventKind.round_cleared:
                 self._current = None
                 if files.written(event.frame_no):
@@ -312,6 +344,7 @@ class RoundRecorder:
 
     def close(self) -> None:
         """Stop recording; a round still open is marked interrupted."""
+        self._write_keys()
         with self._lock:
             for files in self._closing:
                 self._finish(files, interrupted=False)
@@ -319,6 +352,7 @@ class RoundRecorder:
             if self._current is not None:
                 self._finish(self._current, interrupted=True)
                 self._current = None
+        self._write_keys()      # any an event queued meanwhile: a round waiting on them is finished then
         self._tell_finished()
 
     # ------------------------------------------------------------ files
@@ -363,9 +397,39 @@ class RoundRecorder:
         frame_no = line["frame_no"]
         if frame_no in files.pending_keys and image is not None:
             files.pending_keys.discard(frame_no)
-            files.write_key_frame(frame_no, image)
+            self._queue_key(files, frame_no, image)
+
+    def _queue_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray) -> None:
+        """A key frame for :meth:`_write_keys` (under the recorder's lock)."""
+        files.keys_due += 1
+        self._keys.append((files, frame_no, image))
+
+    def _write_keys(self) -> None:
+        """Encode and write the queued key frames without holding any lock, then finish the
+        rounds that waited for them (see the class docstring)."""
+        with self._lock:
+            keys, self._keys = self._keys, []
+        if not keys:
+            return
+        try:
+            for files, frame_no, image in keys:
+                try:
+                    files.write_key_frame(frame_no, image)
+                except Exception:     # one frame cv2 cannot encode must not cost the others
+                    log.exception("key frame %s could not be written", frame_no)
+        finally:
+            with self._lock:
+                for files, _, _ in keys:
+                    files.keys_due -= 1
+                for files in [f for f in self._unfinished if not f.keys_due]:
+                    self._unfinished.remove(files)
+                    self._finish(files, bool(files.finish_as))
 
     def _finish(self, files: _RoundFiles, interrupted: bool) -> None:
+        if files.keys_due:      # its last key frames are still queued: finished once they are written
+            files.finish_as = interrupted
+            self._unfinished.append(files)
+            return
         files.finish(interrupted)
         self.finished.append(files.folder)
         self._untold.append((files.folder, dict(files.meta)))

@@ -23,6 +23,7 @@ Output, one dict per round, oldest first::
      "recording": path, "matches_recording": true, "differences": [],
      "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
+     "seal_unchecked": "why",                             # a recording with no audit log beside it
      "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
              "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
      "redetect": {"model", "frames", "differences": [...]}}   # with redetect=True
@@ -55,7 +56,7 @@ from vision.images import ImageError, read_image
 from vision.pipeline import Detector, TablePipeline, normalise_detections
 from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RECORDINGS, RecordingError,
                            find_recordings, read_jsonl, recording_digests, round_in_name, seal_changes)
-from vision.round import CAMERA_KINDS, EventKind, RoundEvent, RoundMachine
+from vision.round import CAMERA_KINDS, HAND_SIZE, EventKind, RoundEvent, RoundMachine
 from vision.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, FrameSource, ImageFilesSource, VideoFileSource
 from vision.table import TableConfig, ZoneMap, load_table_config, table_config_from_dict
 from vision.tracker import TRACKER_VERSION
@@ -143,6 +144,12 @@ class SealBook:
                             "the folder was renamed or another round's recording was put in its place")
         log_dir = self.log_dir(folder)
         if log_dir is None:
+            # Said, not left out: a replay that matches proves only that the recording agrees with
+            # itself, and an officer reading an unzipped evidence package must know what checks the rest.
+            summary["seal_unchecked"] = (
+                f"no kiosk audit log beside {folder.name} (not under <data dir>/{RECORDINGS}/<table>/): check "
+                "the evidence package it came from with `niuniu audit check-evidence PACKAGE.zip --data-dir DIR` "
+                "(or --public-key KEY), or replay it with --data-dir DIR")
             return summary
         seals = self._seals(log_dir)
         if isinstance(seals, str):
@@ -329,8 +336,15 @@ def summarise_round(events: list[RoundEvent], machine: RoundMachine) -> dict:
     }
 
 
+def not_scored(codes: list[str]) -> str:
+    """The label of a seat that does not hold a hand: a sixth card must not keep the label the
+    seat had at five (QA48 dispute L3: "Bull 5" on six cards), nor four read as an error."""
+    return f"{len(codes)} card{'' if len(codes) == 1 else 's'} — not scored"
+
+
 def hand_results(seats: dict[str, list[str]], preset) -> dict[str, dict]:
-    """Each seat's hand scored with the preset, players against the banker; unscorable hands say why."""
+    """Each seat's hand scored with the preset, players against the banker; unscorable hands say
+    why (``error``), and one with other than five cards is labelled as not scored."""
     out: dict[str, dict] = {}
     banker = None
     if "banker" in seats:
@@ -342,11 +356,15 @@ def hand_results(seats: dict[str, list[str]], preset) -> dict[str, dict]:
         if seat == "banker":
             if banker is not None:
                 out[seat] = banker.to_json()
+            elif len(codes) != HAND_SIZE:
+                out[seat]["label"] = not_scored(codes)
             continue
         try:
             hand = evaluate(codes, preset)
         except CardError as exc:
             out[seat] = {"error": str(exc)}
+            if len(codes) != HAND_SIZE:
+                out[seat]["label"] = not_scored(codes)
             continue
         entry = hand.to_json()
         if banker is not None:
@@ -433,6 +451,10 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
     pipeline.machine.ignore_present(tuple(entry) for entry in meta.get("ignored_at_start", []))
+    if not isinstance(made_with, int) or made_with < 5:
+        # before a changed card was reported and a lone card on a finished round waited: as it ran
+        pipeline.tracker.report_changes = False
+        pipeline.machine.lone_card_waits = False
     # As the kiosk ran: one recorded before unsettled rounds were held ended them on an empty
     # table, and a kiosk that holds them ends one with no bets (which a recording does not
     # hold: the empty table's clear among its events says so).
@@ -549,7 +571,7 @@ _AMOUNT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 # Keys a later release added to what it records, which say how a figure was reached but
 # change no figure: absent from an older recording, they are no difference.  (A key the
 # recording has and the replay lacks, or any other new key, still is.)
-ADDED_SINCE = frozenset({"preset_rules"})
+ADDED_SINCE = frozenset({"preset_rules", "new_cards"})
 
 
 def _same(recorded: Any, replayed: Any) -> bool:
@@ -632,12 +654,16 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
             lines.append("  replay matches the recording" if r["matches_recording"]
                          else f"  replay DIFFERS from the recording: {len(r['differences'])} difference(s)")
             for diff in r["differences"][:5]:
-                lines.append(f"    {json.dumps(diff, sort_keys=True)[:200]}")
+                lines += [f"    {line}" for line in difference_lines(diff)]
+            if len(r["differences"]) > 5:
+                lines.append(f"    and {len(r['differences']) - 5} more (--json lists them)")
             lines += _tracker_note(r)
         for warning in r.get("warnings", []):
             lines.append(f"  WARNING: {warning}")
         if "seal" in r:
             lines.append(f"  {seal_line(r['seal'])}")
+        elif r.get("seal_unchecked"):
+            lines.append(f"  seal not checked: {r['seal_unchecked']}")
         if r.get("log"):
             lines += [f"  {line}" for line in log_lines(r)]
         if "redetect" in r:
@@ -648,6 +674,42 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
                 lines.append(f"    frame {diff['frame_no']} seat {diff.get('seat', '?')}: "
                              f"recorded only {diff.get('recorded_only')}, now only {diff.get('redetected_only')}")
     return "\n".join(lines) if lines else "no rounds found"
+
+
+def difference_lines(diff: dict) -> list[str]:
+    """One difference between the recorded and the replayed events, whole: which fields differ,
+    then each side on its own line (QA48 dispute L1: one line cut at 200 characters hid the
+    replayed side, the one the officer needs)."""
+    if "problem" in diff:      # a person's action that could not be re-applied
+        return [f"frame {diff.get('frame_no')}: {diff['problem']}"]
+    recorded, replayed = diff.get("recorded"), diff.get("replayed")
+    shown = recorded or replayed or {}
+    head = f"event {diff.get('index')}: {shown.get('kind')} at frame {shown.get('frame_no')}"
+    if recorded is None or replayed is None:
+        head += ": only in the " + ("replay" if recorded is None else "recording")
+    else:
+        fields = [name if len(old) + len(new) > 80 else f"{name} {old} -> {new}"
+                  for name, old, new in _differing(recorded, replayed)]
+        head += f": differs in {'; '.join(fields)}" if fields else ""
+    return [head,
+            f"  recorded: {json.dumps(recorded, sort_keys=True)}",
+            f"  replayed: {json.dumps(replayed, sort_keys=True)}"]
+
+
+def _differing(recorded: dict, replayed: dict, prefix: str = "") -> list[tuple[str, str, str]]:
+    """The fields that differ (as :func:`_same` compares them): dotted name, recorded and
+    replayed value as JSON (``absent`` where a side lacks the key)."""
+    out = []
+    for key in sorted(set(recorded) | set(replayed), key=str):
+        a, b = recorded.get(key), replayed.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differing(a, b, f"{prefix}{key}.")
+        elif key not in recorded and key in ADDED_SINCE:
+            continue
+        elif key not in recorded or key not in replayed or not _same(a, b):
+            out.append((f"{prefix}{key}", json.dumps(a) if key in recorded else "absent",
+                        json.dumps(b) if key in replayed else "absent"))
+    return out
 
 
 def seal_line(seal: dict) -> str:

@@ -12,13 +12,27 @@ States::
                       └──void──> void ──table empty──> cleared <──table empty─┘
 
 ``cleared`` behaves like ``idle``: the next accepted card starts the next round.  An
-empty table clears a settled or voided round.  Where rounds are settled (the kiosk:
-``hold_unsettled``) an unsettled one stays open, each card that left raising a
-``card_removed_before_settlement`` alert, until it is settled on what was dealt or a
-supervisor voids it (its bets then stand for the deal again): a table that merely looks
+empty table clears a settled or voided round.  So does the next deal begun before the last
+cards were swept, but only from its second card: one card appearing alone on a finished
+round's table is as likely a card put on a settled hand (a swap after the payout) as the next
+deal's first, and starting a round on it made a *phantom* round that, held open for its bets
+once the table was swept, swallowed the next deal.  It raises ``card_after_round`` on the
+finished round instead (with a key frame), and the sweep ends that round as usual.
+
+Where rounds are settled (the kiosk: ``hold_unsettled``) an unsettled one stays open, each
+card that left raising a ``card_removed_before_settlement`` alert, until it is settled on what
+was dealt or a supervisor voids it (its bets then stand for the deal again): a table that merely looks
 empty (covered, dark, swept too early) must not end a round that has bets.  Where nobody
 settles (a replay of a frame folder, a recording made before this rule) an empty table
 ends any round, with those alerts.
+
+A known limit (QA48 dealing M3): a card dealt within the tracker's ``remove_after_s`` of the
+sweep onto the seat that held the same card last round continues that card's track, so it is
+taken for the left-over and the new round misses it (Settle refuses the short hand; the dealer
+adds it with Correct card).  No rule found tells it apart safely: a gap in the track, even with
+the rest of the table empty, is also what a lone left-over under the dealer's arm or a camera
+back on dark frames shows, and taking those for new cards would deal last round's cards into
+a round (a phantom round, at a cleared table) where today a camera-seen card is added by hand.
 
 Active seats are the banker plus every seat that received a card, unless the kiosk
 names them (:meth:`RoundMachine.set_active_seats`, e.g. the seats holding bets).
@@ -90,6 +104,8 @@ class AlertCode(StrEnum):
     card_moved = "card_moved"
     card_removed_before_settlement = "card_removed_before_settlement"
     card_reread = "card_reread"
+    card_changed = "card_changed"          # read steadily as another card since (tracker rules 5)
+    card_after_round = "card_after_round"  # a lone card on a settled or voided round's table
 
 
 MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, EventKind.round_void})
@@ -113,7 +129,9 @@ class RoundEvent:
       seat now), and ``moved_from`` (a seat) or ``reopened: true`` when that applies;
     * ``card_removed``: only ``state`` (the alert, if any, is a separate event);
     * ``alert``: ``code`` (:class:`AlertCode`), ``message`` (for people), plus ``seats``
-      (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards);
+      (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards),
+      ``read_as`` (card_reread, card_changed), ``seconds`` (card_changed), ``state`` (card_changed,
+      card_after_round: the round's state when it was raised);
     * ``round_complete``: ``seats`` {seat: [codes]} (``by: "settlement"`` if settle() completed it);
     * ``round_settled``: ``bets`` {seat: Bet.to_json()}, ``banker_bid``, ``banker_stack`` (only
       where the preset limits the banker's cover), ``settlement``
@@ -122,7 +140,8 @@ class RoundEvent:
       removed, confirmed), ``actor``, ``reason``;
     * ``round_void``: ``actor``, ``reason``, ``seats``;
     * ``round_cleared``: ``previous_state``, ``seats`` (the final record), ``manual`` and
-      ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it;
+      ``actor`` for the dealer's clear, ``reason`` when a new deal cleared it, with
+      ``new_cards`` ([seat, card] of the new deal's cards that cleared it);
     * ``camera_offline``/``camera_online``: ``reason``, ``source``, ``reconnects``;
     * ``camera_mirrored``/``camera_mirror_cleared``: ``reason``, ``source``, ``log_odds`` (the
       deciding check's: above 0 reads mirrored), ``checks`` (seats judged so far);
@@ -172,6 +191,8 @@ class _Entry:
     manual: bool = False   # entered by a correction: the camera does not vouch for it
     checked: bool = False  # a person confirmed it: the camera's later doubts are not raised again
     reread: Card | None = None   # what the camera read it as after accepting it (the tracker's recheck)
+    changed: Card | None = None  # what the camera has read it as steadily since (card_changed raised)
+    change_checked: bool = False  # a person looked after that alert and confirmed the card
 
 
 Listener = Callable[[RoundEvent], None]
@@ -205,6 +226,10 @@ class RoundMachine:
         # within this many frames, else a card dealt again to its seat would be ignored.
         self._stale_frames_left: dict[tuple[str, Card], int] = {}
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
+        # Rules 5: one card alone on a finished round's table starts no round (the module
+        # docstring); off to replay a recording made under older rules as it ran.
+        self.lone_card_waits = True
+        self._lone: set[tuple[str, Card]] = set()   # lone cards already alerted on this finished round
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
         self._gates: list[BatchListener] = []
@@ -251,6 +276,14 @@ class RoundMachine:
         with self._lock:
             return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
                     if e.needs_confirmation}
+
+    @property
+    def changed_cards(self) -> set[tuple[str, str]]:
+        """(seat, card) of the record the camera has read steadily as another card since
+        (``card_changed``), not yet confirmed by a person.  Settling does not wait for them."""
+        with self._lock:
+            return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
+                    if e.changed is not None and not e.change_checked}
 
     @property
     def alerts(self) -> tuple[RoundEvent, ...]:
@@ -315,11 +348,12 @@ class RoundMachine:
         record = {seat: [replace(entry) for entry in entries] for seat, entries in self._record.items()}
         return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
                 self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
-                set(self._suppressed), list(self._alerts))
+                set(self._suppressed), list(self._alerts), set(self._lone))
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
-         self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts) = saved
+         self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
+         self._lone) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -398,15 +432,25 @@ class RoundMachine:
             if self.state in (RoundState.settled, RoundState.void):
                 recorded = {e.card for entries in self._record.values() for e in entries}
                 new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards if c not in recorded}
-                if new:
+                if len(new) > 1 or (new and not self.lone_card_waits):
                     # The next deal began before the last cards were swept: those are left-overs.
-                    self._clear(events, frame_no, ts, manual=False, reason="new card dealt")
+                    self._clear(events, frame_no, ts, manual=False, reason="new card dealt",
+                                new_cards=[(seat, c) for seat, cards in visible.items() for c, _, _ in cards
+                                           if (seat, c) in new])
                     for key in current - new:
                         self._stale[key] = True
                     visible = self._visible_cards(hands)
                 else:
+                    for seat, card in new - self._lone:
+                        self._lone.add((seat, card))
+                        self._alert(events, AlertCode.card_after_round, ts, frame_no, seat, card,
+                                    f"{card.code} appeared on seat {seat} after round {self.round_no} was "
+                                    f"{'settled' if self.state == RoundState.settled else 'voided'}: a card "
+                                    "put on a finished hand? It starts no round alone; the next round starts "
+                                    "with the next card dealt", state=str(self.state))
                     if self.state == RoundState.settled:
                         self._mark_removed(visible, events, frame_no, ts)
+                    self._note_changes(hands, events, frame_no, ts)
                     if not current:
                         self._clear(events, frame_no, ts, manual=False)
                     return self._publish(events)
@@ -420,6 +464,7 @@ class RoundMachine:
                        for card, reread in zip(hand.cards, hand.rereads) if reread is not None}
             self._add_cards(visible, events, frame_no, ts, rereads)
             self._mark_removed(visible, events, frame_no, ts)
+            self._note_changes(hands, events, frame_no, ts)
             if self.state == RoundState.dealing and self._hands_complete():
                 self.state = RoundState.complete
                 events.append(self._event(EventKind.round_complete, ts, frame_no,
@@ -452,6 +497,7 @@ class RoundMachine:
         self._record = {}
         self._alerts = []
         self._suppressed = set()
+        self._lone = set()
         self.settlement = None
         events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
 
@@ -510,6 +556,28 @@ class RoundMachine:
                     f"{entry.card.code} on seat {seat} has been read as {reread.code} since: look at the card, "
                     "then confirm or correct it", read_as=reread.code)
 
+    def _note_changes(self, hands: Mapping[str, SeatHand], events, frame_no, ts) -> None:
+        """Raise ``card_changed`` for a recorded card the tracker reports read steadily as
+        another since its recheck (a card replaced in place between two frames): once per card
+        it changed to, in any state, never changing the record (a person looks and decides)."""
+        for seat, hand in hands.items():
+            for card, change in zip(hand.cards, hand.changes):
+                if change is None:
+                    continue
+                entry = next((e for e in self._record.get(seat, ()) if e.card == card and not e.manual), None)
+                other, seconds = change
+                if entry is None or entry.changed == other:
+                    continue
+                entry.changed, entry.change_checked = other, False
+                if self.state in (RoundState.settled, RoundState.void):
+                    ask = (f"look at the card: round {self.round_no} was "
+                           f"{'settled' if self.state == RoundState.settled else 'voided'} with {card.code}")
+                else:
+                    ask = "look at the card, then confirm or correct it"
+                self._alert(events, AlertCode.card_changed, ts, frame_no, seat, card,
+                            f"{card.code} on seat {seat} has read as {other.code} for {seconds:.1f} s: {ask}",
+                            read_as=other.code, seconds=seconds, state=str(self.state))
+
     def _moved_from(self, seat: str, card: Card, visible) -> str | None:
         """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
         if self.decks != 1:
@@ -547,11 +615,13 @@ class RoundMachine:
         return counts.get("banker", 0) >= HAND_SIZE and bool(players) and all(counts[s] >= HAND_SIZE for s in active)
 
     def _clear(self, events, frame_no, ts, *, manual: bool, actor: str | None = None,
-               reason: str | None = None) -> None:
+               reason: str | None = None, new_cards: list[tuple[str, Card]] | None = None) -> None:
         data: dict[str, Any] = {"previous_state": str(self.state), "state": str(RoundState.cleared),
                                 "seats": self._seat_codes()}
         if reason:
             data["reason"] = reason
+        if new_cards:
+            data["new_cards"] = [[seat, card.code] for seat, card in new_cards]
         if manual:
             data["manual"] = True
             if actor:
@@ -559,6 +629,7 @@ class RoundMachine:
         self.state = RoundState.cleared
         events.append(self._event(EventKind.round_cleared, ts, frame_no, data=data))
         self._suppressed = set()
+        self._lone = set()
         if manual:  # cards still lying there belong to the round just cleared, not the next one
             self._stale = {key: True for key in self._current}
             self._stale_frames_left = {}
@@ -702,6 +773,7 @@ class RoundMachine:
                 raise RoundError(f"seat {seat} already has {new_card.code}")
             if old_card is not None and new_card == old_card:
                 record[index].needs_confirmation, record[index].checked = False, True
+                record[index].change_checked = True
                 action = "confirmed"
             elif new_card is None:
                 entry = record.pop(index)

@@ -2,7 +2,7 @@
 
 One frame's detections are noisy: a card is missed while the dealer's hand covers it,
 an 8 is read as a 6 for a frame, a reflection scores 0.3.  The tracker turns that into
-a stable answer with four rules:
+a stable answer with five rules:
 
 * **Seat**: a detection belongs to the seat zone that holds its box centre.
 * **Tracks**: within a seat, a detection continues the track of the same card (any
@@ -24,12 +24,23 @@ a stable answer with four rules:
   after acceptance still count: if they turn the verdict to another card, the card is
   marked ``needs_confirmation`` with that card as its ``reread`` (it keeps its accepted
   card, which the round has on record; a person looks and decides).  Later sightings do not
-  count: the next card landing over its index would outvote seconds of clear reads.  An accepted card stays through
-  occlusion and is dropped only after ``remove_after_s`` seconds unseen, measured on the
-  frames' monotonic clock (:attr:`vision.sources.Frame.mono`), never the wall clock: NTP
-  stepping that back an hour would keep swept cards on the table for the hour (and the
-  next deal's card on the same seat taken for a left-over), stepping it forward would drop
-  every covered card at once.
+  count: the next card landing over its index would outvote seconds of clear reads.  An
+  accepted card stays through occlusion and is dropped only after ``remove_after_s``
+  seconds unseen, measured on the frames' monotonic clock (:attr:`vision.sources.Frame.mono`),
+  never the wall clock: NTP stepping that back an hour would keep swept cards on the table
+  for the hour (and the next deal's card on the same seat taken for a left-over), stepping
+  it forward would drop every covered card at once.
+* **Changes**: a card replaced in place between two frames (the new one laid straight over
+  the old, no frame with the hand over it) continues the old track as class flicker, and the
+  vote above keeps the old card for good: the round was settled on a card no longer there.
+  So after the recheck window the track keeps watching: when another card holds a clear
+  majority of its last ``n`` frames (``k`` confident readings, more than every other card)
+  for ``accept_after_s``, in place (within a quarter of its size), and no new track appeared
+  on the seat from ``CHANGE_QUIET_S`` before the track was first read as that card, it is
+  reported as *changed* to it (:attr:`SeatHand.changes`).  It keeps its accepted card: the
+  round raises an alert and a person looks.  The quiet seat is what tells a swap from the
+  next card landing over the index (the demo's QD read 10D under the 2D: the 2D is a new
+  track), staying in place what tells it from a card misread while it is swept.
 * **Order**: a seat's accepted cards are listed in the order their tracks were first seen,
   which is the order they were dealt face up (dealt face down, the order they were turned;
   scoring does not depend on it): a card read doubtfully until the next one landed on
@@ -59,8 +70,15 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # replay under other rules may accept other cards from the same detections (1: the vote
 # over the last n frames alone, to session 5; 2: the life-long evidence vote; 3: a seat's
 # cards in the order first seen, not accepted, session 6; 4: accept_after_s and recheck_s,
-# session 48 — a replay of an older recording sets both to 0, the rules it ran under).
-TRACKER_VERSION = 4
+# session 48 — a replay of an older recording sets both to 0, the rules it ran under; 5: a card
+# read steadily as another after its recheck is reported as changed, and a lone card on a finished
+# round's table waits for a second before it starts a round (vision.round), session 49 — a replay
+# of an older recording turns both off).
+TRACKER_VERSION = 5
+# A new track on the seat this long before a card was first read as another (or since) is the
+# next card landing over its index, not a swap: a card is detected while it slides in, before
+# it covers anything, and a dealer deals one card of a hand in well under this.
+CHANGE_QUIET_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +91,9 @@ class SeatHand:
     needs_confirmation: tuple[bool, ...]
     # per card: the card its readings named after it was accepted, where they outvoted it
     rereads: tuple[Card | None, ...] = ()
+    # per card: (the card it has read as steadily since its recheck, for how many seconds), where
+    # it has (see the module docstring's changes)
+    changes: tuple[tuple[Card, float] | None, ...] = ()
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -112,7 +133,7 @@ class Track:
     seat: str
     first_frame: int
     box: Box
-    votes: deque = field(default_factory=deque)  # per frame: (Card, conf) or None
+    votes: deque = field(default_factory=deque)  # per frame: (Card, conf, ts) or None
     evidence: dict = field(default_factory=dict)  # Card -> Evidence, first sighting to recheck_s after acceptance
     last_seen_frame: int = -1
     last_seen_ts: float = 0.0     # on update()'s clock (monotonic), for remove_after_s only
@@ -123,6 +144,11 @@ class Track:
     confidence: float = 0.0
     needs_confirmation: bool = False
     reread: Card | None = None    # what the sightings after acceptance turned the verdict to
+    # After the recheck window: each other card's first reading (ts), the card now holding the
+    # window's majority (card, since ts, box then), and the change reported (card, seconds held).
+    later_first: dict = field(default_factory=dict)
+    change_run: tuple | None = None
+    changed: tuple[Card, float] | None = None
 
     def leader(self) -> Card | None:
         """The class this track currently stands for: fixed once accepted, else the vote leader."""
@@ -147,7 +173,7 @@ class Track:
     def see(self, card: Card, conf: float, min_conf: float, ts: float = 0.0, recheck_s: float = 0.0) -> None:
         """One frame's reading: a vote in the window, and, until the card is decided and
         ``recheck_s`` after, evidence (which, after, may mark the card doubtful)."""
-        self.votes.append((card, conf))
+        self.votes.append((card, conf, ts))
         if self.accepted is None:
             self.evidence.setdefault(card, Evidence()).add(conf, min_conf)
         elif self.rechecking(ts, recheck_s):
@@ -184,6 +210,9 @@ class SeatTracker:
         self._tracks: list[Track] = []
         self._next_id = 1
         self.outside = 0  # detections in no seat zone, last frame (for the status screen)
+        # Rules 5 (changes): off to replay a recording made under older rules as it ran.
+        self.report_changes = True
+        self._new_track_ts: dict[str, float] = {}   # seat -> when a track last began there
 
     def zones_for(self, width: int, height: int) -> ZoneMap:
         if self._zones is None or self._zones.size != (width, height):
@@ -192,6 +221,7 @@ class SeatTracker:
 
     def reset(self) -> None:
         self._tracks.clear()
+        self._new_track_ts.clear()
 
     @property
     def tracks(self) -> tuple[Track, ...]:
@@ -238,6 +268,7 @@ class SeatTracker:
                     tuple(round(t.confidence, 4) for t in accepted),
                     tuple(t.needs_confirmation for t in accepted),
                     tuple(t.reread for t in accepted),
+                    tuple(t.changed for t in accepted),
                 )
         return out
 
@@ -285,14 +316,17 @@ class SeatTracker:
             det = detections[di]
             track = Track(self._next_id, seat, frame_no, det.box, last_seen_frame=frame_no, last_seen_ts=ts,
                           first_seen_ts=ts)
-            track.see(det.card, float(det.conf), th.conf)
+            track.see(det.card, float(det.conf), th.conf, ts)
             self._next_id += 1
             self._tracks.append(track)
             tracks.append(track)
+            self._new_track_ts[seat] = ts
 
         for track in tracks:
             if track.accepted is None:
                 self._try_accept(track, frame_no, ts)
+            elif self.report_changes:
+                self._watch_change(track, ts)
 
     def _try_accept(self, track: Track, frame_no: int, ts: float) -> None:
         th = self.thresholds
@@ -306,6 +340,39 @@ class SeatTracker:
         share = evidence.confident / sum(e.confident for e in track.evidence.values())
         track.needs_confirmation = track.confidence < th.needs_confirmation_below or share < th.min_vote_share
         self._resolve_move(track)
+
+    def _watch_change(self, track: Track, ts: float) -> None:
+        """Report an accepted card that has read as another, steadily and in place, since its
+        recheck window: a card replaced between two frames (see the module docstring)."""
+        th = self.thresholds
+        if track.accepted_ts is None or ts - track.accepted_ts <= th.recheck_s:
+            return
+        last = track.votes[-1] if track.votes else None
+        if last is not None and last[0] != track.accepted:
+            track.later_first.setdefault(last[0], ts)
+        counts: dict[Card, int] = {}
+        confident = 0
+        for vote in track.votes:
+            if vote is not None and vote[1] >= th.conf:
+                confident += 1
+                counts[vote[0]] = counts.get(vote[0], 0) + 1
+        other = min((card for card in counts if card != track.accepted),
+                    key=lambda card: (-counts[card], card.index), default=None)
+        if other is None or counts[other] < th.k or 2 * counts[other] <= confident:
+            track.change_run = None
+            return
+        run = track.change_run
+        if run is None or run[0] != other:
+            since = min(v[2] for v in track.votes if v is not None and v[0] == other and v[1] >= th.conf)
+            run = track.change_run = (other, since, track.box)
+        elif _distance(run[2], track.box) > 0.25 * _diagonal(run[2]):
+            run = track.change_run = (other, ts, track.box)     # moving (swept): held in place from now
+        held = ts - run[1]
+        first_read = min(track.later_first.get(other, run[1]), run[1])
+        quiet = self._new_track_ts.get(track.seat, -math.inf) < first_read - CHANGE_QUIET_S
+        if held >= th.accept_after_s and quiet and other != track.reread and (
+                track.changed is None or track.changed[0] != other):
+            track.changed = (other, round(held, 1))
 
     def _resolve_move(self, new: Track) -> None:
         """Drop the same card's older track on another seat if it left before this one appeared."""

@@ -352,8 +352,12 @@ def test_a_new_deal_over_a_settled_round_starts_the_next_round():
     clock.deal(s1=SEAT1, s2=SEAT2, banker=BANKER)
     machine.settle(bets(s1=10), ts=5000.0)
     events = clock.feed(view(s1=SEAT1, banker=BANKER, s2=["KS"]))  # seat 2 swept, a new card dealt
-    assert kinds(events)[-3:] == [EventKind.round_cleared, EventKind.round_start, EventKind.card_accepted]
-    assert machine.round_no == 2 and machine.hands["2"].codes == ("KS",)
+    assert alerts(events) == [("card_after_round", "2", "KS")] and machine.round_no == 1  # alone: it waits
+    events = clock.feed(view(s1=SEAT1, banker=BANKER, s2=["KS", "QS"]))          # the deal goes on
+    assert kinds(events)[-4:] == [EventKind.round_cleared, EventKind.round_start, EventKind.card_accepted,
+                                  EventKind.card_accepted]
+    assert events[-4].data["reason"] == "new card dealt" and events[-4].data["new_cards"] == [["2", "KS"], ["2", "QS"]]
+    assert machine.round_no == 2 and machine.hands["2"].codes == ("KS", "QS")
     assert "1" not in machine.hands  # the old hands are left-overs, not part of round 2
 
 
