@@ -92,6 +92,7 @@ class AuditType(StrEnum):
     ROUND_SETTLED = "round_settled"
     SETTLEMENT_LINE = "settlement_line"
     SETTLEMENT_CORRECTED = "settlement_corrected"
+    ADJUSTMENT_SETTLED = "adjustment_settled"   # a correction's difference paid, collected or waived (table_service)
     ROUND_CLEARED = "round_cleared"
     ROUND_VOID = "round_void"
     ROUND_INTERRUPTED = "round_interrupted"
@@ -101,6 +102,7 @@ class AuditType(StrEnum):
     DISK_LOW = "disk_low"
     RECORDING_HELD = "recording_held"
     RECORDING_RELEASED = "recording_released"
+    ROUND_NOTE = "round_note"       # surveillance's case note on a round (kiosk.review)
     RECORDING_SEALED = "recording_sealed"
     RECORDING_CHANGED = "recording_changed"
     RECORDING_HOLD_LOST = "recording_hold_lost"     # the log holds a recording whose hold.json is gone

@@ -1,11 +1,18 @@
-"""The dealer's screen and its actions: bets (and bank bids), settle, correct, void, clear.
+"""The dealer's screen and its actions: bets (and bank bids), settle, correct, void, clear,
+and the adjustment a settlement correction leaves to pay, collect or waive.
 
 Every action is a small JSON POST (with the CSRF header) answered with the new screen
 state, so the dealer's own screen updates at once while the same state reaches every
-other browser by server-sent events.
+other browser by server-sent events.  That state is the one last published, never one
+built for the answer: building takes the table's lock, which a settle waiting on a slow
+disk holds, and the screen would hang with it (QA48 concurrency L1).  Every change is
+published under that lock before it is released, so the published state is the table as
+the actions check it (a Settle's ``basis``, an adjustment's).
 """
 
 from __future__ import annotations
+
+import json
 
 from flask import Blueprint, g, jsonify, render_template, request
 
@@ -34,12 +41,19 @@ def _text(data: dict, key: str, limit: int = 300) -> str:
     return "" if value is None else str(value).strip()[:limit]
 
 
+def _published() -> dict:
+    """The screen state as last published (see the module docstring); built afresh only
+    before the first one (a service not started)."""
+    version, text = service().latest()
+    return json.loads(text) if version else service().snapshot()
+
+
 def _state(status: int = 200, **extra):
-    return jsonify(state=service().snapshot(), **extra), status
+    return jsonify(state=_published(), **extra), status
 
 
 def _refuse(exc: Exception, status: int = 409):
-    return jsonify(error=str(exc), state=service().snapshot()), status
+    return jsonify(error=str(exc), state=_published()), status
 
 
 def _approval(data: dict, purpose: str) -> Approval:
@@ -159,6 +173,53 @@ def correct():
     except TableError as exc:
         return _refuse(exc)
     return _state(result=result)
+
+
+def _basis_of(data: dict) -> int | None:
+    """The correction an adjustment request answers (the state's ``adjustment.basis``)."""
+    value = data.get("basis")
+    if value in (None, ""):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = round_number(value) if isinstance(value, str) else None     # a seq is typed like a round's number
+    if number is None:
+        raise TableError(f"basis {value!r} is not the number of a correction; reload the screen and try again")
+    return number
+
+
+@bp.route("/api/adjustment", methods=("POST",))
+@require(*TABLE_ROLES)
+def adjustment():
+    """The difference a settlement correction left: paid to or collected from the seats
+    (``action`` "paid", anyone at the table), or waived ("waived": supervisor PIN and a
+    reason).  Names the round and the correction (``basis``) the screen showed."""
+    data = _body()
+    svc = service()
+    action = _text(data, "action", 16) or "paid"
+    seats = data.get("seats")
+    try:
+        if action not in ("paid", "waived"):
+            raise TableError(f"action {action!r} is not an adjustment: say paid (the difference was paid or "
+                             "collected) or waived (the house does not pay or collect it)")
+        if seats is not None and not (isinstance(seats, list) and all(isinstance(s, (str, int)) for s in seats)):
+            raise TableError("seats must be a list of seat names, like [\"1\", \"3\"]")
+        round_no, basis = _round_of(data), _basis_of(data)
+        chosen = [str(s) for s in seats] if seats is not None else None
+        approval = None
+        if action == "waived":
+            # before the PIN: no approval of a waiver that would not be made
+            svc.check_adjustment(round_no, basis, chosen)
+            if not _text(data, "reason"):
+                raise TableError("waiving an adjustment needs a reason (why the house does not pay or collect it)")
+            approval = _approval(data, f"waive the adjustment of round {round_no}")
+        record = svc.settle_adjustment(round_no, basis, g.user["username"], waived=action == "waived",
+                                       reason=_text(data, "reason"), approval=approval, seats=chosen)
+    except AuthError as exc:
+        return _refuse(exc, 403)
+    except TableError as exc:
+        return _refuse(exc)
+    return _state(result=record)
 
 
 @bp.route("/api/void", methods=("POST",))

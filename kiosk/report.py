@@ -9,6 +9,17 @@ settlement as last corrected, and the report names how many such corrections it 
 supervisor's correction made after a shift closed changes that shift's figures, and whoever
 compares two printouts of one shift must see why they differ.
 
+A correction after Settle moves no chips: the dealer pays or collects its difference later,
+and says so on the screen (``adjustment_settled``), or a supervisor waives it.  Until then the
+books count money the table has not moved, so the report lists each corrected round's
+adjustment — outstanding with its amounts, paid or waived by whom — and totals what is still
+owed.  Besides its own rounds, a period lists the adjustments of earlier rounds that were
+corrected, paid or waived in it (chips that moved in this shift) or that are still owed: an
+adjustment is not forgotten because its round is another shift's.  A round corrected by a
+kiosk from before adjustments were recorded is listed as "not recorded": its log cannot say
+whether the difference was paid, and counting such rounds as owed would fill every report of
+an upgraded table with rounds nobody can settle now.
+
 "Only what the log says" holds only while the log is intact, and the report is signed at
 shift close, long before anyone runs ``niuniu audit verify``.  So each record it reads is
 checked as it is read — its own hash, and its links to the records on either side — and
@@ -33,7 +44,7 @@ from typing import Iterator
 from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
 from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round, is_change
-from kiosk.table_service import money
+from kiosk.table_service import ADJUSTMENT_TYPES, corrected_rounds, money
 from scoring.rules import PresetError, load_preset
 from scoring.settle import house_net, money_shown
 
@@ -83,6 +94,12 @@ class PeriodReport:
     # never says; and rounds stamped in another period that were played in this one.
     clock_untrusted: list[dict] = field(default_factory=list)
     clock_elsewhere: list[dict] = field(default_factory=list)
+    # Corrected rounds' adjustments (kiosk.rounds.adjustment), in round order: {round, status,
+    # outstanding, not_recorded, records, earlier}; and what is still owed, to the seats (pay)
+    # and from them (collect).
+    adjustments: list[dict] = field(default_factory=list)
+    owed_pay: Decimal = ZERO
+    owed_collect: Decimal = ZERO
     # How a person reads its figures (the console; the page has the table's own): the table's
     # currency and money unit as its kiosk last loaded them (None: the log does not say).
     # Not in ``to_json``: scripts read the figures as the log holds them.
@@ -111,6 +128,8 @@ class PeriodReport:
         self.card_corrections += sum(not c.get("after_settlement") and is_change(c) for c in summary["corrections"])
         self.settlement_corrections += len(summary["settlement_corrections"])
         self.alerts += len(summary["alerts"])
+        if summary.get("adjustment"):
+            self.add_adjustment(number, summary["adjustment"])
         settlement = summary["settlement"]
         if summary["status"] != "settled" or not settlement:
             return
@@ -155,6 +174,23 @@ class PeriodReport:
         dealer.stakes += sum((stake for _, stake, _, _ in lines), ZERO)
         dealer.net += house
 
+    def add_adjustment(self, number: int, adjustment: dict, earlier: bool = False) -> None:
+        """List a corrected round's adjustment (``earlier``: its round ended before this period);
+        one whose corrections moved no money is no adjustment."""
+        if adjustment["status"] == "none":
+            return
+        for amount in map(Decimal, adjustment["outstanding"].values()):
+            if amount > 0:
+                self.owed_pay += amount
+            else:
+                self.owed_collect -= amount
+        records = [{key: r.get(key) for key in ("action", "actor", "approved_by", "ts", "reason", "difference")}
+                   for r in adjustment["records"]]
+        insort(self.adjustments, {"round": number, "status": adjustment["status"],
+                                  "outstanding": adjustment["outstanding"],
+                                  "not_recorded": adjustment["not_recorded"], "records": records,
+                                  "earlier": earlier}, key=lambda a: a["round"])
+
     def add_broken(self, record: AuditRecord, problem: str) -> None:
         """Name a record of this report's rounds that fails its hash or its links."""
         insort(self.broken, {"round": record.round_no, "seq": record.seq, "type": record.type, "problem": problem},
@@ -175,6 +211,12 @@ class PeriodReport:
             "broken_rounds": self.broken_rounds, "broken_records": self.broken,
             # only where a banker's stack fell short, so other tables' reports keep their shape
             **({"short_wins": self.short_wins, "short_total": money(self.short_total)} if self.short_wins else {}),
+            # likewise only where a round was corrected after Settle
+            **({"adjustments": self.adjustments,
+                "adjustments_owed": {"pay": money(self.owed_pay), "collect": money(self.owed_collect),
+                                     "rounds": [a["round"] for a in self.adjustments
+                                                if a["status"] == "outstanding"]}}
+               if self.adjustments else {}),
             # likewise only where the clock was not to be trusted
             **({"clock_untrusted": self.clock_untrusted} if self.clock_untrusted else {}),
             **({"clock_elsewhere": self.clock_elsewhere} if self.clock_elsewhere else {}),
@@ -215,6 +257,12 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
         read.extend(records)
         if len(read) >= CHECK_BATCH:
             check()
+    for table, records in _earlier_adjustments(log, table_id=table_id, since=since, until=until,
+                                               upto_seq=head_seq):
+        report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
+        books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
+        report.add_adjustment(books[0].round_no, fold_round(books)["adjustment"], earlier=True)
+        read.extend(records)     # the amounts listed are read off them: checked like the period's
     check()
     for table, moved in _played_here(log, spans, table_id=table_id, since=since, until=until,
                                               upto_seq=head_seq):
@@ -300,6 +348,66 @@ def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, unt
             end = ending(records)
             if end is not None and end.seq in here:
                 yield table, records
+
+
+def _earlier_adjustments(log: AuditLog, *, table_id: str | None, since: str | None, until: str | None,
+                         upto_seq: int) -> Iterator[tuple[str, list[AuditRecord]]]:
+    """``(table, book records)`` of each round that ended before the period and whose
+    adjustment concerns it: corrected, paid or waived in the period, or still owed now.
+    Only rounds corrected after Settle are read (the type index: they are few)."""
+    if since is None:
+        return      # the period runs from the first record: no round ended before it
+    for number in corrected_rounds(log, until=until):
+        records = log.records(round_no=number, types=BOOK_TYPES, upto_seq=upto_seq)
+        for table in dict.fromkeys(r.table_id for r in records):
+            if table_id not in (None, table):
+                continue
+            mine = [r for r in records if r.table_id == table]
+            end = ending(mine)
+            adjustment = fold_round(mine)["adjustment"]
+            if end is None or end.ts >= since or adjustment is None:
+                continue        # this period's round (listed with its books), or a later one's
+            moved = any(since <= r.ts and (until is None or r.ts <= until)
+                        for r in mine if r.type in ADJUSTMENT_TYPES)
+            if moved or adjustment["status"] == "outstanding":
+                yield table, mine
+
+
+def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
+    """What the console and the page say of the adjustments corrections left (``to_json``'s
+    ``adjustments``): first what is still owed, which the books count as if paid, then each
+    round's.  ``shown`` writes an amount to the table's money unit, ``when`` a log time in
+    the reader's zone."""
+    adjustments = report.get("adjustments") or []
+    if not adjustments:
+        return []
+    cur = f" {currency}" if currency else ""
+
+    def moves(amounts: dict[str, str]) -> str:
+        return "; ".join(f"pay {shown(d)}{cur} to seat {seat}" if Decimal(d) > 0
+                         else f"collect {shown(str(-Decimal(d)))}{cur} from seat {seat}" for seat, d in amounts.items())
+
+    lines = []
+    owed = report["adjustments_owed"]
+    if owed["rounds"]:
+        sums = ", ".join(f"to {what} {shown(owed[what])}{cur}" for what in ("pay", "collect") if Decimal(owed[what]))
+        lines.append(f"WARNING: adjustments outstanding in round{'s' if len(owed['rounds']) > 1 else ''} "
+                     f"{', '.join(map(str, owed['rounds']))}: the books count their corrected figures, but the "
+                     f"difference was not yet paid or collected ({sums}); pay or collect it and record it on the "
+                     "dealer screen, or have a supervisor waive it, before signing")
+    for a in adjustments:
+        head = f"round {a['round']}" + (" (ended in an earlier period)" if a["earlier"] else "")
+        for r in a["records"]:
+            who = r.get("approved_by") or r.get("actor")
+            why = f" ({r['reason']})" if r.get("reason") else ""
+            lines.append(f"{head}: {r.get('action')} by {who} at {when(r.get('ts'))}: "
+                         f"{moves(r.get('difference') or {})}{why}")
+        if a["outstanding"]:
+            lines.append(f"{head}: outstanding: {moves(a['outstanding'])}")
+        if a["not_recorded"]:
+            lines.append(f"{head}: corrected before adjustments were recorded; whether its difference "
+                         f"({moves(a['not_recorded'])}) was paid is not in the log")
+    return lines
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:

@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
 from kiosk.clockwatch import ClockWatch
@@ -63,6 +63,10 @@ CAMERA_TURNS = {
 }
 FEED_SIZE = 256
 MAX_BET = Decimal("1000000000")
+# What a round's adjustment is folded from (kiosk.rounds.adjustment): its settlement corrections
+# and the records that closed their differences, a few records rather than the round's forty.
+ADJUSTMENT_TYPES = (AuditType.SETTLEMENT_CORRECTED, AuditType.ADJUSTMENT_SETTLED)
+ROUNDS_PAGE = 500
 
 
 class TableError(NiuniuError):
@@ -147,6 +151,41 @@ def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) 
         view.update(banker_bid=banker_bid, bet_multiple=multiple,
                     hand_multiplier=line.multiplier // (banker_bid * multiple))
     return view
+
+
+def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: Decimal) -> dict | None:
+    """A round's adjustment (:func:`kiosk.rounds.adjustment`) as the dealer's screen shows it:
+    per seat what the dealer pays or collects, in the table's money unit, and who closed what."""
+    if adjustment is None:
+        return None
+
+    def seats(amounts: Mapping[str, str]) -> list[dict]:
+        return [{"seat": seat, "action": "pay" if Decimal(d) > 0 else "collect",
+                 "amount": shown(abs(Decimal(d)), unit), "difference": shown(d, unit)} for seat, d in amounts.items()]
+    return {"round": round_no, "status": adjustment["status"], "basis": adjustment["basis"],
+            "outstanding": seats(adjustment["outstanding"]), "not_recorded": seats(adjustment["not_recorded"]),
+            "records": [{"action": r.get("action"), "by": r.get("actor"), "approved_by": r.get("approved_by"),
+                         "ts": r.get("ts"), "reason": r.get("reason") or "", "seats": seats(r.get("difference") or {})}
+                        for r in adjustment["records"]]}
+
+
+def corrected_rounds(log: AuditLog, *, since: str | None = None, until: str | None = None) -> Iterator[int]:
+    """Numbers of the rounds with a settlement correction or an adjustment record stamped
+    between ``since`` and ``until``, newest first, of every table: asked by record type (the
+    log's index; corrections after Settle are few), the caller reads each round of its table."""
+    before = None
+    while True:
+        page = log.round_numbers(since=since, until=until, before=before, limit=ROUNDS_PAGE, types=ADJUSTMENT_TYPES)
+        yield from page
+        if len(page) < ROUNDS_PAGE:
+            return
+        before = page[-1]
+
+
+def adjustment_of(log: AuditLog, round_no: int, table_id: str) -> dict | None:
+    """A round's adjustment as the log has it now (None: the round was not corrected after Settle)."""
+    records = log.records(round_no=round_no, table_id=table_id, types=ADJUSTMENT_TYPES)
+    return fold_round(records)["adjustment"] if records else None
 
 
 def bet_json(bet: Bet, grab: bool = False) -> dict:
@@ -261,6 +300,9 @@ class TableService:
         self._pending_stack: Decimal | None = None
         self._round_stack: Decimal | None = None
         self._round_extra: dict[str, Any] = {}  # post-settlement view of the current round
+        # Every round of this table whose correction's difference is still owed: round -> its
+        # adjustment (kiosk.rounds.adjustment), for the screen whichever round is on the table.
+        self._adjustments: dict[int, dict] = {}
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
         # The last turn logged of each camera watch ("online" is unknown until the camera
@@ -280,7 +322,11 @@ class TableService:
         self.disk_warning: str | None = None    # set by the recording retention thread
         self.forwarder = None    # the audit log's copy to the casino's collector (kiosk.forward), if configured
         self.clock_watch = ClockWatch(audit)    # looked at by a ClockWatchThread while the kiosk runs
+        # Seal threads start on the camera thread and on HTTP threads (a manual clear) at once:
+        # the list is changed only under its own lock, or one start could drop another's thread
+        # and wait_sealed() (at stop) would not wait for that recording's seal.
         self._sealing: list[threading.Thread] = []
+        self._sealing_lock = threading.Lock()
         machine.add_gate(self._on_machine_events)
         machine.add_undo_listener(self._publish)
         machine.add_view_listener(self._publish)     # a left-over card swept away: the screen shows them
@@ -312,6 +358,7 @@ class TableService:
             self._ignore_finished_cards()
             self._restore_pending()
             self._reload_history()
+            self._load_adjustments()
             self._publish()
 
     def forward_status(self) -> dict | None:
@@ -338,12 +385,24 @@ class TableService:
         machine's lock (held by whoever reports the clearing frame) should not wait for."""
         thread = threading.Thread(target=self._seal, args=(Path(folder), meta), name=f"seal:{Path(folder).name}",
                                   daemon=True)
-        self._sealing = [t for t in self._sealing if t.is_alive()] + [thread]
-        thread.start()
+        with self._sealing_lock:
+            # started before it is listed: wait_sealed() may join whatever the list holds
+            thread.start()
+            self._sealing = [t for t in self._sealing if t.is_alive()] + [thread]
 
     def wait_sealed(self, timeout: float = 30.0) -> None:
-        for thread in list(self._sealing):
-            thread.join(timeout)
+        """Wait for every seal started so far, and for any a seal being waited on starts meanwhile
+        (a recording finished while the kiosk stops), up to ``timeout`` in all."""
+        end = time.monotonic() + timeout
+        waited: set[threading.Thread] = set()
+        while True:
+            with self._sealing_lock:
+                threads = [t for t in self._sealing if t not in waited]
+            if not threads:
+                return
+            for thread in threads:
+                thread.join(max(0.0, end - time.monotonic()))
+            waited.update(threads)
 
     def _seal(self, folder: Path, meta: dict) -> None:
         try:
@@ -662,7 +721,8 @@ class TableService:
     @staticmethod
     def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]],
                      absent: set[tuple[str, str]] = frozenset(), round_no: int = 0,
-                     doubtful: set[tuple[str, str]] = frozenset()) -> list[dict]:
+                     doubtful: set[tuple[str, str]] = frozenset(),
+                     changed: set[tuple[str, str]] = frozenset()) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
         A sixth card taken off, a duplicate corrected, a card that left its seat seen there
@@ -679,6 +739,8 @@ class TableService:
                 return (alert.seat, alert.card) not in absent
             if code == AlertCode.card_reread:
                 return (alert.seat, alert.card) not in doubtful     # confirmed or corrected
+            if code == AlertCode.card_changed:
+                return (alert.seat, alert.card) not in changed      # confirmed or corrected
             return False
         listed = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
                   for a in alerts if not fixed(a)]
@@ -1096,7 +1158,10 @@ class TableService:
             Entry(AuditType.SETTLEMENT_CORRECTED, actor, {
                 "old": summary["settlement"], "new": settlement.to_json(), "new_lines": new_lines,
                 "old_lines": list(summary["lines"].values()), "difference": difference,
-                "hands": hands, "results": self._results_json(hands, preset), **common}, round_no, ts),
+                "hands": hands, "results": self._results_json(hands, preset), **common,
+                # its difference is owed until an adjustment_settled record says it was paid or
+                # waived (kiosk.rounds.adjustment); a correction logged without this predates them
+                "adjustment_tracked": True}, round_no, ts),
         ])
         # What the dealer acts on is this correction's difference, not the recomputed line: the
         # chips moved at Settle (and at any correction before this one) are already where they
@@ -1118,11 +1183,97 @@ class TableService:
             self._round_extra["lines"] = {line["seat"]: {**line, "correction": adjust[line["seat"]]}
                                           for line in new_lines}
             self._round_extra["settlement"] = settlement
+        self._note_adjustment(round_no)
         self._reload_history()
         self._publish()
         return {"round": round_no, "action": "replaced", "settled": True, "difference": difference,
                 "adjust": [{"seat": s, "action": a["action"], "amount": a["amount"]}
                            for s, a in adjust.items() if a["action"] != "none"]}
+
+    # ------------------------------------------------------------------ adjustments
+
+    def _load_adjustments(self) -> None:
+        """Every adjustment of this table still owed, however old its round: one corrected long
+        after its round left the history strip stays on the screen until it is paid or waived."""
+        self._adjustments = {}
+        for number in corrected_rounds(self.audit):
+            adjustment = adjustment_of(self.audit, number, self.config.table_id)
+            if adjustment is not None and adjustment["status"] == "outstanding":
+                self._adjustments[number] = adjustment
+
+    def _note_adjustment(self, round_no: int) -> dict | None:
+        """Take the round's adjustment as the log now has it (a correction or an adjustment record
+        was just written), for the table's list and for the round on the table."""
+        adjustment = adjustment_of(self.audit, round_no, self.config.table_id)
+        if adjustment is not None and adjustment["status"] == "outstanding":
+            self._adjustments[round_no] = adjustment
+        else:
+            self._adjustments.pop(round_no, None)
+        if round_no == self.machine.round_no:
+            self._round_extra["adjustment"] = adjustment
+        return adjustment
+
+    def check_adjustment(self, round_no: int | None, basis: int | None, seats: Iterable[str] | None = None) -> dict:
+        """What of round ``round_no``'s outstanding adjustment a screen's request closes (seat ->
+        signed difference, the player's side), or why nothing can be.  ``basis``: the last
+        correction the screen had seen (the adjustment's ``basis``).  A second correction made
+        meanwhile changes what is owed, and one screen's "paid" must not close an amount its
+        dealer never saw; a seat another screen closed already is not closed twice."""
+        with self._lock:
+            if round_no is None:
+                raise TableError("say which round's adjustment was paid (round): nothing was recorded")
+            if basis is None:
+                raise TableError("your screen did not say which correction it showed (basis): nothing was "
+                                 "recorded; reload the screen and try again")
+            adjustment = adjustment_of(self.audit, round_no, self.config.table_id)
+            if adjustment is None or adjustment["status"] == "none":
+                raise TableError(f"round {round_no} has no adjustment to record: its settlement was not corrected "
+                                 "after it was paid, or the correction moved no money")
+            if adjustment["status"] == "not_recorded":
+                raise TableError(f"round {round_no} was corrected by a kiosk from before adjustments were recorded: "
+                                 "the log cannot say whether its difference was paid; note what was done in the "
+                                 "table's paperwork")
+            if basis != adjustment["basis"]:
+                raise TableError(f"round {round_no} was corrected again since your screen showed it: nothing was "
+                                 "recorded; check the amounts now shown and record them again")
+            owed = adjustment["outstanding"]
+            if not owed:
+                last = adjustment["records"][-1]
+                raise TableError(f"round {round_no}'s adjustment was already recorded ({last.get('action')} by "
+                                 f"{last.get('approved_by') or last.get('actor')}): nothing more was recorded")
+            chosen = list(owed) if seats is None else [str(s) for s in seats]
+            unknown = [s for s in chosen if s not in owed]
+            if unknown or not chosen:
+                raise TableError(f"round {round_no}: seat {', '.join(unknown) or '(none named)'} has no adjustment "
+                                 f"outstanding (seats owed: {', '.join(owed)}); nothing was recorded")
+            return {seat: owed[seat] for seat in chosen}
+
+    def settle_adjustment(self, round_no: int | None, basis: int | None, actor: str, *, waived: bool = False,
+                          reason: str = "", approval: Approval | None = None,
+                          seats: Iterable[str] | None = None) -> dict:
+        """Record that a corrected round's difference was paid to (or collected from) its seats,
+        or, with a supervisor's PIN and a reason, that the house waived it.
+
+        A correction after Settle moves no chips: until this record the books and the chips
+        differ, and the round shows "adjustment outstanding" on the screen and in the shift
+        report.  ``seats``: those settled now (None: every seat owed), since a player who has
+        left may be waived while the others are paid."""
+        with self._lock:
+            self._check_running()
+            reason = (reason or "").strip()
+            if waived and approval is None:
+                raise TableError("waiving an adjustment needs a supervisor's PIN")
+            if waived and not reason:
+                raise TableError("waiving an adjustment needs a reason (why the house does not pay or collect it)")
+            difference = self.check_adjustment(round_no, basis, seats)
+            data = {"action": "waived" if waived else "paid", "basis": basis, "difference": difference,
+                    "reason": reason, "requested_by": approval.requested_by if approval else actor,
+                    "approved_by": approval.approved_by if approval else None}
+            self.audit.append(AuditType.ADJUSTMENT_SETTLED, actor, data, round_no=round_no)
+            self._note_adjustment(round_no)
+            self._reload_history()
+            self._publish()
+            return data
 
     def void(self, reason: str, approval: Approval, round_no: int | None = None) -> None:
         with self._lock:
@@ -1272,13 +1423,19 @@ class TableService:
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
                       "alerts": [] if between else self._open_alerts(m.alerts, codes, m.absent_cards, m.round_no,
-                                                                      m.doubtful_cards),
+                                                                      m.doubtful_cards, m.changed_cards),
                       "corrected": bool(self._round_extra.get("lines")),
+                      # a settled round corrected since: whether the difference was paid yet
+                      "adjustment": adjustment_view(self._round_extra.get("adjustment")
+                                                    or self._adjustments.get(m.round_no), m.round_no, unit)
+                      if settled else None,
                       "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards, "basis": self.settle_basis()},
             "seats": [s for s in seats if s["name"] in self.config.seat_names],
             "totals": totals,
             "history": [history_item(h, unit) for h in self._history],
+            # newest round first: what the dealer still has to pay or collect after corrections
+            "adjustments": [adjustment_view(a, n, unit) for n, a in sorted(self._adjustments.items(), reverse=True)],
         }
 
     def _totals(self, settlement: Settlement) -> dict:
@@ -1364,7 +1521,8 @@ def history_item(summary: dict, unit: Decimal = Decimal("0.01")) -> dict:
             # the difference to it (as corrected - paid, the player's side).
             "paid_lines": {seat: shown_line(line, unit) for seat, line in summary["paid_lines"].items()}
             if summary.get("settlement_corrections") else None,
-            "paid_difference": {seat: shown(d, unit) for seat, d in summary.get("paid_difference", {}).items()}}
+            "paid_difference": {seat: shown(d, unit) for seat, d in summary.get("paid_difference", {}).items()},
+            "adjustment": adjustment_view(summary.get("adjustment"), summary["round"], unit)}
 
 
 # Digits with at most one point; a comma only between groups of three (1,000.50).  Not what

@@ -65,6 +65,20 @@
   // Only a table whose banker pays as far as a stack goes sends the stack (banker.cover).
   function covered() { return Boolean(state && state.table.banker_cover); }
 
+  // What the dealer does for one seat of an adjustment: "COLLECT 195.00 USD from Seat 3".
+  function adjustText(a) {
+    return (a.action === "pay" ? "PAY " + money(a.amount) + " to " : "COLLECT " + money(a.amount) + " from ")
+      + seatTitle(a.seat);
+  }
+
+  // A seat's part in its round's adjustment: "outstanding" until recorded, then "paid" or "waived".
+  function adjustState(adj, seatName) {
+    if (!adj) return null;
+    if (adj.outstanding.some((o) => o.seat === seatName)) return "outstanding";
+    const done = adj.records.filter((r) => r.seats.some((o) => o.seat === seatName));
+    return done.length ? done[done.length - 1].action : null;
+  }
+
   function betText(bet) {
     return money(bet.amount) + " · " + bet.kind + (bet.multiple ? " ×" + bet.multiple : "");
   }
@@ -380,7 +394,11 @@
         : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
       const was = (outcome, net) => (outcome ? outcome.toUpperCase() + " " : "")
         + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
-      m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)));
+      // until the chips have moved (or a supervisor waived it) the round's books and the table differ
+      const done = adjustState(state.round.adjustment, seat.name);
+      m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)
+        + (done ? " · " + done : "")));
+      if (done === "outstanding") m.classList.add("outstanding");
       box.appendChild(m);
     } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
@@ -447,6 +465,18 @@
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
+    // Every round of the table whose correction is still to be paid, collected or waived, however
+    // long ago it was dealt: the chips must follow the books, and someone has to say they did.
+    // One line each, the line itself the control: the column above the seats keeps its height.
+    $("adjustments").replaceChildren(...(state.adjustments || []).map((a) => {
+      const p = el("p", "alert adjustment", "⚖ Round " + a.round + " outstanding: " + a.outstanding.map(adjustText).join(" · "));
+      p.title = "Adjustment outstanding after a correction: tap once it is paid or collected, or to have it waived";
+      p.setAttribute("role", "button");
+      p.tabIndex = 0;
+      p.dataset.adjustRound = String(a.round);
+      p.dataset.key = "adjust:" + a.round;
+      return p;
+    }));
   }
 
   // The action buttons, from the state and from what is still being sent.
@@ -476,9 +506,12 @@
       tile.appendChild(el("span", null, what));
       // Both marks in one box, laid out (and sized) with the tile's text: kiosk.css keeps a tile
       // from being squeezed narrower than that text, marks included.
-      if (h.corrected || h.alerts.length) {
+      const owing = Boolean(h.adjustment && h.adjustment.status === "outstanding");
+      if (owing) tile.title = "adjustment outstanding";
+      if (h.corrected || h.alerts.length || owing) {
         const marks = el("span", "marks");
         if (h.corrected) marks.appendChild(el("i", "mark", "✎"));
+        if (owing) marks.appendChild(el("i", "mark owing", "⚖"));
         if (h.alerts.length) marks.appendChild(el("i", "mark", "⚠"));
         tile.appendChild(marks);
       }
@@ -993,6 +1026,24 @@
       table.appendChild(tr);
     });
     box.appendChild(table);
+    const adj = h.adjustment;
+    if (adj) {
+      // what the correction's difference has become: owed still, paid, waived, or not known
+      if (adj.outstanding.length) {
+        const p = el("p", "alert adjustment", "⚖ Adjustment outstanding: " + adj.outstanding.map(adjustText).join(" · ") + " ");
+        const b = el("button", "btn small", "Paid or waived…");
+        b.type = "button";
+        b.addEventListener("click", () => openAdjustment(adj));
+        p.appendChild(b);
+        box.appendChild(p);
+      }
+      adj.records.forEach((r) => box.appendChild(el("p", "adjusted", "Adjustment " + r.action + " by "
+        + (r.approved_by || r.by) + ": " + r.seats.map(adjustText).join(" · ") + (r.reason ? " (" + r.reason + ")" : ""))));
+      if (adj.not_recorded.length) {
+        box.appendChild(el("p", "adjusted", "Corrected before adjustments were recorded: whether "
+          + adj.not_recorded.map(adjustText).join(" · ") + " was done is not in the log"));
+      }
+    }
     table.addEventListener("click", (e) => {
       const b = e.target.closest(".mini");
       if (b && !b.disabled) openCorrection(b.dataset.seat, b.dataset.code, h.round, true, h.hands);
@@ -1008,6 +1059,73 @@
     $("history-detail").replaceChildren(historyDetail(h));
     openDialog($("history-dialog"));
   });
+
+  // ------------------------------------------------------------------ adjustments
+
+  let adjusting = null;   // {round, basis}: the correction the dialog showed, whatever is corrected meanwhile
+
+  function openAdjustment(a) {
+    adjusting = { round: a.round, basis: a.basis };
+    $("adjust-title").textContent = "Adjustment · round " + a.round;
+    $("adjust-seats").replaceChildren(...a.outstanding.map((o) => {
+      const label = el("label", "adjust-seat");
+      const box = el("input");
+      box.type = "checkbox";
+      box.checked = true;
+      box.dataset.seat = o.seat;
+      label.append(box, " " + adjustText(o));
+      return label;
+    }));
+    $("adjust-reason").value = "";
+    $("adjust-pin").value = "";
+    showError($("adjust-error"), "");
+    waiveMode(false);
+    openDialog($("adjust-dialog"));
+  }
+
+  // Paid needs nobody's PIN; a waiver shows the supervisor's fields, and Enter then waives.
+  function waiveMode(on) {
+    $("adjust-waive-fields").hidden = !on;
+    $("adjust-paid").hidden = on;
+    $("adjust-to-waive").hidden = on;
+    $("adjust-waive").hidden = !on;
+    $("adjust-paid").toggleAttribute("data-default", !on);
+    $("adjust-waive").toggleAttribute("data-default", on);
+    $("adjust-note").textContent = on
+      ? "The house does not pay or collect the ticked seats' difference. A supervisor's PIN and a reason are required."
+      : "The settlement was corrected after it was paid. Tick each seat whose difference was paid or collected at the table.";
+    if (on) $("adjust-reason").focus();
+  }
+
+  function sendAdjustment(button, action) {
+    const seats = [...$("adjust-seats").querySelectorAll("input[data-seat]")].filter((b) => b.checked)
+      .map((b) => b.dataset.seat);
+    if (!seats.length) { showError($("adjust-error"), "Tick the seats it was done for."); return; }
+    const body = { round: adjusting.round, basis: adjusting.basis, action: action, seats: seats };
+    if (action === "waived") { body.reason = $("adjust-reason").value; body.pin = $("adjust-pin").value; }
+    once($("adjust-dialog"), button, async () => {
+      try {
+        await post(urls.adjustment, body);
+        $("adjust-dialog").close();
+        if ($("history-dialog").open) $("history-dialog").close();
+        toast("Round " + body.round + ": adjustment recorded as " + action + " for " + seats.map(seatTitle).join(", "), "ok");
+      } catch (err) {
+        showError($("adjust-error"), failure(err, "Nothing was recorded", button.textContent.trim()));
+        pinRefused(err, $("adjust-pin"));
+      }
+    });
+  }
+
+  $("adjust-paid").addEventListener("click", (e) => sendAdjustment(e.currentTarget, "paid"));
+  $("adjust-to-waive").addEventListener("click", () => waiveMode(true));
+  $("adjust-waive").addEventListener("click", (e) => sendAdjustment(e.currentTarget, "waived"));
+  function adjustFrom(e) {
+    const b = e.target.closest("[data-adjust-round]");
+    const a = b && (state.adjustments || []).find((x) => String(x.round) === b.dataset.adjustRound);
+    if (a) { e.preventDefault(); openAdjustment(a); }
+  }
+  $("adjustments").addEventListener("click", adjustFrom);
+  $("adjustments").addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") adjustFrom(e); });
 
   // ------------------------------------------------------------------ camera view
 

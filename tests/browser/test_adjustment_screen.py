@@ -1,0 +1,69 @@
+"""The dealer's screen after a settled round is corrected: the round is listed as "adjustment
+outstanding" until the dealer records the difference paid or collected, or a supervisor waives
+it with a PIN and a reason (QA48 dispute H1, the part left open)."""
+
+from __future__ import annotations
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+from kiosk.table_service import Approval
+from kiosk_testing import hand
+from test_dealer_screen import BANKER, SEAT_1, SEAT_2, click, drawn, exact_text, log_in, wait_text
+
+pytestmark = pytest.mark.browser
+
+
+def test_an_adjustment_is_outstanding_until_recorded_paid_or_waived(browser, live_kiosk, shots):
+    driver, service = browser, live_kiosk.service
+    service.set_bet("1", "100", "double", "dealer1")
+    service.set_bet("2", "50", "equal", "dealer1")
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
+    service.settle("dealer1")      # paid at the table: seat 1 +285.00, seat 2 -50.00
+    log_in(driver, live_kiosk.url, "dealer1")
+    wait_text(driver, "#round-state", "SETTLED")
+    assert driver.find_element(By.ID, "adjustments").text == ""
+
+    # seat 2's 4D was a 9D (as corrected +47.50): the house owes seat 2 97.50
+    super1 = Approval(requested_by="dealer1", approved_by="super1")
+    service.correct("2", "4D", "9D", "dealer1", "9 read as 4", super1, round_no=1)
+    wait_text(driver, "#adjustments", "Round 1 outstanding: PAY 97.50 USD to Seat 2")
+    wait_text(driver, '.seat[data-seat="2"] .money small', "· outstanding")
+    shots(driver, "dealer-adjustment-outstanding")
+    click(driver, '#adjustments [data-adjust-round="1"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+    assert "PAY 97.50 USD to Seat 2" in driver.find_element(By.ID, "adjust-seats").text
+    driver.find_element(By.ID, "adjust-paid").click()
+    wait_text(driver, "#toast", "Round 1: adjustment recorded as paid for Seat 2")
+    exact_text(driver, "#adjustments", "")
+    wait_text(driver, '.seat[data-seat="2"] .money small', "· paid")
+
+    # seat 1's 10H was a 9S: 95.00 to collect; the player has left, and the supervisor waives it
+    service.correct("1", "10H", "9S", "dealer1", "last card a nine", super1, round_no=1)
+    wait_text(driver, "#adjustments", "COLLECT 95.00 USD from Seat 1")
+    drawn(driver, service)
+    click(driver, '#adjustments [data-adjust-round="1"]')
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-to-waive")))
+    driver.find_element(By.ID, "adjust-to-waive").click()
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-pin")))
+    driver.find_element(By.ID, "adjust-reason").send_keys("player 1 left the table")
+    pin = driver.find_element(By.ID, "adjust-pin")
+    pin.send_keys("9999", Keys.ENTER)               # Enter waives (the PIN is the supervisor's field)
+    wait_text(driver, "#adjust-error", "PIN")
+    assert pin.get_attribute("value") == ""
+    pin.send_keys("4321", Keys.ENTER)
+    wait_text(driver, "#toast", "Round 1: adjustment recorded as waived for Seat 1")
+    exact_text(driver, "#adjustments", "")
+    wait_text(driver, '.seat[data-seat="1"] .money small', "· waived")
+    [record] = [r for r in service.audit.records() if r.type == "adjustment_settled" and r.data["action"] == "waived"]
+    assert record.data["approved_by"] == "super1" and record.data["reason"] == "player 1 left the table"
+    shots(driver, "dealer-adjustment-waived")
+
+    # the history dialog says who paid and who waived
+    service.observe([], 2)
+    click(driver, '.tile[data-round="1"]')
+    wait_text(driver, "#history-detail", "Adjustment waived by super1: COLLECT 95.00 USD from Seat 1")
+    assert "Adjustment paid by dealer1: PAY 97.50 USD to Seat 2" in driver.find_element(By.ID, "history-detail").text
