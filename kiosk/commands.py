@@ -421,6 +421,7 @@ def run_audit_evidence(args) -> int:
         print(json.dumps({"package": str(output), **manifest}))
         return 0
     print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
+    print("  its summary.txt tells the round in plain words (derived, not sealed; the records are the evidence)")
     if missing and not missing["restore_seq"]:
         print(f"WARNING: round {args.round_no}'s sealed recording {missing['folder']} was deleted or moved by hand "
               "(niuniu audit check-recordings)", file=sys.stderr)
@@ -721,7 +722,7 @@ def _print_report(report, zone) -> None:
     def when(ts: str | None, missing: str) -> str:
         return f"{local_text(ts, zone)} {getattr(zone, 'key', 'UTC')}" if ts else missing
 
-    from kiosk.report import broken_lines, clock_lines
+    from kiosk.report import adjustment_lines, broken_lines, clock_lines
 
     r = report.to_json()
     m = report.shown                                    # to the table's money unit, thousands grouped
@@ -729,6 +730,8 @@ def _print_report(report, zone) -> None:
     print(f"Table {r['table_id']}: rounds that ended between {when(r['from'], 'the first record')} and "
           f"{when(r['to'], 'now')}")
     for line in broken_lines(r) + clock_lines(r, lambda ts: local_text(ts, zone)):   # before the figures
+        print(f"  {line}")
+    for line in adjustment_lines(r, m, report.currency or "", lambda ts: when(ts, "")):
         print(f"  {line}")
     if r["first_round"] is None:        # only rounds stamped elsewhere, named above
         print("  no round ended in this period by the time on its records")

@@ -7,14 +7,22 @@ The package (a zip) holds::
     MANIFEST.json   format, table, round, who exported it and when, the chain head at that
                     moment, the signing key, and the SHA-256 of every other file
     SIGNATURE.json  the table's Ed25519 signature over MANIFEST.json (``kiosk.signing``)
+    summary.txt     the round in plain words, for whoever has no kiosk (summary.html: the same,
+                    with the boxed key frames beside their captions)
     round.json      the round as the review page shows it (folded from audit.json; a reading aid)
     audit.json      every audit record of the round, exactly as stored and hashed
     camera.json     the camera records that bear on it (a fault in force at its start, each
                     camera turn while it ran), as stored: a camera knocked before the deal
                     is logged then, not under the round
+    staff.json      the account records (setup_admin, user_created, user_changed) of everyone
+                    the round's records name, up to its last record, as stored: who was a
+                    supervisor when they approved
+    table.json      the table's configuration record in force when the round started
+                    (config_loaded), as stored: its time zone, currency, rules and seat zones
     recording/      the round's recording folder as it is on disk (replay it:
                     ``niuniu replay recording/<folder> --json``), when it was still kept
-    README.txt      this, for whoever opens it
+    boxed/          each key frame with what the camera read drawn on it (``kiosk.frame_boxes``)
+    README.txt      what each file is, for whoever opens it
 
 Three checks make it evidence (``niuniu audit check-evidence``): every file's digest
 matches the manifest; every audit record's hash recomputes from its own fields (so a
@@ -24,6 +32,20 @@ package rebuilt with a new manifest is caught too — and the log still holds th
 manifest names (a history rewritten since the export shows, ``kiosk.anchors``).  Without
 the log, the signature does the last: with the key the casino published (``--public-key``),
 a rebuilt manifest shows as surely as against the log.
+
+What is evidence and what is derived (QA48 dispute M9).  The records (audit.json,
+camera.json, staff.json, table.json) and the recording are the evidence: each record
+hashes, and the recording is checked against the seal the log took when the round ended.
+summary.txt, summary.html, round.json and boxed/ are written at export from them, so no
+seal of the round's time can cover them; they are listed in the manifest all the same, so
+the table's signature and the log's export record vouch that they are as the kiosk wrote
+them and a summary edited after export is named by the check.  Left out of the manifest,
+a forged summary or a boxed frame with a card drawn in would sit beside checked files with
+nothing to say so.  They never stand in for the records: the check reads only the records
+and the recording to confirm the round, and a changed summary or boxed frame is named as a
+changed reading aid, without making the records or the recording look changed (nor
+unchanged ones look sound: those are checked on their own).  The boxed frames are outside
+the recording's folder, so the check of the recording against its seal never reads them.
 """
 
 from __future__ import annotations
@@ -42,16 +64,33 @@ from kiosk.anchors import HELD, check_head
 from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, utc_iso
 from kiosk.retention import deletion_of
 from kiosk.rounds import CAMERA_TYPES, camera_during, fold_round
+from kiosk.evidence_summary import ACCOUNT_TYPES, TableView, staff_records, summary_html, summary_sections, summary_text
+from kiosk.frame_boxes import FrameBoxes
 from kiosk.signing import SIGNATURE, check_signature, fingerprint, signature_bytes
 from vision.record import seal_changes
 
 FORMAT = "niuniu-evidence/1"
 MANIFEST = "MANIFEST.json"
+SUMMARY = "summary.txt"
+SUMMARY_HTML = "summary.html"
+BOXED = "boxed/"
+# The camera's own default: at OpenCV's 95 the boxed copies were twice the raw frames' size (the
+# demo's round 2: 4.2 MB against 2.0 MB), for a reading aid.
+BOXED_QUALITY = 85
+# Written at export from the records and the recording (see the module's docstring).
+DERIVED = ("README.txt", "round.json", SUMMARY, SUMMARY_HTML)
+# The account records that say who a person was: the first administrator, each account made, each change.
 README = """Niu Niu round evidence ({format})
+
+Start with summary.txt (or summary.html in a browser): the round in plain words.
 
 MANIFEST.json  table, round, who exported it and when, the audit chain's head at that moment,
                the table's signing key, and the SHA-256 of every other file in this package
 SIGNATURE.json the table's Ed25519 signature over MANIFEST.json's exact bytes
+summary.txt    the round in plain words: hands as first read and as corrected, the settlement paid at
+               the table and as corrected, every correction with who, their role then, when and why,
+               alerts, camera faults, holds, the staff named, and how to check this package
+summary.html   the same, with the boxed key frames beside their captions
 round.json     the round summarised (cards, results, bets, settlement, corrections), from audit.json;
                where its settlement was corrected after it was paid, "lines" and "settlement" are as
                corrected, "paid_lines" and "paid_settlement" what was paid at the table, and
@@ -61,12 +100,24 @@ audit.json     the round's audit records as stored: each record's hash is SHA-25
                record's hash followed by its body (seq, ts, table_id, type, actor, round, payload)
 camera.json    the camera's records that bear on the round, as stored: a fault (offline, mirrored,
                moved or covered) still in force when it started, and every camera turn until it ended
+staff.json     the account records (setup_admin, user_created, user_changed) of each person the round's
+               records name, up to the round's last record, as stored: their role at the time
+table.json     the table's configuration record in force when the round started (config_loaded), as
+               stored: its time zone, currency, rules and seat zones
 recording/     the round's recording: meta.json, detections.jsonl, events.jsonl, frames/*.jpg
                (replay: niuniu replay recording/<folder> --json); where retention had deleted it,
                MANIFEST.json's recording_deleted names the audit record that did; where it was
                gone with no record of its deletion, recording_missing names its seal.  Its files'
                SHA-256 were sealed in the audit log when the round ended: audit.json's
                recording_sealed record
+boxed/         each key frame of recording/.../frames/ with what the camera read drawn on it (each
+               card's box, code and confidence, and the seat zones), drawn at export from
+               detections.jsonl
+
+Derived, not sealed: summary.txt, summary.html, round.json and boxed/ were written when the package
+was exported, from the records and the recording; the seal the audit log took when the round ended
+does not cover them.  The manifest lists them, so a change made to them after export shows, but the
+records and the recording are the evidence: where a summary and a record differ, the record holds.
 
 Check it: niuniu audit check-evidence THIS.zip --public-key <the key the casino publishes>
       or: niuniu audit check-evidence THIS.zip --data-dir <the kiosk's data directory>
@@ -87,14 +138,21 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     records = log.records(round_no=round_no, table_id=table_id)
     if not records:
         raise AuditError(f"the audit log has no round {round_no} on table {table_id}")
+    exported_at = utc_iso()
     deleted = None if recording else deletion_of(log, round_no, since=records[0].ts, table_id=table_id)
     missing = None if recording or deleted else _missing_recording(log, records)
     summary = fold_round(records)
     camera = camera_during(log, summary["first_seq"], summary["ended_seq"], table_id=table_id)
+    staff = staff_records(log, records)
+    configured = log.records(types=[AuditType.CONFIG_LOADED], table_id=table_id, upto_seq=summary["first_seq"],
+                             newest_first=True, limit=1)
+    table = TableView.of(configured[0] if configured else None)
     head = log.last()
     files: dict[str, bytes] = {
         "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),
         "camera.json": _json_bytes([dataclasses.asdict(r) for r in camera]),
+        "staff.json": _json_bytes([dataclasses.asdict(r) for r in staff]),
+        "table.json": _json_bytes([dataclasses.asdict(r) for r in configured]),
         "round.json": _json_bytes(summary),
         "README.txt": README.format(format=FORMAT).encode("utf-8"),
     }
@@ -111,15 +169,34 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
             digests[name] = sha256(data)
             # JPEGs do not shrink; storing them keeps the export quick on a Pi.
             package.writestr(name, data, zipfile.ZIP_STORED if path.suffix == ".jpg" else zipfile.ZIP_DEFLATED)
-        manifest = {"format": FORMAT, "table_id": table_id, "round": round_no, "exported_at": utc_iso(),
+        frames = sorted(p.stem for p in (recording / "frames").glob("*.jpg")) if recording is not None else []
+        boxed: dict[str, str] = {}
+        zones = None
+        if frames:
+            boxes = FrameBoxes(recording, table.config, quality=BOXED_QUALITY)
+            zones = boxes.zones
+            for stem in frames:
+                drawn = boxes.draw(int(stem), (recording / "frames" / f"{stem}.jpg").read_bytes())
+                if drawn is not None:
+                    boxed[stem] = f"{BOXED}{stem}.jpg"
+                    digests[boxed[stem]] = sha256(drawn)
+                    package.writestr(boxed[stem], drawn, zipfile.ZIP_STORED)
+        manifest = {"format": FORMAT, "table_id": table_id, "round": round_no, "exported_at": exported_at,
                     "exported_by": exported_by, "head": {"seq": head.seq, "hash": head.hash},
                     "records": len(records), "camera_records": len(camera),
                     "recording": recording.name if recording else None,
                     "signing_key": fingerprint(signer.public_key()) if signer else None,
                     "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
                     if deleted else None,
-                    "recording_missing": missing,
-                    "files": dict(sorted(digests.items()))}
+                    "recording_missing": missing}
+        sections = summary_sections(summary, records, camera=camera, staff=staff, table=table, manifest=manifest,
+                                    frames=frames, boxed=boxed, zones=zones)
+        for name, text in ((SUMMARY, summary_text(sections, manifest, table)),
+                           (SUMMARY_HTML, summary_html(sections, manifest, records, frames, boxed, table))):
+            data = text.encode("utf-8")
+            digests[name] = sha256(data)
+            package.writestr(name, data)
+        manifest["files"] = dict(sorted(digests.items()))
         raw_manifest = _json_bytes(manifest)
         package.writestr(MANIFEST, raw_manifest)
         if signer is not None:
@@ -154,6 +231,8 @@ def export_record(manifest: dict) -> dict:
     return {"format": "evidence", "round": manifest["round"], "records": manifest["records"],
             "recording": manifest["recording"], "head_seq": manifest["head"]["seq"],
             "head_hash": manifest["head"]["hash"], "manifest_sha256": manifest_digest(manifest)}
+
+
 
 
 @dataclasses.dataclass
@@ -195,7 +274,7 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
             if name not in names:
                 problems.append(f"{name} is listed in the manifest but missing")
             elif sha256(package.read(name)) != digest:
-                problems.append(f"{name} differs from the file exported (SHA-256 mismatch)")
+                problems.append(f"{name} differs from the file exported (SHA-256 mismatch)" + _derived_note(name))
         # zipfile reads the *last* entry of a name, other tools the first: a second entry of a
         # name lets a forged copy sit beside the checked one, so every entry must be one the
         # export wrote, once (a folder entry too: the export writes none).
@@ -207,16 +286,13 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
         if not problems:
             facts.append(f"{len(listed)} files as the manifest lists them")
         records = _records(package, problems)
-        camera = _records(package, problems, "camera.json") if "camera.json" in names else []
+        # A package made before a file of them was added (staff.json, table.json) simply has none.
+        context = {name: _records(package, problems, name) for name, *_ in CONTEXT if name in names}
         _check_recording_seal(package, names, manifest, records, problems, facts)
         signature = package.read(SIGNATURE) if SIGNATURE in names else None
     check_signature(signature, raw_manifest, manifest, public_key, log, problems, facts)
-    for record in camera:
-        if record.expected_hash() != record.hash:
-            problems.append(f"camera record seq {record.seq} ({record.type}) does not hash to its stored hash: "
-                            "its contents were changed")
-        elif record.type not in CAMERA_TYPES:
-            problems.append(f"camera.json holds seq {record.seq}, a {record.type} record, not a camera record")
+    sound = {name: _context_sound(context.get(name, []), name, what, types, problems)
+             for name, what, types, _ in CONTEXT}
     for record in records:
         if record.expected_hash() != record.hash:
             problems.append(f"audit record seq {record.seq} ({record.type}) does not hash to its stored hash: "
@@ -226,14 +302,46 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
                             f"not round {manifest.get('round')}")
     if records and not any(p.startswith("audit record") for p in problems):
         facts.append(f"{len(records)} audit records of round {manifest.get('round')}, each hash recomputes")
-    if camera and not any(p.startswith("camera") for p in problems):
-        facts.append(f"{len(camera)} camera records bearing on the round, each hash recomputes")
+    facts += [f"{len(context[name])} {told}, each hash recomputes" for name, _, _, told in CONTEXT
+              if context.get(name) and sound[name]]
     warnings: list[str] = []
     if log is not None:
         _check_against_log(log, manifest, sha256(raw_manifest), records, problems, facts)
-        _check_camera_against_log(log, camera, problems)
+        for name, what, types, _ in CONTEXT:
+            _check_context_against_log(log, context.get(name, []), types, what, problems)
         warnings += _written_since(log, manifest, records)
     return EvidenceCheck(problems, facts, warnings)
+
+
+# The records a package carries beside the round's own, each checked as those are: its file,
+# a record's name in a problem, the only types it may hold, and what the check confirms of it.
+CONTEXT = (
+    ("camera.json", "camera record", CAMERA_TYPES, "camera records bearing on the round"),
+    ("staff.json", "account record", ACCOUNT_TYPES, "account records of the staff the round names"),
+    ("table.json", "configuration record", (AuditType.CONFIG_LOADED,),
+     "configuration record of the table in force at the round's start"),
+)
+
+
+def _context_sound(records: list[AuditRecord], name: str, what: str, types: tuple[str, ...],
+                   problems: list[str]) -> bool:
+    before = len(problems)
+    for record in records:
+        if record.expected_hash() != record.hash:
+            problems.append(f"{what} seq {record.seq} ({record.type}) does not hash to its stored hash: "
+                            "its contents were changed")
+        elif record.type not in types:
+            problems.append(f"{name} holds seq {record.seq}, a {record.type} record, not a {what}")
+    return len(problems) == before
+
+
+def _derived_note(name: str) -> str:
+    """What a changed reading aid means: the summary or a boxed frame was edited, which says
+    nothing of the records and the recording (checked on their own) either way."""
+    if name in DERIVED or name.startswith(BOXED):
+        return ("; it is a reading aid written at export, not evidence: do not rely on it, the records and the "
+                "recording are checked on their own")
+    return ""
 
 
 NAMED_SINCE = 10    # a round corrected many times over: the first few records, then a count
@@ -242,13 +350,14 @@ NAMED_SINCE = 10    # a round corrected many times over: the first few records, 
 def _written_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> list[str]:
     """The round's records the log took after this package was made: a correction or a void
     since means the package no longer holds the round as it stands, though every file of it
-    still checks.  Exports and holds of the recording change nothing of the round."""
+    still checks.  Exports, holds of the recording and case notes change nothing of the round."""
     last = max((r.seq for r in records), default=None)
     if last is None:
         return []
     later = [r for r in log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"),
                                     after_seq=last)
-             if r.type not in (AuditType.EXPORTED, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)]
+             if r.type not in (AuditType.EXPORTED, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
+                               AuditType.ROUND_NOTE)]
     if not later:
         return []
     named = ", ".join(f"seq {r.seq} {r.type}" for r in later[:NAMED_SINCE])
@@ -318,12 +427,13 @@ def _check_missing_recording(manifest: dict, seal: AuditRecord, problems: list[s
                     "before the export")
 
 
-def _check_camera_against_log(log: AuditLog, camera: list[AuditRecord], problems: list[str]) -> None:
-    if not camera:
+def _check_context_against_log(log: AuditLog, records: list[AuditRecord], types: tuple[str, ...], what: str,
+                               problems: list[str]) -> None:
+    if not records:
         return
-    seqs = [r.seq for r in camera]
-    stored = {r.seq: r for r in log.records(after_seq=min(seqs) - 1, upto_seq=max(seqs), types=CAMERA_TYPES)}
-    _compare_with_log(camera, stored, "camera record", problems)
+    seqs = [r.seq for r in records]
+    stored = {r.seq: r for r in log.records(after_seq=min(seqs) - 1, upto_seq=max(seqs), types=types)}
+    _compare_with_log(records, stored, what, problems)
 
 
 def _compare_with_log(records: list[AuditRecord], stored: dict[int, AuditRecord], what: str,
