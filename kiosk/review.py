@@ -11,21 +11,22 @@ from __future__ import annotations
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-import cv2
-import numpy as np
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
 from kiosk.audit import (AuditError, AuditType, around_period, local_text, log_moment, parse_period, parse_time,
                          typed_day)
 from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
-from kiosk.rounds import (APPROVAL_TYPES, round_number, banking_of, camera_during, house_net_of, load_round, matches,
-                          round_numbers)
+from kiosk.frame_boxes import with_boxes      # the evidence package draws its boxed frames alike
+from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_of, in_period, load_round, matches,
+                          round_number, round_numbers)
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
+from kiosk.timeline import Say, correction_evidence, frame_captions, printed_frames, record_words, under_review
 from scoring.categories import Category
 from vision.record import HOLD, recordings_dir, round_folder, round_in_name
+from vision.round import AlertCode
 from vision.retention import folder_bytes, hold_of, hold_recording, release_recording
 
 bp = Blueprint("review", __name__, url_prefix="/review")
@@ -122,7 +123,7 @@ def rounds():
                "; type the round's number, like 7"), "error")
         return redirect(url_for("review.rounds"))
     since, until, error = _round_period()
-    refused = error is not None      # a period not read lists no rounds, not every round
+    refused = "period" if error else None    # a filter not read lists no rounds, not every round
     seat = request.args.get("seat", "").strip() or None
     category = request.args.get("category", "").strip() or None
     if category and category not in {c.value for c in Category}:
@@ -131,10 +132,25 @@ def rounds():
     camera_only = _flag("camera")       # rounds played under a camera fault (kiosk.rounds.camera_during)
     staff = request.args.get("staff", "").strip() or None
     approver = request.args.get("approver", "").strip() or None
+    card, card_error = _card_wanted()
+    if card_error and not refused:
+        error, refused = card_error, "card"
+    alert = request.args.get("alert", "").strip() or None
+    if alert and alert not in ALERT_KINDS and not refused:
+        error, refused = (f"alert {alert!r} is not one of the kinds the camera raises "
+                          f"({', '.join(ALERT_KINDS)}): choose one from the list"), "alert"
+    held = _held_rounds(table_id)
+    held_only = _flag("held")
     before = request.args.get("before", type=int)
     found, last_scanned, scanned = [], None, 0
     if refused:
         numbers: list[int] = []
+    elif held_only:
+        # Few rounds are held, and a disputed round may be months old: asked of the holds, not
+        # found by scanning back through every round since.
+        numbers = [n for n in sorted(held, reverse=True) if before is None or n < before]
+        if since or until:
+            numbers = [n for n in numbers if in_period(audit(), n, table_id, since, until)]
     elif approver:
         # Approved in the period: a round of an earlier shift corrected in this one is this one's.
         numbers = audit().round_numbers(table_id=table_id, since=since, until=until, limit=SCAN_LIMIT,
@@ -147,7 +163,8 @@ def rounds():
         last_scanned = number
         summary = load_round(audit(), number, table_id=table_id)
         if summary and matches(summary, seat=seat, category=category, staff=staff, approved_by=approver,
-                               since=since, until=until, **flags):
+                               since=since, until=until, card=card, alert=alert, **flags):
+            summary["held"] = held.get(number)
             # Four indexed queries a round, so only for the rounds shown (or asked for).
             summary["camera"] = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
             if camera_only and not summary["camera"]:
@@ -160,9 +177,48 @@ def rounds():
     next_url = url_for("review.rounds", before=last_scanned, **args) if more else None
     return render_template("review/rounds.html", rounds=found, error=error, args=request.args,
                            categories=[c for c in Category], seats=service().config.player_seats,
-                           next_url=next_url, refused=refused,
-                           export_period=_export_period(since, until) if not refused else
+                           next_url=next_url, refused=refused, alert_kinds=ALERT_KINDS, accounts=_accounts(),
+                           export_period=_export_period(since, until) if refused != "period" else
                            {"from": request.args.get("from", ""), "to": request.args.get("to", "")})
+
+
+# The alert filter's kinds: those the round machine raises (vision.round.AlertCode).
+ALERT_KINDS = tuple(code.value for code in AlertCode)
+
+
+def _card_wanted() -> tuple[str | None, str | None]:
+    """The card the round list is asked for, as its code (``kh``, ``K♥`` and ``KH`` are one
+    card), and the error where it is no card."""
+    from scoring.cards import Card, CardError
+
+    typed = request.args.get("card", "").strip()
+    if not typed:
+        return None, None
+    try:
+        return Card.parse(typed).code, None
+    except CardError as exc:
+        return None, f"{exc}; type one card, like KH or 10S"
+
+
+def _held_rounds(table_id: str) -> dict[int, object]:
+    """The table's rounds under review: round -> its ``recording_held`` record that no release
+    has lifted (the Holds page's holds, ``kiosk.retention.log_holds``)."""
+    held: dict[int, object] = {}
+    for (table, _folder), record in log_holds(audit()).items():
+        if table == table_id and record.round_no is not None:
+            held[record.round_no] = min(record, held.get(record.round_no, record), key=lambda r: r.seq)
+    return held
+
+
+def _accounts() -> dict[str, list[str]]:
+    """The accounts the Staff and Approved by fields offer: who deals and who approves (a list
+    to pick from, since a name mistyped finds nothing)."""
+    from kiosk import db
+    from kiosk.auth import list_users
+
+    rows = list_users(db.get_db())
+    return {"staff": sorted({r["username"] for r in rows if r["role"] in (Role.DEALER, Role.SUPERVISOR)}),
+            "approvers": sorted({r["username"] for r in rows if r["role"] == Role.SUPERVISOR})}
 
 
 def _recordings_root() -> Path:
@@ -173,40 +229,30 @@ def _recording_dir(round_no: int) -> Path | None:
     return round_folder(_recordings_root(), round_no)
 
 
-# What a key frame shows, from the records that name its frame (QA48 dispute M2: each was only
-# "frame 154", and the officer read frame numbers out of the timeline's JSON to find Settle).
-_FRAME_WORDS = {AuditType.CARD_ACCEPTED: "{card} read on {seat}", AuditType.CARD_REMOVED: "{card} left {seat}",
-                AuditType.ROUND_COMPLETE: "hands complete", AuditType.ROUND_SETTLED: "settled",
-                AuditType.ROUND_VOID: "voided", AuditType.ROUND_CLEARED: "table cleared"}
-
-
-def frame_captions(timeline, frames: list[str], zone) -> dict[str, str]:
-    """Each key frame's caption: its number, the local time of its first record, what happened."""
-    named: dict[int, list] = {}
-    for record in timeline:
-        frame_no = record.data.get("frame_no") if isinstance(record.data, dict) else None
-        if record.type in _FRAME_WORDS and isinstance(frame_no, int):
-            named.setdefault(frame_no, []).append(record)
-    captions = {}
-    for stem in frames:
-        records = named.get(int(stem), [])
-        words = [_FRAME_WORDS[r.type].format(card=r.data.get("card"), seat="the banker"
-                 if r.data.get("seat") == "banker" else f"seat {r.data.get('seat')}") for r in records]
-        when = local_text(records[0].ts, zone).split(" ", 1)[-1] if records else None
-        captions[stem] = " · ".join([f"frame {int(stem)}", *([when] if when else []), *words])
-    return captions
+def _say() -> Say:
+    """The words' money unit: the table's (what ``_money.html`` writes amounts to)."""
+    return Say(service().preset.commission_quantum)
 
 
 @bp.route("/round/<int:round_no>")
 @require(*REVIEW_ROLES)
 def round_detail(round_no: int):
+    return _round_page(round_no)
+
+
+def _round_page(round_no: int, *, note: str = "", note_error: str | None = None, status: int = 200):
+    """The round's page; ``note`` and ``note_error``: a case note refused, shown again in its
+    form with why, so that what the officer wrote is not lost."""
     table_id = service().config.table_id
     summary = load_round(audit(), round_no, table_id=table_id)
     if summary is None:
         abort(404)
     timeline = audit().records(round_no=round_no, table_id=table_id)
     folder = _recording_dir(round_no)
-    frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg")) if folder else []
+    # a key frame is named by its number (vision.record.key_frame_name); anything else is no key frame
+    frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg") if p.stem.isdigit()) if folder else []
+    evidence = correction_evidence(timeline, frames)
+    say = _say()
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
     clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
@@ -220,6 +266,12 @@ def round_detail(round_no: int):
     hold = hold_of(folder) if folder else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
                            captions=frame_captions(timeline, frames, _zone()), camera=camera,
+                           words={r.seq: record_words(r, say) for r in timeline}, evidence=evidence,
+                           reviewed=under_review(timeline), printed=printed_frames(timeline, frames, evidence),
+                           notes=[r for r in timeline if r.type == AuditType.ROUND_NOTE], note=note,
+                           card_seqs=[r.seq for r in timeline if r.type == AuditType.CARD_CORRECTED],
+                           settle_seqs=[r.seq for r in timeline if r.type == AuditType.SETTLEMENT_CORRECTED],
+                           note_error=note_error, note_max=NOTE_MAX, made=datetime.now(_zone()),
                            clock=clock, earlier=earlier[0] if earlier else None, later=later, seal=seal,
                            seal_changes=changes,
                            recording=folder.name if folder else None, pruned=pruned,
@@ -229,7 +281,37 @@ def round_detail(round_no: int):
                            house_net=house_net_of(summary["settlement"]),
                            paid_house_net=house_net_of(summary["paid_settlement"])
                            if summary["settlement_corrections"] else None,
-                           banking=banking_of(summary["settlement"]) if summary["settlement"] else None)
+                           banking=banking_of(summary["settlement"]) if summary["settlement"] else None), status
+
+
+NOTE_MAX = 2000
+# Who writes a round's case notes: surveillance, who alone reads the round pages.  Not the pit
+# supervisor: the notes are the file of an investigation that may be into the pit's own
+# approvals (QA48 dispute: the supervisor approved the bad corrections).
+NOTE_ROLES = (Role.SURVEILLANCE,)
+
+
+@bp.route("/round/<int:round_no>/note", methods=("POST",))
+@require(*NOTE_ROLES)
+def note(round_no: int):
+    """Add a case note to a round: an audit record under the round (``round_note``), so the
+    notes are in its evidence package and nobody can edit or remove one afterwards."""
+    table_id = service().config.table_id
+    if not audit().records(round_no=round_no, table_id=table_id, limit=1):
+        abort(404)
+    text = request.form.get("text", "").replace("\r\n", "\n").strip()
+    error = None
+    if not text:
+        error = "the note is empty: write what you found or did (a case number, who you spoke to)"
+    elif len(text) > NOTE_MAX:
+        error = (f"the note is {len(text)} characters; a note holds at most {NOTE_MAX}: shorten it, or add "
+                 "the rest as a second note")
+    if error:
+        return _round_page(round_no, note=text, note_error=error, status=400)
+    audit().append(AuditType.ROUND_NOTE, g.user["username"], {"text": text, "role": g.user["role"].value},
+                   round_no=round_no)
+    flash(f"Note added to round {round_no}.")
+    return redirect(url_for("review.round_detail", round_no=round_no, _anchor="notes"))
 
 
 def _log_hold(round_no: int, folder: str | None):
@@ -390,38 +472,53 @@ def key_frame(round_no: int, frame_no: int):
         abort(404)
     data = path.read_bytes()
     if request.args.get("boxes", "1") != "0":
-        data = _with_boxes(folder, frame_no, data) or data
+        data = with_boxes(folder, frame_no, data, service().config) or data
     return Response(data, mimetype="image/jpeg")
-
-
-def _with_boxes(folder: Path, frame_no: int, jpeg: bytes) -> bytes | None:
-    from vision.corners import Detection
-    from vision.pipeline import draw_overlay
-    from vision.record import read_jsonl
-
-    try:
-        lines = read_jsonl(folder / "detections.jsonl")
-    except Exception:  # a damaged recording still shows its raw frames
-        return None
-    line = next((ln for ln in lines if ln.get("frame_no") == frame_no), None)
-    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-    if line is None or image is None:
-        return None
-    detections = [Detection.from_json(d) for d in line.get("detections", [])]
-    ok, buf = cv2.imencode(".jpg", draw_overlay(image, service().config, detections))
-    return buf.tobytes() if ok else None
 
 
 @bp.route("/log")
 @require(*REVIEW_ROLES)
 def log():
-    """Everything that is not a round: logins, camera, configuration, model, start/stop."""
+    """Everything that is not a round: logins, camera, configuration, model, start/stop; or
+    the records of one type.  A page at a time, newest first, each page found from the seq
+    its neighbour ended at (not by counting records from the newest), so paging through a
+    year's log costs no more than reading its first page (QA48 dispute M7: only the newest
+    500 were ever shown)."""
     since, until, error = _time_range()
     kind = request.args.get("type", "").strip()
     types = [kind] if kind else SYSTEM_TYPES
-    records = audit().records(types=types, since=since, until=until, newest_first=True, limit=500)
+    before, after = _seq_arg("before"), _seq_arg("after")
+    query = {"types": types, "since": since, "until": until}
+    if after is not None:
+        records = audit().records(**query, after_seq=after, limit=LOG_PAGE + 1)
+        newer = len(records) > LOG_PAGE
+        records = records[:LOG_PAGE][::-1]
+        older = bool(records) and bool(audit().records(**query, upto_seq=records[-1].seq - 1, limit=1))
+    else:
+        records = audit().records(**query, upto_seq=None if before is None else before - 1, newest_first=True,
+                                  limit=LOG_PAGE + 1)
+        older = len(records) > LOG_PAGE
+        records = records[:LOG_PAGE]
+        newer = before is not None and bool(audit().records(**query, after_seq=records[0].seq if records
+                                                            else max(before - 1, 0), limit=1))
+    args = {k: v for k, v in request.args.items() if k not in ("before", "after")}
+    say = _say()
     return render_template("review/log.html", records=records, error=error, args=request.args,
-                           types=[t.value for t in AuditType])
+                           types=[t.value for t in AuditType], words={r.seq: record_words(r, say) for r in records},
+                           older_url=url_for("review.log", before=records[-1].seq, **args) if older else None,
+                           newer_url=url_for("review.log", after=records[0].seq if records else (before or 1) - 1,
+                                             **args) if newer else None)
+
+
+LOG_PAGE = 200
+SEQ_MOST = 2**63 - 1        # SQLite's largest integer: a seq typed past it is every seq
+
+
+def _seq_arg(name: str) -> int | None:
+    """A paging seq from the address (``before``/``after``), None where there is none, kept
+    within what SQLite can compare."""
+    value = request.args.get(name, type=int)
+    return None if value is None else min(max(value, 0), SEQ_MOST)
 
 
 @bp.route("/report")

@@ -14,6 +14,7 @@ from typing import Iterable
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net, money_text
+from vision.round import HAND_SIZE
 
 # Records that describe a round as a whole (cards one by one are folded only for
 # rounds that never reached ``round_complete``).
@@ -22,6 +23,7 @@ ROUND_TYPES = (
     AuditType.CARD_CORRECTED, AuditType.ROUND_COMPLETE, AuditType.ROUND_SETTLED,
     AuditType.SETTLEMENT_LINE, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_CLEARED,
     AuditType.ROUND_VOID, AuditType.ROUND_INTERRUPTED, AuditType.ALERT, AuditType.RECORDING_CHANGED,
+    AuditType.ADJUSTMENT_SETTLED,
 )
 # What a round's books need (status, end, settlement, lines, corrections, alerts): all but the
 # per-card records, 30 of a six-seat round's 37.  A summary folded from these alone lacks the
@@ -86,6 +88,15 @@ def ending(records: list[AuditRecord]) -> AuditRecord | None:
     return next((r for r in records if r.type == AuditType.ROUND_CLEARED), None)
 
 
+def _unscore(summary: dict, hands: dict[str, list], seats) -> None:
+    """Forget the result of a seat whose hand is no longer five cards (QA48 dispute L3: a sixth
+    card kept the "Bull 5" its first five made, on the round page and in every export).  The
+    results are replaced, not changed in place: they are the round record's own data."""
+    stale = {seat for seat in seats if seat and len(hands.get(seat, ())) != HAND_SIZE}
+    if stale & set(summary["results"]):
+        summary["results"] = {seat: r for seat, r in summary["results"].items() if seat not in stale}
+
+
 def fold_round(records: Iterable[AuditRecord]) -> dict:
     """Summarise one round's records (any order; sorted by seq here)."""
     rows = sorted(records, key=lambda r: r.seq)
@@ -93,7 +104,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
         "started": None, "ended": None, "status": "open", "hands": {}, "results": {}, "bets": {},
         "settlement": None, "lines": {}, "paid_settlement": None, "paid_lines": {}, "paid_difference": {},
-        "corrections": [], "settlement_corrections": [],
+        "corrections": [], "settlement_corrections": [], "adjustments": [],
         "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None,
         "first_seq": rows[0].seq if rows else None,
         "last_seq": rows[-1].seq if rows else None,
@@ -117,6 +128,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
             if moved_from and data["card"] in hands.get(moved_from, []):
                 hands[moved_from].remove(data["card"])
             hands[data["seat"]].append(data["card"])
+            _unscore(summary, hands, (data["seat"], moved_from))
         elif kind == AuditType.CARD_REMOVED:
             # A card taken off the table stays in the round's hand (the round machine
             # keeps it too): money is settled on what was dealt, not on what is visible.
@@ -130,6 +142,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
                 seat_cards[seat_cards.index(old)] = new
             elif action == "added" and new:
                 seat_cards.append(new)
+            _unscore(summary, hands, (data["seat"],))
             summary["corrections"].append({"ts": record.ts, "actor": record.actor, **data})
         elif kind == AuditType.ROUND_COMPLETE:
             summary["status"] = "complete" if summary["status"] == "open" else summary["status"]
@@ -159,7 +172,10 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
             summary["settlement_corrections"].append({
                 "ts": record.ts, "actor": record.actor, "approved_by": data.get("approved_by"),
                 "requested_by": data.get("requested_by"), "reason": data.get("reason"),
-                "difference": data.get("difference", {}), "seats": _seat_changes(old_lines, summary["lines"])})
+                "difference": data.get("difference", {}), "seats": _seat_changes(old_lines, summary["lines"]),
+                "seq": record.seq, "adjustment_tracked": bool(data.get("adjustment_tracked"))})
+        elif kind == AuditType.ADJUSTMENT_SETTLED:
+            summary["adjustments"].append({"seq": record.seq, "ts": record.ts, "actor": record.actor, **data})
         elif kind == AuditType.ROUND_VOID:
             summary["status"] = "void"
             summary["void"] = {"ts": record.ts, "actor": record.actor, **data}
@@ -184,6 +200,7 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
                                       in _seat_changes(summary["paid_lines"], summary["lines"]).items()}
     else:
         summary["paid_settlement"], summary["paid_lines"] = summary["settlement"], dict(summary["lines"])
+    summary["adjustment"] = adjustment(summary)
     end = ending(rows)
     summary["ended"] = end.ts if end is not None else None
     summary["ended_seq"] = end.seq if end is not None else None
@@ -204,6 +221,44 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
     return summary
 
 
+def adjustment(summary: dict) -> dict | None:
+    """Where the money a settlement correction moved stands (None: no correction after Settle).
+
+    A correction recomputes the books; the chips move only when the dealer pays or collects
+    the difference, which an ``adjustment_settled`` record says (paid, or waived by a
+    supervisor).  Owed per seat: the lines as corrected less the lines the first tracked
+    correction found, less what each adjustment record closed (signed from the player's
+    side, as ``difference``).  A correction logged by a kiosk from before these records
+    (no ``adjustment_tracked``) cannot say whether its difference was paid: that part is
+    ``not_recorded``, neither owed (a shift report would list years-old rounds nobody can
+    settle now) nor paid.  ``status``: outstanding, settled, not_recorded or none (the
+    corrections moved no money); ``basis``: the last correction's seq, which a screen sends
+    back so that it confirms the amounts it showed."""
+    corrections = summary["settlement_corrections"]
+    if not corrections:
+        return None
+    tracked = [c for c in corrections if c.get("adjustment_tracked")]
+    paid = {seat: _net(line) for seat, line in summary["paid_lines"].items()}
+    now = {seat: _net(line) for seat, line in summary["lines"].items()}
+    # what stood before the first tracked correction: Settle's lines, as corrected by older kiosks
+    base = {seat: Decimal(c["old_net"]) for seat, c in tracked[0]["seats"].items()
+            if c.get("old_net") is not None} if tracked else now
+    owed = {seat: now.get(seat, Decimal(0)) - base.get(seat, Decimal(0)) for seat in set(now) | set(base)}
+    for record in summary["adjustments"]:
+        for seat, closed in (record.get("difference") or {}).items():
+            owed[seat] = owed.get(seat, Decimal(0)) - Decimal(closed)
+    untold = {seat: base.get(seat, Decimal(0)) - paid.get(seat, Decimal(0)) for seat in set(base) | set(paid)}
+
+    def signed(amounts: dict[str, Decimal]) -> dict[str, str]:
+        return {seat: money_text(v) for seat, v in sorted(amounts.items(), key=lambda i: (len(i[0]), i[0])) if v}
+
+    outstanding, not_recorded = signed(owed), signed(untold)
+    status = ("outstanding" if outstanding else "settled" if summary["adjustments"]
+              else "not_recorded" if not_recorded else "none")
+    return {"status": status, "basis": corrections[-1]["seq"] if tracked else None, "outstanding": outstanding,
+            "not_recorded": not_recorded, "records": list(summary["adjustments"])}
+
+
 def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
                   until: str | None = None, limit: int = 50, before: int | None = None) -> list[int]:
     """Round numbers that started or ended in a time range (and below ``before``), newest
@@ -219,14 +274,14 @@ def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | No
         # so candidates are read a page at a time until enough of them started or ended there.
         page = log.round_numbers(table_id=table_id, since=since, until=until, limit=limit, before=before,
                                  types=(AuditType.ROUND_START, *TERMINAL_TYPES))
-        found += [n for n in page if _in_period(log, n, table_id, since, until)]
+        found += [n for n in page if in_period(log, n, table_id, since, until)]
         if len(page) < limit:
             break
         before = page[-1]
     return found[:limit]
 
 
-def _in_period(log: AuditLog, round_no: int, table_id: str | None, since: str | None, until: str | None) -> bool:
+def in_period(log: AuditLog, round_no: int, table_id: str | None, since: str | None, until: str | None) -> bool:
     """Whether the round started or ended (:func:`ending`) between ``since`` and ``until``."""
     records = log.records(round_no=round_no, table_id=table_id, types=(AuditType.ROUND_START, *TERMINAL_TYPES))
     end = ending(records)
@@ -254,15 +309,28 @@ def approvals(summary: dict, approver: str, *, since: str | None = None, until: 
             and (since is None or d["ts"] >= since) and (until is None or d["ts"] <= until)]
 
 
+def seen_cards(summary: dict, seat: str | None = None) -> set[str]:
+    """The cards a round had on ``seat`` (any seat if None) at any time: as dealt or corrected,
+    and each card a correction took off or put on.  "Rounds where KH was on seat 3" is asked
+    of a disputed card, which a correction may have replaced since."""
+    found = {code for s, cards in summary.get("hands", {}).items() if seat is None or s == seat for code in cards}
+    for correction in summary.get("corrections", ()):
+        if seat is None or correction.get("seat") == seat:
+            found.update(code for code in (correction.get("old"), correction.get("new")) if isinstance(code, str))
+    return found
+
+
 def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
             corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None,
             changed: bool = False, approved_by: str | None = None, since: str | None = None,
-            until: str | None = None) -> bool:
+            until: str | None = None, card: str | None = None, alert: str | None = None) -> bool:
     """The surveillance filters; each one narrows, none set means every round.  ``staff``: a
     person who placed bets, settled, corrected, approved or voided in the round (what an
-    investigation of one dealer or supervisor starts from).  ``approved_by``: a supervisor
-    who approved a correction or void of the round, approved between ``since`` and ``until``."""
-    if staff and staff not in summary.get("staff", ()):
+    investigation of one dealer or supervisor starts from), in any case as usernames are typed.
+    ``approved_by``: a supervisor who approved a correction or void of the round, approved
+    between ``since`` and ``until``.  ``card`` (a card code) and ``alert`` (an alert's code)
+    are on ``seat`` where one is given, as ``category`` is."""
+    if staff and staff.strip().casefold() not in {name.casefold() for name in summary.get("staff", ())}:
         return False
     if approved_by and not approvals(summary, approved_by, since=since, until=until):
         return False
@@ -272,6 +340,10 @@ def matches(summary: dict, *, seat: str | None = None, category: str | None = No
         seats = [seat] if seat else list(summary["results"])
         if not any(summary["results"].get(s, {}).get("category") == category for s in seats):
             return False
+    if card and card not in seen_cards(summary, seat):
+        return False
+    if alert and not any(a.get("code") == alert and (not seat or a.get("seat") == seat) for a in summary["alerts"]):
+        return False
     if corrected and not (summary["corrected"] or summary["settlement_corrections"]):
         return False
     if voided and not summary["voided"]:
