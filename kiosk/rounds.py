@@ -225,15 +225,23 @@ def adjustment(summary: dict) -> dict | None:
     """Where the money a settlement correction moved stands (None: no correction after Settle).
 
     A correction recomputes the books; the chips move only when the dealer pays or collects
-    the difference, which an ``adjustment_settled`` record says (paid, or waived by a
-    supervisor).  Owed per seat: the lines as corrected less the lines the first tracked
-    correction found, less what each adjustment record closed (signed from the player's
-    side, as ``difference``).  A correction logged by a kiosk from before these records
-    (no ``adjustment_tracked``) cannot say whether its difference was paid: that part is
-    ``not_recorded``, neither owed (a shift report would list years-old rounds nobody can
-    settle now) nor paid.  ``status``: outstanding, settled, not_recorded or none (the
-    corrections moved no money); ``basis``: the last correction's seq, which a screen sends
-    back so that it confirms the amounts it showed."""
+    the difference, which an ``adjustment_settled`` record says (``paid``), or a supervisor
+    waives it (``waived``).  Per seat, signed from the player's side as ``difference``:
+
+    * ``held``: what the seat's chips stand at: the line before the first tracked correction
+      (Settle's, as older kiosks corrected it) plus every difference recorded *paid*;
+    * owed: the line as corrected less ``held``, less what a waiver forgave, but only while the
+      two point the same way and never past zero.  A waiver moves no chips: counted as paid
+      (QA49 supervisor H2), a collection waived and then corrected back asked the dealer to
+      pay the player money never collected; a correction deeper than the waived one owes
+      only the part beyond it.
+
+    A correction logged by a kiosk from before these records (no ``adjustment_tracked``)
+    cannot say whether its difference was paid: that part is ``not_recorded``, neither owed
+    (a shift report would list years-old rounds nobody can settle now) nor paid.
+    ``status``: outstanding, settled, not_recorded or none (the corrections moved no money);
+    ``basis``: the last correction's seq, which a screen sends back so that it confirms the
+    amounts it showed."""
     corrections = summary["settlement_corrections"]
     if not corrections:
         return None
@@ -243,20 +251,29 @@ def adjustment(summary: dict) -> dict | None:
     # what stood before the first tracked correction: Settle's lines, as corrected by older kiosks
     base = {seat: Decimal(c["old_net"]) for seat, c in tracked[0]["seats"].items()
             if c.get("old_net") is not None} if tracked else now
-    owed = {seat: now.get(seat, Decimal(0)) - base.get(seat, Decimal(0)) for seat in set(now) | set(base)}
+    held, waived = dict(base), {}
     for record in summary["adjustments"]:
-        for seat, closed in (record.get("difference") or {}).items():
-            owed[seat] = owed.get(seat, Decimal(0)) - Decimal(closed)
+        into = waived if record.get("action") == "waived" else held
+        for seat, amount in (record.get("difference") or {}).items():
+            into[seat] = into.get(seat, Decimal(0)) + Decimal(amount)
+    owed = {}
+    for seat in set(now) | set(held):
+        due = now.get(seat, Decimal(0)) - held.get(seat, Decimal(0))
+        forgiven = waived.get(seat, Decimal(0))
+        if due and forgiven and (due > 0) == (forgiven > 0):
+            due = due - min(abs(due), abs(forgiven)) * (1 if due > 0 else -1)
+        owed[seat] = due
     untold = {seat: base.get(seat, Decimal(0)) - paid.get(seat, Decimal(0)) for seat in set(base) | set(paid)}
 
-    def signed(amounts: dict[str, Decimal]) -> dict[str, str]:
-        return {seat: money_text(v) for seat, v in sorted(amounts.items(), key=lambda i: (len(i[0]), i[0])) if v}
+    def signed(amounts: dict[str, Decimal], keep_zero: bool = False) -> dict[str, str]:
+        return {seat: money_text(v) for seat, v in sorted(amounts.items(), key=lambda i: (len(i[0]), i[0]))
+                if v or keep_zero}
 
     outstanding, not_recorded = signed(owed), signed(untold)
     status = ("outstanding" if outstanding else "settled" if summary["adjustments"]
               else "not_recorded" if not_recorded else "none")
     return {"status": status, "basis": corrections[-1]["seq"] if tracked else None, "outstanding": outstanding,
-            "not_recorded": not_recorded, "records": list(summary["adjustments"])}
+            "not_recorded": not_recorded, "held": signed(held, keep_zero=True), "records": list(summary["adjustments"])}
 
 
 def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,

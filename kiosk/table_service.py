@@ -169,6 +169,23 @@ def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: D
                         for r in adjustment["records"]]}
 
 
+def correction_view(line: Mapping[str, Any], adjustment: Mapping[str, Any] | None,
+                    settle_lines: Mapping[str, Any], unit: Decimal) -> dict:
+    """A corrected seat's money box: what is still to pay or collect (the round's adjustment,
+    not the last correction's difference), what the seat's chips stand at ("paid": Settle's
+    line plus what was paid since; its outcome only while that is still Settle's), and the
+    line as corrected."""
+    seat = line["seat"]
+    owed = Decimal(((adjustment or {}).get("outstanding") or {}).get(seat, "0"))
+    settled = settle_lines.get(seat) or {}
+    held = ((adjustment or {}).get("held") or {}).get(seat, settled.get("net"))
+    same = held is not None and settled.get("net") is not None and Decimal(held) == Decimal(settled["net"])
+    return {"action": "pay" if owed > 0 else "collect" if owed < 0 else "none",
+            "amount": shown(abs(owed), unit), "difference": shown(owed, unit),
+            "paid_outcome": settled.get("outcome") if same else None, "paid_net": shown(held, unit),
+            "outcome": line["outcome"], "net": shown(line["net"], unit)}
+
+
 def corrected_rounds(log: AuditLog, *, since: str | None = None, until: str | None = None) -> Iterator[int]:
     """Numbers of the rounds with a settlement correction or an adjustment record stamped
     between ``since`` and ``until``, newest first, of every table: asked by record type (the
@@ -1163,32 +1180,23 @@ class TableService:
                 # waived (kiosk.rounds.adjustment); a correction logged without this predates them
                 "adjustment_tracked": True}, round_no, ts),
         ])
-        # What the dealer acts on is this correction's difference, not the recomputed line: the
-        # chips moved at Settle (and at any correction before this one) are already where they
-        # are.  Figures written to the table's money unit, for the screen and the toast only.
-        # "paid": what stood before this correction (Settle's lines, as corrected since), which
-        # the difference is taken from, so the line's "paid X · now Y" adds up to its PAY/COLLECT
-        unit, paid = preset.commission_quantum, summary["lines"]
-        adjust = {}
-        for line in new_lines:
-            change = Decimal(difference[line["seat"]])
-            before = paid.get(line["seat"]) or {}
-            adjust[line["seat"]] = {
-                "action": "pay" if change > 0 else "collect" if change < 0 else "none",
-                "amount": shown(abs(change), unit), "difference": shown(change, unit),
-                "paid_outcome": before.get("outcome"), "paid_net": shown(before.get("net"), unit),
-                "outcome": line["outcome"], "net": shown(line["net"], unit)}
+        # What the dealer acts on is what the round still owes each seat (kiosk.rounds.adjustment),
+        # never the recomputed line (the chips moved at Settle: paying the line would pay twice)
+        # nor this correction's own difference (QA49 supervisor H1: corrected and corrected back
+        # before anything moved, that said PAY 195.00 where nothing was owed).
         if round_no == self.machine.round_no:
             self._round_extra["hands"] = hands
-            self._round_extra["lines"] = {line["seat"]: {**line, "correction": adjust[line["seat"]]}
-                                          for line in new_lines}
+            self._round_extra["lines"] = {line["seat"]: dict(line) for line in new_lines}
             self._round_extra["settlement"] = settlement
-        self._note_adjustment(round_no)
+            self._round_extra["settle_lines"] = summary["paid_lines"] or summary["lines"]
+            self._round_extra["unit"] = preset.commission_quantum
+        adjustment = self._note_adjustment(round_no)
+        unit = preset.commission_quantum
+        owes = [{"seat": seat, "action": "pay" if Decimal(d) > 0 else "collect", "amount": shown(abs(Decimal(d)), unit)}
+                for seat, d in ((adjustment or {}).get("outstanding") or {}).items()]
         self._reload_history()
         self._publish()
-        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference,
-                "adjust": [{"seat": s, "action": a["action"], "amount": a["amount"]}
-                           for s, a in adjust.items() if a["action"] != "none"]}
+        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference, "adjust": owes}
 
     # ------------------------------------------------------------------ adjustments
 
@@ -1211,6 +1219,9 @@ class TableService:
             self._adjustments.pop(round_no, None)
         if round_no == self.machine.round_no:
             self._round_extra["adjustment"] = adjustment
+            for line in (self._round_extra.get("lines") or {}).values():
+                line["correction"] = correction_view(line, adjustment, self._round_extra.get("settle_lines") or {},
+                                                     self._round_extra.get("unit", self.preset.commission_quantum))
         return adjustment
 
     def check_adjustment(self, round_no: int | None, basis: int | None, seats: Iterable[str] | None = None) -> dict:

@@ -95,11 +95,32 @@ def test_a_supervisor_waives_a_seat_with_a_pin_and_a_reason(dealer, service, aud
     assert record.data["reason"] == "player 1 left the table"
     assert owed(state) == {1: {"2": ("pay", "97.50")}}        # seat 2 is still to be paid
     assert [r["action"] for r in state["round"]["adjustment"]["records"]] == ["waived"]
-    # the seat line keeps the last correction's own difference, as before
-    assert seat(state, "2")["line"]["correction"]["action"] == "none"
+    # each seat's box says what is still to do there: seat 2 to be paid, seat 1 nothing (waived;
+    # QA49 supervisor H1: it kept a red COLLECT 95.00 beside a small "waived")
+    assert seat(state, "2")["line"]["correction"]["action"] == "pay"
+    one = seat(state, "1")["line"]["correction"]
+    assert (one["action"], one["paid_net"]) == ("none", "285.00")      # waived: the chips stay as paid
 
     state = dealer.post(ADJUST, {"round": 1, "basis": basis, "action": "paid"})["state"]
     assert owed(state) == {} and state["round"]["adjustment"]["status"] == "settled"
+    two = seat(state, "2")["line"]["correction"]
+    assert (two["action"], two["paid_outcome"], two["paid_net"]) == ("none", None, "47.50")   # paid since Settle
+
+
+def test_a_waived_difference_corrected_back_is_owed_by_no_one(dealer, service, audit):
+    """A waiver moves no chips (QA49 supervisor H2: counted as paid, a collection waived and then
+    corrected back asked the dealer to pay the player 95.00 + 100.00 never collected)."""
+    settled_round(dealer, service)
+    basis = correct(dealer, "1", "10H", "9S", "last card a nine")["state"]["round"]["adjustment"]["basis"]
+    dealer.post(ADJUST, {"round": 1, "basis": basis, "action": "waived", "reason": "player left", "pin": "4321"})
+    state = correct(dealer, "1", "9S", "10H", "the video shows the ten")["state"]
+    assert owed(state) == {} and state["round"]["adjustment"]["status"] == "settled"
+    assert seat(state, "1")["line"]["correction"]["action"] == "none"
+    # corrected again to the figure that was waived: still nothing owed
+    state = correct(dealer, "1", "10H", "9S", "it was the nine after all")["state"]
+    assert owed(state) == {}
+    summary = load_round(audit, 1, table_id=service.config.table_id)
+    assert summary["adjustment"]["outstanding"] == {} and summary["adjustment"]["held"]["1"] == "285.00"
 
 
 def test_a_correction_undone_after_its_difference_was_paid_is_owed_back(dealer, service, audit):

@@ -98,14 +98,22 @@ def test_the_dealer_is_told_the_difference_to_pay_or_collect(dealer, service, au
     assert seat(body["state"], "1")["line"]["correction"]["action"] == "none"
 
     body = correct(dealer, "1", "10H", "9S", "last card a nine")
-    assert body["result"]["adjust"] == [{"seat": "1", "action": "collect", "amount": "95.00"}]
+    # what the round now owes, not what this correction changed: seat 2's 97.50 has not been
+    # paid yet (QA49 supervisor H1: it showed NO CHANGE, "paid WIN +47.50", and one tap on
+    # the dialog would have recorded it paid)
+    assert body["result"]["adjust"] == [{"seat": "1", "action": "collect", "amount": "95.00"},
+                                        {"seat": "2", "action": "pay", "amount": "97.50"}]
     one = seat(body["state"], "1")["line"]["correction"]
     assert (one["action"], one["amount"], one["paid_net"], one["net"]) == ("collect", "95.00", "285.00", "190.00")
-    # this correction moved nothing at seat 2: its 97.50 was the first correction's to pay, and
-    # what stood before this one is what the first correction made it (review2 L3: the line
-    # said "paid LOSE -50.00" beside NO CHANGE, the figure of Settle, not of the last correction)
     two = seat(body["state"], "2")["line"]["correction"]
-    assert (two["action"], two["paid_outcome"], two["paid_net"], two["net"]) == ("none", "win", "47.50", "47.50")
+    assert (two["action"], two["amount"], two["paid_outcome"], two["paid_net"], two["net"]) == (
+        "pay", "97.50", "lose", "-50.00", "47.50")
+
+    # corrected back before anything was paid: nothing is owed (it said PAY 195.00)
+    body = correct(dealer, "1", "9S", "10H", "the first reading was right")
+    assert body["result"]["adjust"] == [{"seat": "2", "action": "pay", "amount": "97.50"}]
+    one = seat(body["state"], "1")["line"]["correction"]
+    assert (one["action"], one["paid_outcome"], one["paid_net"], one["net"]) == ("none", "win", "285.00", "285.00")
     # the screen's view is the screen's: the log's records are as they were written
     for record in audit.records(types=(AuditType.SETTLEMENT_CORRECTED,)):
         assert all("correction" not in line for line in record.data["new_lines"])
