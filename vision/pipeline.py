@@ -90,6 +90,7 @@ class TablePipeline:
                 model_sha256=_model_sha256(detector),
                 stale_cards=lambda: self.machine.stale_cards,
                 hold_unsettled=lambda: self.machine.hold_unsettled,
+                waiting_cards=lambda: self.machine.waiting_cards,
             )
         self.machine.add_listener(self._dispatch)
         self._lock = threading.Lock()        # guards the latest frame and the counters
@@ -139,8 +140,9 @@ class TablePipeline:
         time between frames on ``mono`` (:attr:`Frame.mono`), or on ``ts`` where there is none
         (a recording made before frames carried it replays as it ran).  Both are recorded."""
         detections = normalise_detections(detections)
-        hands = self.tracker.update(detections, frame_no, ts if mono is None else mono, size)
-        events = self.machine.observe(hands, frame_no, ts)
+        clock = ts if mono is None else mono
+        hands = self.tracker.update(detections, frame_no, clock, size)
+        events = self.machine.observe(hands, frame_no, ts, clock)
         if self.recorder is not None:
             try:
                 self.recorder.on_frame(frame_no, ts, size, detections, image, mono=mono)

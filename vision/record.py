@@ -39,10 +39,14 @@ if that name exists)::
 frame the pipeline processed while the round was open, starting with a *pre-roll* of the
 ``3 n + 5`` frames just before ``round_start`` (the tracker needs them to accept the first
 card; they may also be in the previous round's file when that round ended on this frame).
-A round begun over a finished one whose first card lay there alone for a while
-(``card_after_round``) has a longer pre-roll, from ``3 n + 5`` frames before that card's alert
-(at most ``MAX_PREROLL`` frames): the tracker accepted it back then, and a replay's tracker
-must see it accepted on the same frames to give it the same confidence.
+A round begun with a card that waited alone for a second one (on a finished round's table,
+or beside its left-overs after a manual clear: ``vision.round``) has a longer pre-roll, from
+``3 n + 5`` frames before that card was first seen alone: the tracker accepted it back then,
+and a replay's tracker must see it accepted on the same frames to give it the same confidence.
+A pre-roll is at most ``MAX_PREROLL`` frames: one that could not reach back far enough is
+marked in ``meta.json`` (``"preroll_cut": {"needed_from": frame, "cards": [[seat, card,
+frame first seen alone], ...]}``), and a replay takes those cards' confidence from the
+recording and says so in a warning, instead of calling an honest recording changed.
 Confidences are rounded to 4 places and boxes to 0.1 px, and the live pipeline tracks
 the *rounded* values, so a replay sees exactly the numbers the live run saw.  ``ts`` is
 the wall clock (what a person reads); ``mono`` the frame's monotonic time
@@ -63,6 +67,8 @@ What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`
 became complete, where an alert was raised (a card read as another since, a card put on a
 settled hand), and where it was settled, voided or cleared (for a person's action, the frame
 on screen when they acted, the one the event names), as the camera delivered it (no overlay).
+A person's action's key frame is written at once by a small writer thread, not with the
+camera's next frame (see :class:`RoundRecorder`).
 
 Every line is flushed as it is written, so a crash loses at most the line being written;
 a disk error stops this round's recording (reported in the pipeline status), never the
@@ -82,6 +88,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -93,7 +100,7 @@ import numpy as np
 
 from scoring.errors import NiuniuError
 from vision.corners import Detection
-from vision.round import AlertCode, EventKind, RoundEvent
+from vision.round import EventKind, RoundEvent
 from vision.table import TableConfig
 from vision.tracker import TRACKER_VERSION
 
@@ -113,6 +120,9 @@ _KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.card_removed, EventKind.r
 # The longest pre-roll a round gets (see detections.jsonl above): a lone card left for minutes
 # on a settled table must not make the next recording hold minutes of frames before its start.
 MAX_PREROLL = 1200
+# The longest the camera's thread waits for the key frames the writer thread is on, to finish
+# the round that ended on its frame; past it the writer finishes the round when its writes end.
+KEY_WAIT_S = 10.0
 
 
 def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -245,17 +255,25 @@ class RoundRecorder:
     F therefore stays open until F is written (a replay needs F to see the table empty),
     even when the next round starts on that same frame.
 
-    Key frames are encoded and written on the recorder's thread (the one calling
-    ``on_frame``), after its lock is released, never in ``on_event``: that runs under the
-    round machine's lock, and a JPEG of a full-size frame on a slow SD card held a Settle, the
-    camera and every screen waiting on that lock (QA48 concurrency L1).  A round whose key
-    frames are still queued is finished (and told, to be sealed) only once they are on disk;
-    ``close`` writes whatever is queued, so none is lost at a stop.  ``stale_cards`` tells which
-    left-overs the machine was ignoring when a round started, so a replay can ignore them.
+    Key frames are encoded and written after the recorder's lock is released, never in
+    ``on_event``: that runs under the round machine's lock, and a JPEG of a full-size frame on
+    a slow SD card held a Settle, the camera and every screen waiting on that lock (QA48
+    concurrency L1).  The camera's are written by the thread calling ``on_frame``; a person's
+    action (its frame already written) by a writer thread of its own, at once: waiting for the
+    camera's next frame left a round settled and cleared with the camera offline unfinished,
+    unsealed and its Settle frame in memory (QA49 review M2).  A round whose key frames are
+    still queued is finished (and told, to be sealed) only once they are on disk, by the
+    ``on_frame`` call of the frame that ends it where it can; ``close`` writes whatever is
+    queued and waits for any being written, so none is lost at a stop and no round is
+    finished (and sealed) after it (QA49 review L1).  ``stale_cards`` tells which left-overs
+    the machine was ignoring when a round started, so a replay can ignore them;
+    ``waiting_cards`` which cards were waiting to start a round, and since which frame, so its
+    pre-roll reaches back to them.
     """
 
     def __init__(self, root: str | Path, config: TableConfig, *, model_name: str, model_sha256: str | None = None,
-                 stale_cards=lambda: [], preroll: int | None = None, hold_unsettled=lambda: True) -> None:
+                 stale_cards=lambda: [], preroll: int | None = None, hold_unsettled=lambda: True,
+                 waiting_cards=lambda: []) -> None:
         self.root = Path(root)
         self.config = config
         self.model = {"name": model_name, "sha256": model_sha256}
@@ -263,9 +281,14 @@ class RoundRecorder:
         self._hold_unsettled = hold_unsettled
         self._preroll_frames = preroll or (3 * config.thresholds.n + 5)
         self._preroll: deque[dict] = deque(maxlen=MAX_PREROLL)
-        # the frame of a lone card's alert (card_after_round): the pre-roll reaches back to it
-        self._preroll_from: int | None = None
+        self._waiting_cards = waiting_cards
+        # (seat, card, frame first seen alone) waiting to start a round, as of the last frame:
+        # the pre-roll reaches back to them (the machine forgets them as the round starts)
+        self._waiting: list = []
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)   # notified when no thread writes or tells
+        self._busy = 0                 # threads writing key frames or telling finished folders
+        self._writer: threading.Thread | None = None   # writes a person's action's key frames
         self._current: _RoundFiles | None = None
         self._closing: list[_RoundFiles] = []  # cleared at a frame not yet written
         self._keys: list[tuple[_RoundFiles, int, np.ndarray]] = []   # key frames for the recorder's thread
@@ -293,6 +316,7 @@ class RoundRecorder:
     def on_frame(self, frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
                  image: np.ndarray | None = None, *, mono: float | None = None) -> None:
         line = detections_line(frame_no, ts, size, detections, mono)
+        waiting = list(self._waiting_cards())    # the machine's lock, never taken under this one
         with self._lock:
             if image is not None:
                 self._last_image = (frame_no, image)
@@ -306,10 +330,16 @@ class RoundRecorder:
             # Always kept, even while a round is open: the next round may start on the very
             # frame that clears this one, and its tracker needs the frames before it.
             self._preroll.append(line)
-            first = None if self._preroll_from is None else self._preroll_from - self._preroll_frames
+            self._waiting = waiting
+            first = self._needed_from()
             while len(self._preroll) > self._preroll_frames and (first is None or self._preroll[0]["frame_no"] < first):
                 self._preroll.popleft()
         self._write_keys()
+        with self._lock:
+            # A round that ended here waits only for key frames the writer thread is on: it is
+            # finished (and told) before this frame's call returns, as when this thread wrote them.
+            if self._unfinished:
+                self._idle.wait_for(lambda: not self._busy or not self._unfinished, timeout=KEY_WAIT_S)
         self._tell_finished()
 
     def on_event(self, event: RoundEvent) -> None:
@@ -318,15 +348,10 @@ class RoundRecorder:
                 if self._current is not None:  # never cleared (cannot happen with the machine): close it
                     self._finish(self._current, interrupted=True)
                 self._current = self._open(event)
-                self._preroll_from = None
+                self._waiting = []
             files = self._current
             if files is None:
                 return  # between rounds: camera events go to the audit log, not to a round
-            if event.kind == EventKind.alert and event.data.get("code") == AlertCode.card_after_round \
-                    and self._preroll_from is None and event.frame_no is not None:
-                self._preroll_from = event.frame_no
-            elif event.kind == EventKind.round_cleared and not event.data.get("new_cards"):
-                self._preroll_from = None    # swept: the lone card starts nothing
             files.write_event(event)
             if event.kind in _KEY_FRAME_KINDS and event.frame_no is not None:
                 if not files.written(event.frame_no):
@@ -340,10 +365,17 @@ class RoundRecorder:
                 else:
                     files.close_after = event.frame_no
                     self._closing.append(files)
+            if self._keys and self._writer is None:
+                # a person's action on a frame already written: no camera frame may come soon
+                self._writer = threading.Thread(target=self._write_now, name="record:key-frames", daemon=True)
+                self._writer.start()
         self._tell_finished()
 
-    def close(self) -> None:
-        """Stop recording; a round still open is marked interrupted."""
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop recording; a round still open is marked interrupted.  Returns once every round
+        is finished and told, key frames another thread is still writing included (QA49 review
+        L1: a stalled disk let the seal start after the kiosk's stop record), or after
+        ``timeout`` seconds of a disk that writes nothing (logged)."""
         self._write_keys()
         with self._lock:
             for files in self._closing:
@@ -352,10 +384,25 @@ class RoundRecorder:
             if self._current is not None:
                 self._finish(self._current, interrupted=True)
                 self._current = None
-        self._write_keys()      # any an event queued meanwhile: a round waiting on them is finished then
-        self._tell_finished()
+        deadline = time.monotonic() + timeout
+        while True:     # any an event queued meanwhile, or another thread is writing: finished then
+            self._write_keys()
+            self._tell_finished()
+            with self._lock:
+                if not (self._busy or self._keys or self._untold):
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.error("recording: key frames still being written %.0f s after the stop", timeout)
+                    return
+                self._idle.wait(left)
 
     # ------------------------------------------------------------ files
+
+    def _needed_from(self) -> int | None:
+        """The first frame a pre-roll needs for the cards waiting to start a round, if any."""
+        since = [frame for _, _, frame in self._waiting]
+        return min(since) - self._preroll_frames if since else None
 
     def _open(self, event: RoundEvent) -> _RoundFiles | None:
         base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
@@ -383,6 +430,11 @@ class RoundRecorder:
             "ignored_at_start": [list(p) for p in self._stale_cards()],
             "table": self.config.model_dump(mode="json"),
         }
+        needed = self._needed_from()
+        if needed is not None and self._preroll and self._preroll[0]["frame_no"] > needed:
+            # QA49 review M4: a card waited longer than MAX_PREROLL frames; what the replay
+            # cannot see is said, not left to look like a changed recording
+            meta["preroll_cut"] = {"needed_from": needed, "cards": [list(w) for w in self._waiting]}
         try:
             files = _RoundFiles(folder, meta, self.config.camera.jpeg_quality, self._fail)
         except OSError as exc:
@@ -404,13 +456,24 @@ class RoundRecorder:
         files.keys_due += 1
         self._keys.append((files, frame_no, image))
 
-    def _write_keys(self) -> None:
+    def _write_now(self) -> None:
+        """The writer thread: a person's action's key frames, then the rounds they finish."""
+        while True:
+            with self._lock:
+                if not self._keys:
+                    self._writer = None     # decided under the lock: a key queued after starts another
+                    return
+            self._write_keys()
+            self._tell_finished()
+
+    def _write_keys(self) -> bool:
         """Encode and write the queued key frames without holding any lock, then finish the
-        rounds that waited for them (see the class docstring)."""
+        rounds that waited for them (see the class docstring); False if none was queued."""
         with self._lock:
             keys, self._keys = self._keys, []
-        if not keys:
-            return
+            if not keys:
+                return False
+            self._busy += 1
         try:
             for files, frame_no, image in keys:
                 try:
@@ -424,6 +487,9 @@ class RoundRecorder:
                 for files in [f for f in self._unfinished if not f.keys_due]:
                     self._unfinished.remove(files)
                     self._finish(files, bool(files.finish_as))
+                self._busy -= 1
+                self._idle.notify_all()
+        return True
 
     def _finish(self, files: _RoundFiles, interrupted: bool) -> None:
         if files.keys_due:      # its last key frames are still queued: finished once they are written
@@ -437,12 +503,20 @@ class RoundRecorder:
     def _tell_finished(self) -> None:
         with self._lock:
             untold, self._untold = self._untold, []
-        for folder, meta in untold:
-            if self.on_finished is not None:
-                try:
-                    self.on_finished(folder, meta)
-                except Exception:  # sealing must never stop the table
-                    log.exception("telling that %s is finished failed", folder.name)
+            if not untold:
+                return
+            self._busy += 1
+        try:
+            for folder, meta in untold:
+                if self.on_finished is not None:
+                    try:
+                        self.on_finished(folder, meta)
+                    except Exception:  # sealing must never stop the table
+                        log.exception("telling that %s is finished failed", folder.name)
+        finally:
+            with self._lock:
+                self._busy -= 1
+                self._idle.notify_all()
 
     def _fail(self, message: str) -> None:
         log.error("recording: %s", message)

@@ -451,10 +451,11 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
     pipeline.machine.ignore_present(tuple(entry) for entry in meta.get("ignored_at_start", []))
-    if not isinstance(made_with, int) or made_with < 5:
-        # before a changed card was reported and a lone card on a finished round waited: as it ran
-        pipeline.tracker.report_changes = False
-        pipeline.machine.lone_card_waits = False
+    # As it ran: before 5 no changed card was reported and a lone card on a finished round
+    # started a round; 5 explained a change by any new track and a lone card waited only on a
+    # settled or voided round (a later release's recording is replayed with today's rules)
+    rules = min(made_with, TRACKER_VERSION) if isinstance(made_with, int) else 0
+    pipeline.tracker.rules = pipeline.machine.rules = rules
     # As the kiosk ran: one recorded before unsettled rounds were held ended them on an empty
     # table, and a kiosk that holds them ends one with no bets (which a recording does not
     # hold: the empty table's clear among its events says so).
@@ -490,9 +491,14 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     started_at = next((e.frame_no for e in recorded if e.kind == EventKind.round_start and e.round_no == round_no),
                       None)
     problems: list[dict] = []
+    warnings: list[str] = []
+    cut = meta.get("preroll_cut") if isinstance(meta.get("preroll_cut"), dict) else None
     for event in before:
         _reapply(pipeline.machine, event, problems)
     for line in lines:
+        if cut is not None and started_at is not None and line.get("frame_no", started_at) >= started_at:
+            warnings += _cut_preroll(pipeline.tracker, cut, recorded, round_no, lines[0].get("frame_no"))
+            cut = None
         try:
             detections = [Detection.from_json(d) for d in line["detections"]]
             frame_no, ts = int(line["frame_no"]), float(line["ts"])
@@ -521,12 +527,42 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
         "frames": None, "started": meta.get("started"), "ended": meta.get("ended"),
     }
     summary["recording"] = str(folder)
+    if warnings:
+        summary["warnings"] = warnings
     summary["matches_recording"] = not differences
     summary["differences"] = differences
     summary["tracker"] = {"recorded": meta.get("tracker"), "replayed": TRACKER_VERSION}
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
+
+
+def _cut_preroll(tracker, cut: dict, recorded: list[RoundEvent], round_no: int, kept_from) -> list[str]:
+    """Give the cards a cut pre-roll hid (``preroll_cut``: a card waited longer than the
+    recorder keeps frames) the confidence the live tracker accepted them with, as recorded:
+    the frames kept cannot show it, and a replay must not call an honest recording changed
+    for that (QA49 review M4).  Said in a warning, since the replay does not check it."""
+    out = []
+    for entry in cut.get("cards") or ():
+        try:
+            seat, code, since = str(entry[0]), str(entry[1]), entry[2]
+        except (IndexError, TypeError):
+            continue
+        accepted = next((e for e in recorded if e.kind == EventKind.card_accepted and e.round_no == round_no
+                         and e.seat == seat and e.card == code), None)
+        track = next((t for t in tracker.tracks if t.seat == seat and t.accepted is not None
+                      and t.accepted.code == code), None)
+        head = (f"{code} on seat {seat} waited alone from frame {since}, longer than the recording's pre-roll "
+                f"reaches (it keeps frames from {kept_from}; from {cut.get('needed_from')} were needed)")
+        if accepted is None or track is None:
+            out.append(f"{head}: its confidence could not be re-derived")
+            continue
+        live = (float(accepted.data.get("confidence", 0.0)), bool(accepted.data.get("needs_confirmation")))
+        if (round(track.confidence, 4), track.needs_confirmation) != live:
+            out.append(f"{head}: its confidence is taken from the recording ({live[0]}; the frames kept give "
+                       f"{round(track.confidence, 4)}), not re-derived")
+            track.confidence, track.needs_confirmation = live
+    return out
 
 
 def _reapply(machine: RoundMachine, event: RoundEvent, problems: list[dict]) -> None:

@@ -16,8 +16,18 @@ empty table clears a settled or voided round.  So does the next deal begun befor
 cards were swept, but only from its second card: one card appearing alone on a finished
 round's table is as likely a card put on a settled hand (a swap after the payout) as the next
 deal's first, and starting a round on it made a *phantom* round that, held open for its bets
-once the table was swept, swallowed the next deal.  It raises ``card_after_round`` on the
-finished round instead (with a key frame), and the sweep ends that round as usual.
+once the table was swept, swallowed the next deal.  The same holds after the dealer's manual
+clear while that round's left-overs still lie there (QA49 watch H2: "Next round" pressed
+before the sweep let a lone card start the phantom round again): a new card first seen beside
+them waits, and the next round starts with the second new card, the waiting one included
+(it is no left-over: a manual clear leaves it waiting, QA49 review L3).  A card first seen on a
+table holding no left-overs starts the round, as ever (sweep, then deal).  A waiting card
+raises ``card_after_round`` on the finished round (with a key frame) only once it has lain
+``LONE_CARD_S`` with no other new card while that round's cards are still seen beside it: the
+next deal's first card laid before the sweep is followed by the sweep or the second card well
+within that (QA49 review M3, watch M5: an alert at once marked every fast deal's round as a
+swap).  A sweep that takes it with the rest ends that round as usual.  A swapped left-over is
+still reported after a manual clear (``card_changed``, under the cleared round).
 
 Where rounds are settled (the kiosk: ``hold_unsettled``) an unsettled one stays open, each
 card that left raising a ``card_removed_before_settlement`` alert, until it is settled on what
@@ -64,11 +74,16 @@ from scoring.errors import NiuniuError
 from scoring.rules import load_preset
 from scoring.settle import Bet, Settlement, money_text, settle_round
 from vision.table import ConfigError, TableConfig
-from vision.tracker import SeatHand
+from vision.tracker import TRACKER_VERSION, SeatHand
 
 
 log = logging.getLogger(__name__)
 HAND_SIZE = 5
+# How long one new card must lie beside a finished round's cards, no other new card coming, to
+# raise card_after_round (rules 6): the next deal's first card dealt before the sweep is swept
+# around (2-3 s, seat by seat) or followed by the second card within this, while a card put on a
+# settled hand lies there through the payout (QA49 dealing2 modelled 5-8 s).
+LONE_CARD_S = 5.0
 
 
 class RoundState(StrEnum):
@@ -130,8 +145,10 @@ class RoundEvent:
     * ``card_removed``: only ``state`` (the alert, if any, is a separate event);
     * ``alert``: ``code`` (:class:`AlertCode`), ``message`` (for people), plus ``seats``
       (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards),
-      ``read_as`` (card_reread, card_changed), ``seconds`` (card_changed), ``state`` (card_changed,
-      card_after_round: the round's state when it was raised);
+      ``read_as`` (card_reread, card_changed), ``seconds`` (card_changed: how long it had read so
+      when raised), ``since_frame`` (card_changed: the frame it has read so since; card_after_round:
+      the frame the card was first seen alone; rules 6), ``state`` (card_changed, card_after_round:
+      the round's state when it was raised);
     * ``round_complete``: ``seats`` {seat: [codes]} (``by: "settlement"`` if settle() completed it);
     * ``round_settled``: ``bets`` {seat: Bet.to_json()}, ``banker_bid``, ``banker_stack`` (only
       where the preset limits the banker's cover), ``settlement``
@@ -226,10 +243,14 @@ class RoundMachine:
         # within this many frames, else a card dealt again to its seat would be ignored.
         self._stale_frames_left: dict[tuple[str, Card], int] = {}
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
-        # Rules 5: one card alone on a finished round's table starts no round (the module
-        # docstring); off to replay a recording made under older rules as it ran.
-        self.lone_card_waits = True
-        self._lone: set[tuple[str, Card]] = set()   # lone cards already alerted on this finished round
+        # The tracker rules (vision.tracker.TRACKER_VERSION) whose round rules it runs: older
+        # ones to replay a recording made under them as it ran (5: a lone card on a finished
+        # round's table starts no round; 6: the same after a manual clear, see the module docstring).
+        self.rules = TRACKER_VERSION
+        # New cards waiting to start a round: (seat, card) -> [clock first seen, frame first seen,
+        # alerted]; under rules 5, the lone cards alerted on this finished round (alerted at once).
+        self._lone: dict[tuple[str, Card], list] = {}
+        self._finished_as: str | None = None   # the state the round was cleared from (for its alerts)
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
         self._gates: list[BatchListener] = []
@@ -348,12 +369,13 @@ class RoundMachine:
         record = {seat: [replace(entry) for entry in entries] for seat, entries in self._record.items()}
         return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
                 self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
-                set(self._suppressed), list(self._alerts), set(self._lone))
+                set(self._suppressed), list(self._alerts), {k: list(v) for k, v in self._lone.items()},
+                self._finished_as)
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
-         self._lone) = saved
+         self._lone, self._finished_as) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -393,15 +415,17 @@ class RoundMachine:
 
     # ------------------------------------------------------------ the camera's side
 
-    def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
+    def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float,
+                mono: float | None = None) -> list[RoundEvent]:
         """Take the tracker's view of one frame; return (and publish) the events it caused.
 
-        ``ts``, the frame's wall time, only stamps the events.  Nothing here measures time
-        between frames (a left-over is forgotten after a number of frames): that is the
-        tracker's, on a monotonic clock, so NTP stepping the wall clock holds no round open."""
+        ``ts``, the frame's wall time, only stamps the events.  How long a lone card has
+        waited is measured on ``mono``, the tracker's clock (:attr:`vision.sources.Frame.mono`;
+        ``ts`` where none is given), so NTP stepping the wall clock neither raises nor holds
+        back an alert; a left-over is forgotten after a number of frames."""
         with self._lock:
             shown = (self.stale_cards, self.absent_cards)
-            events = self._observe(hands, frame_no, ts)
+            events = self._observe(hands, frame_no, ts, ts if mono is None else mono)
             if not events and (self.stale_cards, self.absent_cards) != shown:
                 # no event, but what the dealer's screen shows changed: the left-overs it
                 # ignores (one swept away, or first seen after a restart), or a card that had
@@ -417,7 +441,7 @@ class RoundMachine:
         with self._lock:
             self._view_listeners.append(listener)
 
-    def _observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float) -> list[RoundEvent]:
+    def _observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float, clock: float) -> list[RoundEvent]:
         with self._changing():
             self.last_frame_no, self.last_ts = frame_no, ts
             events: list[RoundEvent] = []
@@ -432,7 +456,7 @@ class RoundMachine:
             if self.state in (RoundState.settled, RoundState.void):
                 recorded = {e.card for entries in self._record.values() for e in entries}
                 new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards if c not in recorded}
-                if len(new) > 1 or (new and not self.lone_card_waits):
+                if len(new) > 1 or (new and self.rules < 5):
                     # The next deal began before the last cards were swept: those are left-overs.
                     self._clear(events, frame_no, ts, manual=False, reason="new card dealt",
                                 new_cards=[(seat, c) for seat, cards in visible.items() for c, _, _ in cards
@@ -441,8 +465,10 @@ class RoundMachine:
                         self._stale[key] = True
                     visible = self._visible_cards(hands)
                 else:
-                    for seat, card in new - self._lone:
-                        self._lone.add((seat, card))
+                    if self.rules >= 6:
+                        self._wait(new, hands, events, frame_no, ts, clock)
+                    for seat, card in () if self.rules >= 6 else new - set(self._lone):   # rules 5: at once
+                        self._lone[(seat, card)] = [clock, frame_no, True]
                         self._alert(events, AlertCode.card_after_round, ts, frame_no, seat, card,
                                     f"{card.code} appeared on seat {seat} after round {self.round_no} was "
                                     f"{'settled' if self.state == RoundState.settled else 'voided'}: a card "
@@ -456,7 +482,17 @@ class RoundMachine:
                     return self._publish(events)
 
             if self.state in (RoundState.idle, RoundState.cleared):
+                if self.state == RoundState.cleared and self.rules >= 6:
+                    leftovers = {key for key in self._stale if key in current}
+                    self._note_changes(hands, events, frame_no, ts, only=leftovers)
+                    new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards}
+                    self._lone = {key: waiting for key, waiting in self._lone.items() if key in new}
+                    if len(new) == 1 and (leftovers or self._lone):
+                        # beside the last round's left-overs, or first seen there: it waits
+                        self._wait(new, hands, events, frame_no, ts, clock)
+                        return self._publish(events)
                 if not visible:
+                    self._lone = {}
                     return self._publish(events)
                 self._start(events, frame_no, ts)
 
@@ -497,7 +533,8 @@ class RoundMachine:
         self._record = {}
         self._alerts = []
         self._suppressed = set()
-        self._lone = set()
+        self._lone = {}
+        self._finished_as = None
         self.settlement = None
         events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
 
@@ -556,27 +593,71 @@ class RoundMachine:
                     f"{entry.card.code} on seat {seat} has been read as {reread.code} since: look at the card, "
                     "then confirm or correct it", read_as=reread.code)
 
-    def _note_changes(self, hands: Mapping[str, SeatHand], events, frame_no, ts) -> None:
+    def _note_changes(self, hands: Mapping[str, SeatHand], events, frame_no, ts,
+                      only: set[tuple[str, Card]] | None = None) -> None:
         """Raise ``card_changed`` for a recorded card the tracker reports read steadily as
         another since its recheck (a card replaced in place between two frames): once per card
-        it changed to, in any state, never changing the record (a person looks and decides)."""
+        it changed to, in any state (``only`` these cards: a cleared round's left-overs), never
+        changing the record (a person looks and decides)."""
         for seat, hand in hands.items():
             for card, change in zip(hand.cards, hand.changes):
-                if change is None:
+                if change is None or (only is not None and (seat, card) not in only):
                     continue
                 entry = next((e for e in self._record.get(seat, ()) if e.card == card and not e.manual), None)
-                other, seconds = change
+                other, seconds = change.card, change.seconds
                 if entry is None or entry.changed == other:
                     continue
                 entry.changed, entry.change_checked = other, False
-                if self.state in (RoundState.settled, RoundState.void):
+                finished = self._finished_as if self.state == RoundState.cleared else str(self.state)
+                if finished in (RoundState.settled, RoundState.void):
                     ask = (f"look at the card: round {self.round_no} was "
-                           f"{'settled' if self.state == RoundState.settled else 'voided'} with {card.code}")
+                           f"{'settled' if finished == RoundState.settled else 'voided'} with {card.code}")
                 else:
                     ask = "look at the card, then confirm or correct it"
-                self._alert(events, AlertCode.card_changed, ts, frame_no, seat, card,
-                            f"{card.code} on seat {seat} has read as {other.code} for {seconds:.1f} s: {ask}",
-                            read_as=other.code, seconds=seconds, state=str(self.state))
+                extra: dict[str, Any] = {}
+                if self.rules >= 6 and change.since_frame is not None:
+                    # QA49 watch M7: "for 0.4 s" read as a flicker, of a card that lay there for
+                    # seconds; when it was raised is the event's own frame
+                    said = (f"{card.code} on seat {seat} has read as {other.code}, steadily and in the same "
+                            f"place, since frame {change.since_frame}: {ask}")
+                    extra["since_frame"] = change.since_frame
+                else:
+                    said = f"{card.code} on seat {seat} has read as {other.code} for {seconds:.1f} s: {ask}"
+                self._alert(events, AlertCode.card_changed, ts, frame_no, seat, card, said,
+                            read_as=other.code, seconds=seconds, **extra, state=str(self.state))
+
+    def _wait(self, new: set[tuple[str, Card]], hands: Mapping[str, SeatHand], events, frame_no, ts,
+              clock: float) -> None:
+        """Keep the lone new card waiting for a second (rules 6, see the module docstring), and
+        raise ``card_after_round`` once it has waited ``LONE_CARD_S`` beside the finished round's
+        cards, seen now (a table being swept around the next deal's first card shows none)."""
+        self._lone = {key: self._lone.get(key) or [clock, frame_no, False] for key in new}
+        beside = any(seen for seat, hand in hands.items()
+                     for card, seen in zip(hand.cards, hand.seen or (True,) * len(hand.cards))
+                     if (seat, card) not in self._lone)
+        finished = self._finished_as if self.state == RoundState.cleared else str(self.state)
+        for (seat, card), waiting in self._lone.items():
+            first, since, alerted = waiting
+            if alerted or not beside or clock - first < LONE_CARD_S:
+                continue
+            waiting[2] = True
+            if self.state == RoundState.cleared:
+                where = f"among round {self.round_no}'s left-over cards (cleared for the next round)"
+            else:
+                where = (f"beside round {self.round_no}'s cards, "
+                         f"{'settled' if finished == RoundState.settled else 'voided'} without it,")
+            self._alert(events, AlertCode.card_after_round, ts, frame_no, seat, card,
+                        f"{card.code} has lain on seat {seat} {where} with no other new card for "
+                        f"{LONE_CARD_S:g} s since frame {since}: a card put on a finished hand? It starts no "
+                        "round alone: it joins the next round if it is still there when the next card is dealt",
+                        since_frame=since, state=str(self.state))
+
+    @property
+    def waiting_cards(self) -> list[tuple[str, str, int]]:
+        """(seat, card, frame first seen) of each card now waiting to start a round (rules 6)."""
+        with self._lock:
+            return sorted((seat, card.code, since) for (seat, card), (_, since, _) in self._lone.items()) \
+                if self.rules >= 6 else []
 
     def _moved_from(self, seat: str, card: Card, visible) -> str | None:
         """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
@@ -626,12 +707,15 @@ class RoundMachine:
             data["manual"] = True
             if actor:
                 data["actor"] = actor
+        self._finished_as = str(self.state)
         self.state = RoundState.cleared
         events.append(self._event(EventKind.round_cleared, ts, frame_no, data=data))
         self._suppressed = set()
-        self._lone = set()
+        if not (manual and self.rules >= 6):
+            self._lone = {}
         if manual:  # cards still lying there belong to the round just cleared, not the next one
-            self._stale = {key: True for key in self._current}
+            # (a lone card waiting to start the next round is not one of them: rules 6)
+            self._stale = {key: True for key in self._current if key not in self._lone}
             self._stale_frames_left = {}
 
     def _count_down_stale(self, current: set[tuple[str, Card]]) -> None:
@@ -831,7 +915,8 @@ class RoundMachine:
         """The dealer starts the next round while cards may still lie on the table.
 
         Cards visible now are remembered as stale and ignored until they leave, so they
-        cannot start a phantom round.
+        cannot start a phantom round; a lone new card waiting to start the next round (rules
+        6) is not one of them: it keeps waiting, and joins the next round with the second card.
         """
         with self._changing():
             self.verify_clear()

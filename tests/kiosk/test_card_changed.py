@@ -20,7 +20,7 @@ def swap(table, old, new):
     """``new`` laid straight over ``old``: the next frame reads it, no frame in between."""
     left, top, right, bottom = table.cards.pop(old)
     table.cards[new] = (left + 1, top, right + 1, bottom)
-    table.frames(1.0)
+    table.frames(2.5)       # reported once it has read so for CHANGE_HOLD_S (vision.tracker)
 
 
 def test_a_card_swapped_in_place_is_on_the_dealers_screen_until_confirmed(dealer, service):

@@ -37,7 +37,8 @@ def test_a_card_replaced_in_place_after_settlement_is_alerted_kept_in_a_key_fram
     pipeline, events = run_live(swapped(script, dealt + 30, "9H", "AD"), tmp_path, settle_when_complete)
     [alert] = alerts_of(events, "card_changed")
     assert (alert.seat, alert.card, alert.data["read_as"], alert.data["state"]) == ("1", "9H", "AD", "settled")
-    assert alert.data["message"].startswith("9H on seat 1 has read as AD for ")
+    assert alert.data["message"].startswith(f"9H on seat 1 has read as AD, steadily and in the same place, since "
+                                            f"frame {dealt + 30}: ")
     [folder] = find_recordings(tmp_path)
     frame = cv2.imread(str(folder / "frames" / f"{alert.frame_no:08d}.jpg"))
     assert frame is not None and decode_index(frame) == alert.frame_no     # the surveillance still
@@ -54,7 +55,7 @@ def test_a_recording_made_before_changes_were_reported_replays_as_it_ran(tmp_pat
     dealt = len(script) - 60 - 35
     detector = ScriptedDetector(swapped(script, dealt + 30, "9H", "AD"))
     pipeline = TablePipeline(CONFIG, None, detector, data_dir=tmp_path)
-    pipeline.tracker.report_changes, pipeline.machine.lone_card_waits = False, False    # rules 4, live
+    pipeline.tracker.rules = pipeline.machine.rules = 4                                  # rules 4, live
     for i in range(len(detector.script)):
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
         settle_when_complete(pipeline, i)
@@ -68,24 +69,26 @@ def test_a_recording_made_before_changes_were_reported_replays_as_it_ran(tmp_pat
 
 
 def test_a_lone_card_after_settlement_then_the_next_deal_over_it_replays_exactly(tmp_path):
-    """QA48 M8: the lone card waits (an alert on the settled round, naming it); the deal that
-    follows clears the round naming its cards, and the next recording reaches back to the lone
-    card, whose confidence its tracker took long before the round began."""
+    """QA48 M8: the lone card waits (an alert on the settled round, naming it, once it has lain
+    there LONE_CARD_S); the deal that follows clears the round naming its cards, and the next
+    recording reaches back to the lone card, whose confidence its tracker took long before the
+    round began."""
     first = dealing(ROUND_A, tail=0)
     leftover = first[-1]
-    lone = [Detection(Card.parse("KS"), conf, (240, 230, 264, 264)) for conf in [0.97] * 6 + [0.8] * 44]
+    lone = [Detection(Card.parse("KS"), conf, (240, 230, 264, 264)) for conf in [0.97] * 6 + [0.8] * 74]
     second = dealing({"banker": ROUND_B["banker"], "1": ROUND_B["1"]}, tail=0, dy=40)
     script = (first + [leftover] * 5 + [leftover + [card] for card in lone]
               + [leftover + [lone[-1]] + frame for frame in second] + [[] for _ in range(35)])
     pipeline, events = run_live(script, tmp_path, settle_when_complete)
     [after] = alerts_of(events, "card_after_round")
     assert (after.round_no, after.seat, after.card) == (1, "2", "KS")
+    assert after.frame_no == after.data["since_frame"] + 50              # 5 s at 10 frames a second
     cleared = next(e for e in events if e.kind == EventKind.round_cleared)
-    assert cleared.data["reason"] == "new card dealt" and cleared.frame_no > after.frame_no + 40
+    assert cleared.data["reason"] == "new card dealt" and cleared.frame_no > after.frame_no + 20
     assert cleared.data["new_cards"] == [["banker", "7H"], ["2", "KS"]]
     first_dir, second_dir = find_recordings(tmp_path)
     frames = [line["frame_no"] for line in read_jsonl(second_dir / "detections.jsonl")]
-    assert frames[0] < after.frame_no - 5            # the pre-roll reaches back past the lone card
+    assert frames[0] < after.data["since_frame"] - 5   # the pre-roll reaches back past the lone card
     results = replay(tmp_path)
     assert [r["round"] for r in results] == [1, 2]
     assert results[1]["seats"]["2"] == ["KS"]        # it lay there when the deal began: the dealer sees it
