@@ -376,7 +376,7 @@ def _sign_export(args, log: AuditLog, since, until, upto: int, statement: Path, 
 
 
 def run_audit_evidence(args) -> int:
-    from kiosk.evidence import export_record, write_evidence
+    from kiosk.evidence import export_record, write_evidence, write_new
     from kiosk.signing import table_key
     from vision.record import recordings_dir, round_folder
 
@@ -390,16 +390,13 @@ def run_audit_evidence(args) -> int:
         recording = round_folder(recordings_dir(args.data_dir, table_id), args.round_no)
         output = Path(args.output)
         try:
-            with open(output, "xb") as fh:
-                manifest = write_evidence(fh, log, table_id=table_id, round_no=args.round_no, recording=recording,
-                                          exported_by=by, signer=signer)
+            # written whole or not at all: a failed export leaves nothing that blocks its retry
+            manifest = write_new(output, lambda fh: write_evidence(
+                fh, log, table_id=table_id, round_no=args.round_no, recording=recording, exported_by=by,
+                signer=signer))
         except FileExistsError:
             raise AuditError(f"{output} exists; give a new file name (a package is never overwritten)") from None
-        except AuditError:
-            output.unlink(missing_ok=True)
-            raise
         except OSError as exc:
-            output.unlink(missing_ok=True)
             raise AuditError(f"cannot write {output}: {exc.strerror}") from None
         try:
             log.append(AuditType.EXPORTED, by, export_record(manifest), round_no=args.round_no, table_id=table_id)

@@ -201,7 +201,7 @@ def adjustment():
     try:
         if action not in ("paid", "waived"):
             raise TableError(f"action {action!r} is not an adjustment: say paid (the difference was paid or "
-                             "collected) or waived (the house does not pay or collect it)")
+                             "collected) or waived (it is not paid or collected)")
         if seats is not None and not (isinstance(seats, list) and all(isinstance(s, (str, int)) for s in seats)):
             raise TableError("seats must be a list of seat names, like [\"1\", \"3\"]")
         round_no, basis = _round_of(data), _basis_of(data)
@@ -211,7 +211,7 @@ def adjustment():
             # before the PIN: no approval of a waiver that would not be made
             svc.check_adjustment(round_no, basis, chosen)
             if not _text(data, "reason"):
-                raise TableError("waiving an adjustment needs a reason (why the house does not pay or collect it)")
+                raise TableError("waiving an adjustment needs a reason (why its difference is not paid or collected)")
             approval = _approval(data, f"waive the adjustment of round {round_no}")
         record = svc.settle_adjustment(round_no, basis, g.user["username"], waived=action == "waived",
                                        reason=_text(data, "reason"), approval=approval, seats=chosen)

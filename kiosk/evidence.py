@@ -54,9 +54,11 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -67,6 +69,7 @@ from kiosk.rounds import CAMERA_TYPES, camera_during, fold_round
 from kiosk.evidence_summary import ACCOUNT_TYPES, TableView, staff_records, summary_html, summary_sections, summary_text
 from kiosk.frame_boxes import FrameBoxes
 from kiosk.signing import SIGNATURE, check_signature, fingerprint, signature_bytes
+from kiosk.timeline import key_frames
 from vision.record import seal_changes
 
 FORMAT = "niuniu-evidence/1"
@@ -169,7 +172,8 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
             digests[name] = sha256(data)
             # JPEGs do not shrink; storing them keeps the export quick on a Pi.
             package.writestr(name, data, zipfile.ZIP_STORED if path.suffix == ".jpg" else zipfile.ZIP_DEFLATED)
-        frames = sorted(p.stem for p in (recording / "frames").glob("*.jpg")) if recording is not None else []
+        # A .jpg not named by a frame number (a Mac's ._00000154.jpg) is packed above as it is, never boxed.
+        frames, stray = key_frames(recording)
         boxed: dict[str, str] = {}
         zones = None
         if frames:
@@ -190,7 +194,7 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
                     if deleted else None,
                     "recording_missing": missing}
         sections = summary_sections(summary, records, camera=camera, staff=staff, table=table, manifest=manifest,
-                                    frames=frames, boxed=boxed, zones=zones)
+                                    frames=frames, boxed=boxed, zones=zones, stray=stray)
         for name, text in ((SUMMARY, summary_text(sections, manifest, table)),
                            (SUMMARY_HTML, summary_html(sections, manifest, records, frames, boxed, table))):
             data = text.encode("utf-8")
@@ -202,6 +206,39 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
         if signer is not None:
             package.writestr(SIGNATURE, signature_bytes(signer, raw_manifest))
     return manifest
+
+
+Written = TypeVar("Written")
+PARTIAL = ".partial"
+
+
+def write_new(path: Path, write: Callable[[IO[bytes]], Written]) -> Written:
+    """Write a file that must not exist yet, all or nothing: into ``<name>.partial`` beside it,
+    then put in place only once whole, never over a file of that name.
+
+    A package half-written under its final name (QA49 review H2: an export that failed left a
+    zip with no manifest) reads as a damaged package, and blocks the retry that would replace
+    it, since a package is never overwritten.  Raises FileExistsError where ``path`` exists;
+    whatever ``write`` raises, the partial file is removed and ``path`` is left as it was."""
+    if path.exists():
+        raise FileExistsError(path)
+    partial = path.with_name(path.name + PARTIAL)
+    try:
+        with open(partial, "wb") as fh:
+            written = write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(partial, path)        # fails where path exists: no package is ever replaced
+        except FileExistsError:
+            raise
+        except OSError:                   # a stick's FAT has no hard links
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.rename(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return written
 
 
 def _missing_recording(log: AuditLog, records: list[AuditRecord]) -> dict | None:
@@ -231,8 +268,6 @@ def export_record(manifest: dict) -> dict:
     return {"format": "evidence", "round": manifest["round"], "records": manifest["records"],
             "recording": manifest["recording"], "head_seq": manifest["head"]["seq"],
             "head_hash": manifest["head"]["hash"], "manifest_sha256": manifest_digest(manifest)}
-
-
 
 
 @dataclasses.dataclass
@@ -310,6 +345,7 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
         for name, what, types, _ in CONTEXT:
             _check_context_against_log(log, context.get(name, []), types, what, problems)
         warnings += _written_since(log, manifest, records)
+        facts += _noted_since(log, manifest, records)
     return EvidenceCheck(problems, facts, warnings)
 
 
@@ -365,6 +401,28 @@ def _written_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) ->
     return [f"round {manifest.get('round')} has {len(later)} record{'s' if len(later) > 1 else ''} written after "
             f"this package ({named}{more}): it does not hold the round as the log has it now; export it again "
             "for the round's current settlement"]
+
+
+# What the log may take under a round after its package without changing the round.
+NOTED_TYPES = (AuditType.ROUND_NOTE, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)
+
+
+def _noted_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> list[str]:
+    """The case notes, holds and releases of the round the log took after this package: they
+    change no settlement, so the package still holds the round, but a note such as "the
+    correction looks wrong" may matter to whoever holds it (QA49 watch L5): said as a fact."""
+    last = max((r.seq for r in records), default=None)
+    if last is None:
+        return []
+    later = log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"), after_seq=last,
+                        types=NOTED_TYPES)
+    if not later:
+        return []
+    named = ", ".join(f"seq {r.seq} {r.type} by {r.actor}" for r in later[:NAMED_SINCE])
+    more = f" and {len(later) - NAMED_SINCE} more" if len(later) > NAMED_SINCE else ""
+    return [f"round {manifest.get('round')} has {len(later)} case note or hold record{'s' if len(later) > 1 else ''} "
+            f"written after this package ({named}{more}): these change nothing of the round, so the package still "
+            "holds it as the log does; read them on the round's page at the kiosk"]
 
 
 def _records(package: zipfile.ZipFile, problems: list[str], name: str = "audit.json") -> list[AuditRecord]:

@@ -17,9 +17,9 @@ from decimal import Decimal, InvalidOperation
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType, local_text, log_moment
 from kiosk.rounds import MACHINE_ACTORS, banking_of, house_net_of
-from kiosk.timeline import frame_captions
+from kiosk.timeline import (SELF_APPROVED, Say, adjustment_said, correction_evidence, evidence_said, frame_captions,
+                            record_words, seat_order, self_approved, under_review)
 from scoring.rules import PresetError, load_preset
-from scoring.settle import money_shown
 from vision.table import TableConfig, time_zone_of
 
 ACCOUNT_TYPES = (AuditType.SETUP_ADMIN, AuditType.USER_CREATED, AuditType.USER_CHANGED)
@@ -125,20 +125,19 @@ class TableView:
 Section = tuple[str, list[str]]
 
 
-def _seat_key(seat: str) -> tuple:
-    return (0, 0, "") if seat == "banker" else (1, len(seat), seat)
+@dataclasses.dataclass(frozen=True)
+class _Words(Say):
+    """The round page's words (``kiosk.timeline.Say``), with times in the table's zone and UTC
+    beside them, and people with their role at the time: what whoever holds the package has
+    no kiosk to look up.  An amount an older kiosk logged in another shape is written as
+    logged rather than failing the summary."""
 
+    table: TableView = TableView()
+    staff: tuple[AuditRecord, ...] = ()
 
-def _seat_name(seat: str) -> str:
-    return "Banker" if seat == "banker" else f"Seat {seat}"
-
-
-class _Words:
-    """Times in the table's zone with UTC beside them, money to the table's unit, people with
-    their role at the time."""
-
-    def __init__(self, table: TableView, staff: list[AuditRecord]) -> None:
-        self.table, self.staff = table, staff
+    @classmethod
+    def of(cls, table: TableView, staff: list[AuditRecord]) -> "_Words":
+        return cls(table.unit, table=table, staff=tuple(staff))
 
     def when(self, ts: str | None) -> str:
         if not ts:
@@ -153,45 +152,37 @@ class _Words:
         same_day = local[:10] == f"{utc:%Y-%m-%d}"
         return f"{local} ({utc:%H:%M:%S} UTC)" if same_day else f"{local} ({utc:%Y-%m-%d %H:%M:%S} UTC)"
 
-    def money(self, amount) -> str:
-        if amount is None:
+    def money(self, text) -> str:
+        if text is None:
             return ""
         try:
-            return money_shown(Decimal(str(amount)), self.table.unit, grouped=True)
+            return super().money(text)
         except (InvalidOperation, ValueError, TypeError):
-            return str(amount)
+            return str(text)
 
-    def signed(self, amount) -> str:
+    def signed(self, text) -> str:
         try:
-            positive = Decimal(str(amount)) > 0
+            return super().signed(text)
         except (InvalidOperation, ValueError, TypeError):
-            positive = False
-        return ("+" if positive else "") + self.money(amount)
+            return self.money(text)
 
-    def who(self, username: str | None, seq: int) -> str:
-        if not username:
+    def bet(self, bet: dict) -> str:
+        try:
+            return super().bet(bet)
+        except (KeyError, TypeError, AttributeError):
+            return str(bet)
+
+    def who(self, name, seq: int | None = None) -> str:
+        if not name:
             return "nobody recorded"
-        if username in MACHINE_ACTORS:
-            return f"{username} (the kiosk itself)"
-        if username == "console" or username.startswith("console:"):
-            return f"{username} (a login on the kiosk's computer, not a kiosk account)"
-        role, active = role_at(self.staff, username, seq)
+        if name in MACHINE_ACTORS:
+            return f"{name} (the kiosk itself)"
+        if name == "console" or name.startswith("console:"):
+            return f"{name} (a login on the kiosk's computer, not a kiosk account)"
+        role, active = role_at(list(self.staff), name, seq if seq is not None else 0)
         if role is None:
-            return f"{username} (no account record in the log before then)"
-        return f"{username} ({role} at the time{'' if active else ', but the account was disabled then'})"
-
-    def owed(self, seat: str, difference, banking: str | None) -> str:
-        """A difference from the player's side in words: negative, the seat owes."""
-        other = "the banker" if banking == "player" else "the house"
-        try:
-            value = Decimal(str(difference))
-        except (InvalidOperation, ValueError, TypeError):
-            return str(difference)
-        if value < 0:
-            return f"seat {seat} owes {other} {self.money(-value)}"
-        if value > 0:
-            return f"{other} owes seat {seat} {self.money(value)}"
-        return "no difference"
+            return f"{name} (no account record in the log before then)"
+        return f"{name} ({role} at the time{'' if active else ', but the account was disabled then'})"
 
 
 def first_read(records: list[AuditRecord]) -> dict[str, list[str]]:
@@ -209,11 +200,11 @@ def first_read(records: list[AuditRecord]) -> dict[str, list[str]]:
 
 def _hand_lines(hands: dict, results: dict, before: dict | None = None) -> list[str]:
     rows = []
-    for seat in sorted(hands, key=_seat_key):
+    for seat in sorted(hands, key=seat_order):
         cards = hands[seat]
         label = (results.get(seat) or {}).get("label", "") if isinstance(results.get(seat), dict) else ""
         changed = before is not None and list(before.get(seat, [])) != list(cards)
-        rows.append([_seat_name(seat), " ".join(str(c) for c in cards), label, "(changed)" if changed else ""])
+        rows.append([Say.seat_name(seat), " ".join(str(c) for c in cards), label, "(changed)" if changed else ""])
     return _columns(rows)
 
 
@@ -228,21 +219,21 @@ def _columns(rows: list[list[str]], header: list[str] | None = None) -> list[str
 
 def _settlement_lines(words: _Words, lines: dict, settlement: dict | None) -> list[str]:
     rows = []
-    for seat in sorted(lines, key=_seat_key):
+    for seat in sorted(lines, key=seat_order):
         line = lines[seat]
         bet = line.get("bet") if isinstance(line.get("bet"), dict) else {"amount": line.get("amount"),
                                                                          "kind": line.get("kind")}
         stake = f"{words.money(bet.get('amount'))} {bet.get('kind') or ''}".strip() if bet.get("amount") else ""
         player = line.get("player")
         label = player.get("label", "") if isinstance(player, dict) else str(player or "")
-        rows.append([_seat_name(seat), stake, label, str(line.get("outcome") or "").upper(),
+        rows.append([Say.seat_name(seat), stake, label, str(line.get("outcome") or "").upper(),
                      words.money(line.get("gross")), words.money(line.get("commission")),
                      words.signed(line.get("net"))])
     out = _columns(rows, ["Seat", "Bet", "Hand", "Result", "Gross", "Commission", "Net (player's side)"])
-    for seat in sorted(lines, key=_seat_key):
+    for seat in sorted(lines, key=seat_order):
         if lines[seat].get("short"):
-            out.append(f"  Seat {seat} won {words.money(lines[seat].get('owed'))}, but the banker's stack was "
-                       f"{words.money(lines[seat]['short'])} short")
+            out.append(f"  {Say.seat_name(seat)} won {words.money(lines[seat].get('owed'))}, but the banker's stack "
+                       f"was {words.money(lines[seat]['short'])} short")
     if settlement:
         net = house_net_of(settlement)
         totals = [f"commission {words.money(settlement.get('total_commission'))}"]
@@ -260,36 +251,23 @@ def _banking(summary: dict) -> str | None:
     return banking.value if banking is not None else None
 
 
-# Records of the round a newer kiosk writes, read by their names: a difference paid, collected
-# or waived after a correction, and surveillance's notes on the round.
-ADJUSTMENT, NOTE = "adjustment_settled", "round_note"
+def _said(words: _Words, record: AuditRecord) -> str:
+    """A record in the round page's words (:func:`kiosk.timeline.record_words`), when and where
+    in the log beside it; one the words cannot tell (an older kiosk's shape) as logged."""
+    told = record_words(record, words)
+    return f"  {words.when(record.ts)}, log seq {record.seq}: {told.text if told else record.payload}"
 
 
-def _adjustment_line(words: _Words, record: AuditRecord, banking: str | None) -> str:
-    data = record.data
-    amounts = data.get("difference") if isinstance(data.get("difference"), dict) else {}
-    moved = "; ".join(words.owed(seat, d, banking) for seat, d in amounts.items()) or "no amount named"
-    said = (f"  {words.when(record.ts)}, log seq {record.seq}: the difference {data.get('action') or 'settled'} "
-            f"({moved}) by {words.who(record.actor, record.seq)}")
-    if data.get("approved_by"):
-        said += f", approved by {words.who(data['approved_by'], record.seq)}"
-    return said + (f"; why: {data['reason']}" if data.get("reason") else "")
-
-
-def _card_change(data: dict) -> str:
-    old, new, action = data.get("old"), data.get("new"), data.get("action")
-    if action is None:
-        action = "replaced" if old != new else "confirmed"
-    return {"replaced": f"card {old} replaced by {new}", "added": f"card {new} added",
-            "removed": f"card {old} removed",
-            "confirmed": f"card {old} confirmed as the camera read it (nothing changed)"}.get(
-        action, f"card {old} -> {new} ({action})")
-
-
-def _correction_lines(words: _Words, summary: dict, records: list[AuditRecord]) -> list[str]:
+def _correction_lines(words: _Words, summary: dict, records: list[AuditRecord], frames: list[str],
+                      boxed: dict[str, str], folder: str | None) -> list[str]:
+    """Each correction and the void: what, why, who in which role, and what a dispute over it
+    turns on (QA49 watch M2): that it was made while the round was under review, that one
+    person asked for it and approved it, and the key frame that shows the card as read."""
     out: list[str] = []
     recomputed = iter(summary.get("settlement_corrections") or [])
-    banking = _banking(summary)
+    money = words.for_banking(_banking(summary))
+    evidence = correction_evidence(records, frames)
+    reviewed = under_review(records)
     number = 0
     for record in records:
         data = record.data
@@ -298,13 +276,18 @@ def _correction_lines(words: _Words, summary: dict, records: list[AuditRecord]) 
         number += 1
         late = " — after settlement" if data.get("after_settlement") else ""
         if record.type == AuditType.CARD_CORRECTED:
-            what = f"{_seat_name(str(data.get('seat')))}: {_card_change(data)}{late}"
+            what = f"{Say.seat_name(str(data.get('seat')))}: {Say.card_change(data)}{late}"
         elif record.type == AuditType.SETTLEMENT_CORRECTED:
             what = "Settlement recomputed on the corrected hands"
         else:
             what = "Round voided: its bets returned, nothing settled"
         out.append(f"  {number}. {words.when(record.ts)}, log seq {record.seq}")
         out.append(f"     {what}")
+        held = reviewed.get(record.seq)
+        if held is not None:
+            out.append(f"     Made while the round was under review: its recording held by "
+                       f"{words.who(held.actor, held.seq)} at log seq {held.seq} "
+                       f"({held.data.get('reason') or 'no reason recorded'})")
         out.append(f"     Why: {data.get('reason') or 'no reason recorded'}")
         people = [f"entered by {words.who(record.actor, record.seq)}"]
         if data.get("requested_by") and data.get("requested_by") != record.actor:
@@ -315,22 +298,40 @@ def _correction_lines(words: _Words, summary: dict, records: list[AuditRecord]) 
             people.append("no approval recorded")
         said = "; ".join(people)
         out.append(f"     {said[:1].upper()}{said[1:]}")
+        if self_approved(data, record.actor):
+            out.append(f"     NOTE: {SELF_APPROVED}: no second person approved it")
+        if record.seq in evidence:
+            out.append(f"     The camera: {_evidence_line(evidence[record.seq], data.get('old'), boxed, folder)}")
         if record.type == AuditType.SETTLEMENT_CORRECTED:
             change = next(recomputed, None) or {}
-            for seat, c in (change.get("seats") or {}).items():
-                before = f"{str(c.get('old_outcome') or '').upper()} {words.signed(c['old_net'])}" \
-                    if c.get("old_net") is not None else "no line"
-                after = f"{str(c.get('new_outcome') or '').upper()} {words.signed(c['new_net'])}" \
-                    if c.get("new_net") is not None else "no line"
-                out.append(f"     Seat {seat}: {before} -> {after} ({words.owed(seat, c.get('difference'), banking)})")
+            seats = change.get("seats") or {}
+            for seat in sorted(seats, key=seat_order):
+                c = seats[seat]
+                before = words.line({"outcome": c.get("old_outcome"), "net": c.get("old_net")})
+                after = words.line({"outcome": c.get("new_outcome"), "net": c.get("new_net")})
+                out.append(f"     {Say.seat_name(seat)}: {before} -> {after} ({money.owed(seat, c.get('difference'))})")
     return out or ["  None: no card was corrected, no settlement recomputed, the round was not voided."]
+
+
+def _evidence_line(seen: dict, old: str | None, boxed: dict[str, str], folder: str | None) -> str:
+    """The camera's reading behind a correction and the file that shows it, as the round page
+    links it: the boxed copy where one was drawn, else the raw frame."""
+    said = evidence_said(seen, old)
+    frame = seen.get("key_frame")
+    if frame is None:
+        return f"{said}; no key frame of it is in this package"
+    stem = f"{frame:08d}"
+    where = boxed.get(stem) or (f"recording/{folder}/frames/{stem}.jpg" if folder else f"frame {frame}")
+    shows = "key frame" if seen.get("frame_no") is not None else "the table then: key frame"
+    return f"{said}; {shows} {frame}: {where}"
 
 
 def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[AuditRecord],
                      staff: list[AuditRecord], table: TableView, manifest: dict, frames: list[str],
-                     boxed: dict[str, str], zones: str | None) -> list[Section]:
-    """The round in plain words, section by section (summary.txt and summary.html both)."""
-    words = _Words(table, staff)
+                     boxed: dict[str, str], zones: str | None, stray: list[str] = ()) -> list[Section]:
+    """The round in plain words, section by section (summary.txt and summary.html both).
+    ``stray``: the ``.jpg`` files of the recording's frames/ not named by a frame number."""
+    words = _Words.of(table, staff)
     by_type: dict[str, list[AuditRecord]] = {}
     for record in records:
         by_type.setdefault(record.type, []).append(record)
@@ -381,10 +382,9 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
     sections.append(("Hands", hands))
 
     bets = summary.get("bets") or {}
-    sections.append(("Bets", _columns([[_seat_name(seat), f"{words.money(bet.get('amount'))} {bet.get('kind', '')}"
-                                        + (f" x{bet['multiple']}" if bet.get("multiple") else "")]
-                                       for seat, bet in sorted(bets.items(), key=lambda kv: _seat_key(kv[0]))
-                                       if isinstance(bet, dict)]) or ["  No bets recorded."]))
+    sections.append(("Bets", _columns([[Say.seat_name(seat), words.bet(bets[seat])]
+                                       for seat in sorted(bets, key=seat_order) if isinstance(bets[seat], dict)])
+                     or ["  No bets recorded."]))
 
     paid_lines = summary.get("paid_lines") or {}
     if paid_lines:
@@ -396,16 +396,23 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
     if corrected:
         sections.append(("Settlement as corrected (what the books hold now)",
                          _settlement_lines(words, summary.get("lines") or {}, summary.get("settlement"))))
-        banking = _banking(summary)
-        settled_up = [_adjustment_line(words, r, banking) for r in records if r.type == ADJUSTMENT]
-        sections.append(("Difference, as corrected minus paid at the table",
-                         [f"  {_seat_name(seat)}: {words.owed(seat, d, banking)}"
-                          for seat, d in (summary.get("paid_difference") or {}).items()]
-                         + (settled_up or ["  No audit record says the difference was paid, collected or waived at "
+        money = words.for_banking(_banking(summary))
+        difference = summary.get("paid_difference") or {}
+        settled_up = [_said(money, r) for r in records if r.type == AuditType.ADJUSTMENT_SETTLED]
+        # What is still owed, from the adjustment as the round page and the shift report read it
+        # (QA49 watch H3): "as corrected minus paid" is no difference where a correction was paid
+        # out and a later one undid it, and 195.00 is then to collect.
+        standing = [f"  {line}" for line in adjustment_said(summary.get("adjustment"), money)]
+        sections.append(("Difference and adjustment",
+                         ["  As corrected minus paid at the table (from the player's side):"]
+                         + [f"    {Say.seat_name(seat)}: {money.owed(seat, difference[seat])}"
+                            for seat in sorted(difference, key=seat_order)]
+                         + (standing or ["  No adjustment is kept for these corrections."])
+                         + (settled_up or ["  No audit record says a difference was paid, collected or waived at "
                                            "the table."])))
 
     sections.append(("Corrections and void (each with who, their role then, when and why)",
-                     _correction_lines(words, summary, records)))
+                     _correction_lines(words, summary, records, frames, boxed, manifest.get("recording"))))
 
     alerts = [f"  {words.when(a.get('ts'))}: {a.get('message') or a.get('reason') or a}"
               for a in summary.get("alerts") or []]
@@ -414,7 +421,7 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
     sections.append(("Alerts", alerts or ["  None logged under this round."]))
 
     notes = [f"  {words.when(r.ts)}, {words.who(r.actor, r.seq)}: {r.data.get('text')}"
-             for r in records if r.type == NOTE]
+             for r in records if r.type == AuditType.ROUND_NOTE]
     if notes:
         sections.append(("Notes on the round", notes))
 
@@ -440,8 +447,11 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
                                                              "the round's first export."]))
 
     sections.append(("Recording and key frames",
-                     _recording_lines(words, records, manifest, frames, boxed, zones, table)))
+                     _recording_lines(words, records, manifest, frames, boxed, zones, table, stray)))
 
+    # Each person's role when the round ended, not at its last record, which may be a note or
+    # an export months later (QA49 review L6); their role at each act is beside the act.
+    end = summary.get("ended_seq") or summary.get("last_seq") or 0
     people = []
     for name in named_staff(records):
         own = [r for r in staff if account_of(r) == name]
@@ -449,9 +459,9 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
             people.append(f"  {name}: no account record in the log up to this round (an account made before the "
                           "log began, or not a kiosk account): their role is not shown by this package")
             continue
-        role, active = role_at(staff, name, (summary.get("last_seq") or 0) + 1)
-        people.append(f"  {name}: {role or 'no role recorded'}{'' if active else ' (account disabled)'} as of the "
-                      "round's last record")
+        role, active = role_at(staff, name, end + 1)
+        people.append(f"  {name}: {role}{'' if active else ' (account disabled)'} when the round ended (log seq {end})"
+                      if role else f"  {name}: no account yet when the round ended (log seq {end})")
         for record in own:
             change = {AuditType.SETUP_ADMIN: "made the first administrator at setup",
                       AuditType.USER_CREATED: f"account created as {record.data.get('role')} by {record.actor}"}.get(
@@ -468,7 +478,7 @@ ZONES_DRAWN = {"recorded": "the seat zones the recording names (those in force w
 
 
 def _recording_lines(words: _Words, records: list[AuditRecord], manifest: dict, frames: list[str],
-                     boxed: dict[str, str], zones: str | None, table: TableView) -> list[str]:
+                     boxed: dict[str, str], zones: str | None, table: TableView, stray: list[str]) -> list[str]:
     folder = manifest.get("recording")
     seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
     out = []
@@ -493,16 +503,17 @@ def _recording_lines(words: _Words, records: list[AuditRecord], manifest: dict, 
                    f"box, code and confidence, and {ZONES_DRAWN.get(zones, ZONES_DRAWN[None])}.")
         out.append("  The boxed copies are drawn at export from detections.jsonl: they are NOT part of the recording "
                    "the audit log sealed, and not evidence by themselves; the raw frames in recording/ are.")
-        captions = _captions(records, frames, table)
+        captions = frame_captions(records, frames, table.zone)
         for stem in frames:
             copy = boxed.get(stem) or "no boxed copy (the frame is not an image, or no detections line names it)"
             out.append(f"    {captions.get(stem) or f'frame {int(stem)}'}: {copy}")
+    if stray and folder:
+        out.append("")
+        out.append(f"  Not key frames: {', '.join(f'frames/{name}.jpg' for name in stray)} (not named by a frame "
+                   "number: a file a Mac or another program left on the recording's disk, for one). Packed in "
+                   "recording/ as it was on the disk, with no boxed copy and no caption; check-evidence names any "
+                   "file the seal does not hold.")
     return out
-
-
-def _captions(records: list[AuditRecord], frames: list[str], table: TableView) -> dict[str, str]:
-    """What each key frame shows, as the round page captions it."""
-    return frame_captions(records, frames, table.zone)
 
 
 WIDTH = 100      # summary.txt's lines, for a terminal, a text editor or a printout
@@ -530,7 +541,7 @@ def _wrapped(line: str) -> list[str]:
 def _preamble(manifest: dict, table: TableView) -> list[str]:
     """The opening paragraphs: who exported it and when, how to read times and money, and
     what in the package is evidence and what was derived from it."""
-    words = _Words(table, [])
+    words = _Words.of(table, [])
     if table.seq is None:
         reading = ("The log holds no configuration record of the table before this round: times are in UTC "
                    "and amounts as logged.")
@@ -574,7 +585,7 @@ def summary_html(sections: list[Section], manifest: dict, records: list[AuditRec
         text = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
         parts += [f"<h2>{esc(heading)}</h2>", f"<pre>{esc(text)}</pre>"]
     if frames:
-        captions = _captions(records, frames, table)
+        captions = frame_captions(records, frames, table.zone)
         folder = manifest.get("recording")
         parts.append("<h2>Key frames (boxed copies derived at export; the raw frames are the evidence)</h2>")
         for stem in frames:

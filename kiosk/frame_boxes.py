@@ -10,7 +10,6 @@ from vision.record import META, read_jsonl
 from vision.table import TableConfig
 
 
-
 class FrameBoxes:
     """A recording's key frames with what the camera read drawn on them: each detection's
     box, card and confidence, and the seat zones.

@@ -13,7 +13,9 @@ A correction after Settle moves no chips: the dealer pays or collects its differ
 and says so on the screen (``adjustment_settled``), or a supervisor waives it.  Until then the
 books count money the table has not moved, so the report lists each corrected round's
 adjustment — outstanding with its amounts, paid or waived by whom — and totals what is still
-owed.  Besides its own rounds, a period lists the adjustments of earlier rounds that were
+owed (the house's apart from what a player-banker owes or is owed) and what the period's
+records paid, collected and waived: the figures a supervisor reconciles the chip tray with.
+Besides its own rounds, a period lists the adjustments of earlier rounds that were
 corrected, paid or waived in it (chips that moved in this shift) or that are still owed: an
 adjustment is not forgotten because its round is another shift's.  A round corrected by a
 kiosk from before adjustments were recorded is listed as "not recorded": its log cannot say
@@ -43,15 +45,19 @@ from typing import Iterator
 
 from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
-from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round, is_change
+from kiosk.rounds import (BANKER, BOOK_TYPES, TERMINAL_TYPES, adjustment_words, banking_of, ending, fold_round,
+                          is_change)
 from kiosk.table_service import ADJUSTMENT_TYPES, corrected_rounds, money
-from scoring.rules import PresetError, load_preset
+from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net, money_shown
 
 ZERO = Decimal(0)
 CHECK_BATCH = 2000    # records whose links are looked up together (about 250 rounds' books)
 WINDOW = 4000         # records whose round endings are read together (about 100 rounds, 200 endings)
 ENDINGS = ("settled", "void", "interrupted", "cleared")
+# What the adjustment records of a period did with the chips: paid out, collected, and what a
+# waiver left unpaid or uncollected (the books count it; the tray never saw it).
+MOVED = ("paid", "collected", "waived_pay", "waived_collect")
 
 
 @dataclass
@@ -95,11 +101,17 @@ class PeriodReport:
     clock_untrusted: list[dict] = field(default_factory=list)
     clock_elsewhere: list[dict] = field(default_factory=list)
     # Corrected rounds' adjustments (kiosk.rounds.adjustment), in round order: {round, status,
-    # outstanding, not_recorded, records, earlier}; and what is still owed, to the seats (pay)
-    # and from them (collect).
+    # banking, outstanding, not_recorded, records, earlier, said}; what is still owed by the house,
+    # to the seats (pay) and from them (collect); where a player banks, what that banker still pays
+    # or is paid (the seats' side of it is the banker's money, not the house's); and what the
+    # adjustment records stamped in this period moved or waived, the banker's side included.
     adjustments: list[dict] = field(default_factory=list)
     owed_pay: Decimal = ZERO
     owed_collect: Decimal = ZERO
+    banker_pays: Decimal = ZERO
+    banker_is_paid: Decimal = ZERO
+    player_banked_owed: bool = False
+    moved: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(MOVED, ZERO))
     # How a person reads its figures (the console; the page has the table's own): the table's
     # currency and money unit as its kiosk last loaded them (None: the log does not say).
     # Not in ``to_json``: scripts read the figures as the log holds them.
@@ -176,20 +188,50 @@ class PeriodReport:
 
     def add_adjustment(self, number: int, adjustment: dict, earlier: bool = False) -> None:
         """List a corrected round's adjustment (``earlier``: its round ended before this period);
-        one whose corrections moved no money is no adjustment."""
+        one whose corrections moved no money is no adjustment.
+
+        What is owed is the house's only where the house banks, or where a player-banker's side
+        was recorded already (the dealer holds that money): the house's figures must not carry a
+        player's debt (QA49 review H1).  What was moved or waived counts by when it was recorded,
+        so that the chip tray reconciles with the books in the period the chips moved in (QA49
+        supervisor M3): a round of an earlier shift paid in this one counts here."""
         if adjustment["status"] == "none":
             return
-        for amount in map(Decimal, adjustment["outstanding"].values()):
-            if amount > 0:
-                self.owed_pay += amount
-            else:
-                self.owed_collect -= amount
-        records = [{key: r.get(key) for key in ("action", "actor", "approved_by", "ts", "reason", "difference")}
+        banking = adjustment.get("banking")
+        outstanding = adjustment["outstanding"]
+        players = banking == Banking.PLAYER.value and BANKER in outstanding
+        self.player_banked_owed = self.player_banked_owed or players
+        for party, amount in ((p, Decimal(d)) for p, d in outstanding.items()):
+            if party == BANKER:
+                self.banker_pays += max(-amount, ZERO)
+                self.banker_is_paid += max(amount, ZERO)
+            elif not players:
+                self.owed_pay += max(amount, ZERO)
+                self.owed_collect += max(-amount, ZERO)
+        for r in adjustment["records"]:
+            if not self._in_period(r.get("ts")):
+                continue
+            waived = r.get("action") == "waived"
+            for amount in map(Decimal, (r.get("difference") or {}).values()):
+                if amount > 0:
+                    self.moved["waived_pay" if waived else "paid"] += amount
+                else:
+                    self.moved["waived_collect" if waived else "collected"] -= amount
+
+        def said(amounts: dict, waived: bool = False) -> str:
+            return adjustment_words(amounts, banking, self.shown, waived=waived)
+        records = [{**{key: r.get(key) for key in ("action", "actor", "approved_by", "ts", "reason", "difference")},
+                    "said": said(r.get("difference") or {}, r.get("action") == "waived")}
                    for r in adjustment["records"]]
-        insort(self.adjustments, {"round": number, "status": adjustment["status"],
-                                  "outstanding": adjustment["outstanding"],
-                                  "not_recorded": adjustment["not_recorded"], "records": records,
-                                  "earlier": earlier}, key=lambda a: a["round"])
+        insort(self.adjustments, {"round": number, "status": adjustment["status"], "banking": banking,
+                                  "outstanding": outstanding, "not_recorded": adjustment["not_recorded"],
+                                  "records": records, "earlier": earlier,
+                                  "said": {"outstanding": said(outstanding),
+                                           "not_recorded": said(adjustment["not_recorded"])}},
+               key=lambda a: a["round"])
+
+    def _in_period(self, ts: str | None) -> bool:
+        return bool(ts) and (self.since is None or ts >= self.since) and (self.until is None or ts <= self.until)
 
     def add_broken(self, record: AuditRecord, problem: str) -> None:
         """Name a record of this report's rounds that fails its hash or its links."""
@@ -215,7 +257,12 @@ class PeriodReport:
             **({"adjustments": self.adjustments,
                 "adjustments_owed": {"pay": money(self.owed_pay), "collect": money(self.owed_collect),
                                      "rounds": [a["round"] for a in self.adjustments
-                                                if a["status"] == "outstanding"]}}
+                                                if a["status"] == "outstanding"],
+                                     # only where a player-banker's side is owed, so other tables' keep their shape
+                                     **({"banker_pays": money(self.banker_pays),
+                                         "banker_is_paid": money(self.banker_is_paid)}
+                                        if self.player_banked_owed else {})},
+                "adjustments_moved": {what: money(amount) for what, amount in self.moved.items()}}
                if self.adjustments else {}),
             # likewise only where the clock was not to be trusted
             **({"clock_untrusted": self.clock_untrusted} if self.clock_untrusted else {}),
@@ -374,40 +421,62 @@ def _earlier_adjustments(log: AuditLog, *, table_id: str | None, since: str | No
 
 
 def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
-    """What the console and the page say of the adjustments corrections left (``to_json``'s
-    ``adjustments``): first what is still owed, which the books count as if paid, then each
-    round's.  ``shown`` writes an amount to the table's money unit, ``when`` a log time in
-    the reader's zone."""
+    """What the console says of the adjustments corrections left (``to_json``'s
+    ``adjustments``), before the figures, as the page does: first what is still owed, which the
+    books count as if paid, then what this period's records moved and waived (the tray differs
+    from the books by it), then each round's.  ``shown`` writes an amount to the table's money
+    unit, ``when`` a log time in the reader's zone."""
     adjustments = report.get("adjustments") or []
     if not adjustments:
         return []
     cur = f" {currency}" if currency else ""
 
-    def moves(amounts: dict[str, str]) -> str:
-        return "; ".join(f"pay {shown(d)}{cur} to seat {seat}" if Decimal(d) > 0
-                         else f"collect {shown(str(-Decimal(d)))}{cur} from seat {seat}" for seat, d in amounts.items())
+    def money(amount) -> str:
+        return f"{shown(amount)}{cur}"
+
+    def moves(a: dict, amounts: dict, waived: bool = False) -> str:
+        return adjustment_words(amounts, a.get("banking"), money, waived=waived)
 
     lines = []
     owed = report["adjustments_owed"]
     if owed["rounds"]:
-        sums = ", ".join(f"to {what} {shown(owed[what])}{cur}" for what in ("pay", "collect") if Decimal(owed[what]))
         lines.append(f"WARNING: adjustments outstanding in round{'s' if len(owed['rounds']) > 1 else ''} "
                      f"{', '.join(map(str, owed['rounds']))}: the books count their corrected figures, but the "
-                     f"difference was not yet paid or collected ({sums}); pay or collect it and record it on the "
-                     "dealer screen, or have a supervisor waive it, before signing")
+                     f"difference was not yet paid or collected ({owed_words(owed, money)}); pay or collect it and "
+                     "record it on the dealer screen, or have a supervisor waive it, before signing")
+    lines.append(f"adjustments recorded in this period: {moved_words(report['adjustments_moved'], money)}")
     for a in adjustments:
         head = f"round {a['round']}" + (" (ended in an earlier period)" if a["earlier"] else "")
         for r in a["records"]:
             who = r.get("approved_by") or r.get("actor")
             why = f" ({r['reason']})" if r.get("reason") else ""
             lines.append(f"{head}: {r.get('action')} by {who} at {when(r.get('ts'))}: "
-                         f"{moves(r.get('difference') or {})}{why}")
+                         f"{moves(a, r.get('difference') or {}, r.get('action') == 'waived')}{why}")
         if a["outstanding"]:
-            lines.append(f"{head}: outstanding: {moves(a['outstanding'])}")
+            lines.append(f"{head}: outstanding: {moves(a, a['outstanding'])}")
         if a["not_recorded"]:
             lines.append(f"{head}: corrected before adjustments were recorded; whether its difference "
-                         f"({moves(a['not_recorded'])}) was paid is not in the log")
+                         f"({moves(a, a['not_recorded'])}) was paid is not in the log")
     return lines
+
+
+def owed_words(owed: dict, money) -> str:
+    """What ``adjustments_owed`` totals, in words: the house's to pay and to collect, and apart
+    from them what a player-banker still pays or is paid (that player's money, not the house's
+    float, though the dealer may have fronted a seat its side)."""
+    said = [f"to {what} {money(owed[what])}" for what in ("pay", "collect") if Decimal(owed[what])]
+    banker = [f"{verb} {money(owed[key])}" for key, verb in (("banker_pays", "pays"), ("banker_is_paid", "is paid"))
+              if Decimal(owed.get(key) or 0)]
+    if banker:
+        said.append(f"the banker, a player, {' and '.join(banker)}")
+    return ", ".join(said)
+
+
+def moved_words(moved: dict, money) -> str:
+    """``adjustments_moved`` in words: what the records of the period paid out, collected and
+    waived (a waived collection is chips the books count and the tray never got)."""
+    return (f"paid {money(moved['paid'])}, collected {money(moved['collected'])}; waived: "
+            f"{money(moved['waived_pay'])} not paid, {money(moved['waived_collect'])} not collected")
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:

@@ -19,11 +19,12 @@ from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
 from kiosk.frame_boxes import with_boxes      # the evidence package draws its boxed frames alike
 from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_of, in_period, load_round, matches,
-                          round_number, round_numbers)
+                          is_change, round_number, round_numbers, seen_cards)
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
-from kiosk.timeline import Say, correction_evidence, frame_captions, printed_frames, record_words, under_review
+from kiosk.timeline import (SELF_APPROVED, Say, adjustment_said, correction_evidence, evidence_said, frame_captions,
+                            key_frames, printed_frames, record_words, self_approved, under_review)
 from scoring.categories import Category
 from vision.record import HOLD, recordings_dir, round_folder, round_in_name
 from vision.round import AlertCode
@@ -140,15 +141,17 @@ def rounds():
         error, refused = (f"alert {alert!r} is not one of the kinds the camera raises "
                           f"({', '.join(ALERT_KINDS)}): choose one from the list"), "alert"
     held = _held_rounds(table_id)
-    held_only = _flag("held")
+    ever_held = _ever_held(table_id)
+    held_only, ever_only = _flag("held"), _flag("reviewed")
     before = request.args.get("before", type=int)
     found, last_scanned, scanned = [], None, 0
     if refused:
         numbers: list[int] = []
-    elif held_only:
+    elif held_only or ever_only:
         # Few rounds are held, and a disputed round may be months old: asked of the holds, not
-        # found by scanning back through every round since.
-        numbers = [n for n in sorted(held, reverse=True) if before is None or n < before]
+        # found by scanning back through every round since.  Ever held: a round released once
+        # its case closed stays findable as one that was investigated (QA49 watch L7).
+        numbers = [n for n in sorted(held if held_only else ever_held, reverse=True) if before is None or n < before]
         if since or until:
             numbers = [n for n in numbers if in_period(audit(), n, table_id, since, until)]
     elif approver:
@@ -163,8 +166,15 @@ def rounds():
         last_scanned = number
         summary = load_round(audit(), number, table_id=table_id)
         if summary and matches(summary, seat=seat, category=category, staff=staff, approved_by=approver,
-                               since=since, until=until, card=card, alert=alert, **flags):
+                               since=since, until=until, alert=alert, **flags):
+            if card and card not in seen_cards(summary, seat):
+                if card not in camera_cards(summary, seat):
+                    continue
+                summary["card_camera_only"] = card       # seen by the camera, on no record
             summary["held"] = held.get(number)
+            summary["ever_held"] = ever_held.get(number)
+            summary["reviewed_corrections"] = _reviewed_corrections(number, table_id) if number in ever_held else []
+            summary["self_approved"] = self_approvals(summary)
             # Four indexed queries a round, so only for the rounds shown (or asked for).
             summary["camera"] = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
             if camera_only and not summary["camera"]:
@@ -200,6 +210,46 @@ def _card_wanted() -> tuple[str | None, str | None]:
         return None, f"{exc}; type one card, like KH or 10S"
 
 
+def camera_cards(summary: dict, seat: str | None = None) -> set[str]:
+    """The cards the camera's alerts name on ``seat`` (any seat if None) that may be on no
+    record: the card it read in place of a recorded one (``read_as``: a card changed in place,
+    a reread) and a card put on a finished hand (QA49 watch M4: "KH on seat 3" missed the very
+    rounds where KH was swapped in).  ``kiosk.rounds.seen_cards`` holds the cards on record."""
+    found = set()
+    for alert in summary.get("alerts", ()):
+        if seat is None or alert.get("seat") == seat:
+            found.update(code for code in (alert.get("card"), alert.get("read_as")) if isinstance(code, str))
+    return found
+
+
+def self_approvals(summary: dict) -> list[dict]:
+    """The corrections, void and waivers of a round approved by whoever asked for them (QA49 watch M2)."""
+    done = [c for c in summary.get("corrections", ()) if is_change(c)] + list(summary.get("settlement_corrections", ()))
+    done += [a for a in summary.get("adjustments", ()) if a.get("action") == "waived"]
+    return [d for d in done + ([summary["void"]] if summary.get("void") else []) if self_approved(d, d.get("actor"))]
+
+
+def _ever_held(table_id: str) -> dict[int, object]:
+    """The table's rounds whose recording was ever held, released since or not: round -> its
+    first ``recording_held`` record.  Holds are few: asked by type (its index), not by table."""
+    found: dict[int, object] = {}
+    for record in audit().records(types=[AuditType.RECORDING_HELD]):
+        if record.table_id == table_id and record.round_no is not None:
+            found.setdefault(record.round_no, record)
+    return found
+
+
+def _reviewed_corrections(round_no: int, table_id: str) -> list:
+    """The round's corrections made while its recording was held (``kiosk.timeline.under_review``):
+    what surveillance must be told of a round it is investigating (QA49 watch M6), on the list
+    and the Holds page, not only on the round's own page."""
+    records = audit().records(round_no=round_no, table_id=table_id, types=[
+        AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED, AuditType.CARD_CORRECTED,
+        AuditType.SETTLEMENT_CORRECTED])
+    marked = under_review(records)
+    return [r for r in records if r.seq in marked]
+
+
 def _held_rounds(table_id: str) -> dict[int, object]:
     """The table's rounds under review: round -> its ``recording_held`` record that no release
     has lifted (the Holds page's holds, ``kiosk.retention.log_holds``)."""
@@ -229,9 +279,10 @@ def _recording_dir(round_no: int) -> Path | None:
     return round_folder(_recordings_root(), round_no)
 
 
-def _say() -> Say:
-    """The words' money unit: the table's (what ``_money.html`` writes amounts to)."""
-    return Say(service().preset.commission_quantum)
+def _say(banking=None) -> Say:
+    """The words' money unit: the table's (what ``_money.html`` writes amounts to); with a
+    round's ``banking``, the banker as the other side of the seats' money where a player banks."""
+    return Say(service().preset.commission_quantum).for_banking(banking)
 
 
 @bp.route("/round/<int:round_no>")
@@ -248,11 +299,13 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     if summary is None:
         abort(404)
     timeline = audit().records(round_no=round_no, table_id=table_id)
+    from vision.replay import not_scored
+
     folder = _recording_dir(round_no)
-    # a key frame is named by its number (vision.record.key_frame_name); anything else is no key frame
-    frames = sorted(p.stem for p in (folder / "frames").glob("*.jpg") if p.stem.isdigit()) if folder else []
+    frames, stray = key_frames(folder)
     evidence = correction_evidence(timeline, frames)
-    say = _say()
+    banking = banking_of(summary["settlement"]) if summary["settlement"] else None
+    say = _say(banking)
     pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
     clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
@@ -281,7 +334,9 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
                            house_net=house_net_of(summary["settlement"]),
                            paid_house_net=house_net_of(summary["paid_settlement"])
                            if summary["settlement_corrections"] else None,
-                           banking=banking_of(summary["settlement"]) if summary["settlement"] else None), status
+                           banking=banking, say=say, stray=stray, not_scored=not_scored,
+                           adjustment_said=adjustment_said(summary["adjustment"], say), evidence_said=evidence_said,
+                           self_approved=self_approved, SELF_APPROVED=SELF_APPROVED), status
 
 
 NOTE_MAX = 2000
@@ -451,8 +506,9 @@ def holds():
             # The log holds it but its hold.json is gone: retention keeps it; say so.
             held = {**_as_hold(record), "problem": f"its {HOLD} is gone; held by the audit log (seq {record.seq})"}
         if held is not None:
-            found.append({"folder": folder.name, "round": round_in_name(folder.name), **held,
-                          "bytes": folder_bytes(folder)})
+            round_no = round_in_name(folder.name)
+            found.append({"folder": folder.name, "round": round_no, **held, "bytes": folder_bytes(folder),
+                          "corrected": _reviewed_corrections(round_no, table_id) if round_no is not None else []})
     # Held in the log, never released, and not on disk: the recording a dispute rests on is gone.
     gone = []
     for name, record in sorted(logged.items(), key=lambda item: item[1].seq):

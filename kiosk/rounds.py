@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from typing import Iterable
+from typing import Callable, Iterable
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from scoring.rules import Banking, PresetError, load_preset
@@ -173,7 +173,9 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
                 "ts": record.ts, "actor": record.actor, "approved_by": data.get("approved_by"),
                 "requested_by": data.get("requested_by"), "reason": data.get("reason"),
                 "difference": data.get("difference", {}), "seats": _seat_changes(old_lines, summary["lines"]),
-                "seq": record.seq, "adjustment_tracked": bool(data.get("adjustment_tracked"))})
+                "seq": record.seq, "adjustment_tracked": bool(data.get("adjustment_tracked")),
+                # the banker's side, a party to the difference where a player banks (adjustment)
+                "old_banker_net": data["old"].get("banker_net") if isinstance(data.get("old"), dict) else None})
         elif kind == AuditType.ADJUSTMENT_SETTLED:
             summary["adjustments"].append({"seq": record.seq, "ts": record.ts, "actor": record.actor, **data})
         elif kind == AuditType.ROUND_VOID:
@@ -226,9 +228,14 @@ def adjustment(summary: dict) -> dict | None:
 
     A correction recomputes the books; the chips move only when the dealer pays or collects
     the difference, which an ``adjustment_settled`` record says (``paid``), or a supervisor
-    waives it (``waived``).  Per seat, signed from the player's side as ``difference``:
+    waives it (``waived``).  Per party, signed from that party's side as ``difference`` is
+    (positive: the party is paid):
 
-    * ``held``: what the seat's chips stand at: the line before the first tracked correction
+    * the parties: the seats, and where a player banks (``banking`` "player") the banker too,
+      as ``"banker"``, whose net is the round's ``banker_net``.  The money a seat wins or loses
+      there is that player's, not the house's (QA49 review H1: "PAY 250.00 to seat 2" alone sent
+      a dealer to the house's float, and one tap closed a round whose banker never paid);
+    * ``held``: what the party's chips stand at: the line before the first tracked correction
       (Settle's, as older kiosks corrected it) plus every difference recorded *paid*;
     * owed: the line as corrected less ``held``, less what a waiver forgave, but only while the
       two point the same way and never past zero.  A waiver moves no chips: counted as paid
@@ -245,12 +252,18 @@ def adjustment(summary: dict) -> dict | None:
     corrections = summary["settlement_corrections"]
     if not corrections:
         return None
+    settlement = summary.get("settlement") if isinstance(summary.get("settlement"), dict) else {}
+    banking = banking_of(settlement)
     tracked = [c for c in corrections if c.get("adjustment_tracked")]
     paid = {seat: _net(line) for seat, line in summary["paid_lines"].items()}
     now = {seat: _net(line) for seat, line in summary["lines"].items()}
     # what stood before the first tracked correction: Settle's lines, as corrected by older kiosks
     base = {seat: Decimal(c["old_net"]) for seat, c in tracked[0]["seats"].items()
             if c.get("old_net") is not None} if tracked else now
+    if banking is Banking.PLAYER:
+        banker = _banker_nets(summary, tracked)
+        if banker is not None:
+            paid[BANKER], now[BANKER], base[BANKER] = banker
     held, waived = dict(base), {}
     for record in summary["adjustments"]:
         into = waived if record.get("action") == "waived" else held
@@ -266,14 +279,90 @@ def adjustment(summary: dict) -> dict | None:
     untold = {seat: base.get(seat, Decimal(0)) - paid.get(seat, Decimal(0)) for seat in set(base) | set(paid)}
 
     def signed(amounts: dict[str, Decimal], keep_zero: bool = False) -> dict[str, str]:
-        return {seat: money_text(v) for seat, v in sorted(amounts.items(), key=lambda i: (len(i[0]), i[0]))
+        return {seat: money_text(v) for seat, v in sorted(amounts.items(), key=lambda i: party_order(i[0]))
                 if v or keep_zero}
 
     outstanding, not_recorded = signed(owed), signed(untold)
     status = ("outstanding" if outstanding else "settled" if summary["adjustments"]
               else "not_recorded" if not_recorded else "none")
     return {"status": status, "basis": corrections[-1]["seq"] if tracked else None, "outstanding": outstanding,
-            "not_recorded": not_recorded, "held": signed(held, keep_zero=True), "records": list(summary["adjustments"])}
+            "not_recorded": not_recorded, "held": signed(held, keep_zero=True), "records": list(summary["adjustments"]),
+            "banking": banking.value if banking is not None else None}
+
+
+BANKER = "banker"       # the banker's party in an adjustment where a player banks, named as its hand is
+
+
+def party_order(party: str) -> tuple:
+    """Seats in their order (2 before 10), the banker after them."""
+    return (party == BANKER, len(party), party)
+
+
+def _banker_nets(summary: dict, tracked: list[dict]) -> tuple[Decimal, Decimal, Decimal] | None:
+    """The banker's net as paid at Settle, as corrected now, and before the first tracked
+    correction (None where a settlement does not say it)."""
+    try:
+        now = Decimal(summary["settlement"]["banker_net"])
+        paid = Decimal((summary.get("paid_settlement") or summary["settlement"])["banker_net"])
+        first = tracked[0].get("old_banker_net") if tracked else None
+        return paid, now, Decimal(first) if first is not None else (paid if tracked else now)
+    except (KeyError, TypeError, ArithmeticError, ValueError):
+        return None
+
+
+def adjustment_words(amounts: dict[str, str], banking: str | None, money: Callable[[Decimal], str], *,
+                     screen: bool = False, waived: bool = False) -> str:
+    """Who pays whom for an adjustment's amounts (``outstanding``, or a record's ``difference``),
+    in one line: the dealer's screen (``screen``: "PAY 97.50 USD to Seat 2"), the shift report
+    and its console ("pay 97.50 USD to seat 2"); ``money`` writes an amount (never signed).
+
+    Where a player banks, each seat's money is the banker's: "Banker pays 500.00 USD to Seat
+    1", "Seat 2 pays 100.00 USD to the banker" (QA49 supervisor M4: "PAY 500.00" beside a house
+    result of 0.00 read as the house's to pay).  The banker's own total is said only where the
+    seats named do not make it (a commission, or a side already recorded), and a seat whose
+    banker's side is recorded already is the dealer's to pay or collect.  ``waived``: what a
+    waiver leaves unmoved ("the banker does not pay ...")."""
+    seat = (lambda s: f"Seat {s}") if screen else (lambda s: f"seat {s}")
+    banker = "Banker" if screen else "the banker"
+    parties = sorted(amounts.items(), key=lambda i: party_order(i[0]))
+    seats = [(s, Decimal(d)) for s, d in parties if s != BANKER and Decimal(d)]
+    own = Decimal(amounts[BANKER]) if BANKER in amounts else None
+    player = banking == Banking.PLAYER.value and own is not None
+    words = []
+    for name, d in seats:
+        m = money(abs(d))
+        if player and d > 0:
+            words.append(f"{banker} {'does not pay' if waived else 'pays'} {m} to {seat(name)}")
+        elif player:
+            words.append(f"{seat(name)} {'does not pay' if waived else 'pays'} {m} to the banker")
+        elif waived and banking == Banking.PLAYER.value:      # the banker's side waived apart, or not at all
+            words.append(f"{seat(name)} {'is not paid' if d > 0 else 'does not pay'} {m}")
+        elif waived:
+            words.append(f"the house does not {'pay' if d > 0 else 'collect'} {m} {'to' if d > 0 else 'from'} "
+                         f"{seat(name)}")
+        elif d > 0:
+            words.append(f"{'PAY' if screen else 'pay'} {m} to {seat(name)}")
+        else:
+            words.append(f"{'COLLECT' if screen else 'collect'} {m} from {seat(name)}")
+    if own and own != -sum((d for _, d in seats), Decimal(0)):
+        total = " in all" if seats else ""
+        if own < 0:
+            words.append(f"{banker} {'does not pay' if waived else 'pays'} {money(-own)}{total}")
+        else:
+            words.append(f"{banker} {'is not paid' if waived else 'is paid'} {money(own)}{total}")
+    return " · ".join(words) if screen else "; ".join(words)
+
+
+def party_words(party: str, amount: str, banking: str | None, money: Callable[[Decimal], str]) -> str:
+    """One party's side of an adjustment, for the dealer to tick once its chips have moved:
+    "PAY 97.50 USD to Seat 2" where the house banks; where a player does, each side alone
+    ("Seat 1 is paid 500.00 USD", "Banker pays 500.00 USD"), since "Banker pays 500.00 USD to
+    Seat 1" beside the banker's own tick would read as two payments."""
+    d = Decimal(amount)
+    name = "Banker" if party == BANKER else f"Seat {party}"
+    if banking == Banking.PLAYER.value:
+        return f"{name} {'is paid' if d > 0 else 'pays'} {money(abs(d))}"
+    return f"PAY {money(d)} to {name}" if d > 0 else f"COLLECT {money(-d)} from {name}"
 
 
 def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,

@@ -177,7 +177,7 @@ def check_signature(signature: bytes | None, manifest_bytes: bytes, manifest: di
         problems.append(f"the manifest names signing key {claimed}, but {SIGNATURE} is by key {key_id}")
         return
     check_signer(key_id, published, log, problems, facts, signed="MANIFEST.json",
-                 proves="every file it lists is as the table exported it")
+                 proves="the manifest is as the table signed it (each file is checked against it on its own)")
 
 
 # What reading a signature out of JSON someone handed over can raise, besides InvalidSignature.

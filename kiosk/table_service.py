@@ -36,7 +36,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
 from kiosk.clockwatch import ClockWatch
-from kiosk.rounds import TERMINAL_TYPES, fold_round, load_round, round_numbers
+from kiosk.rounds import (BANKER, TERMINAL_TYPES, adjustment_words, fold_round, load_round, party_words,
+                          round_numbers)
 from scoring.cards import Card, parse_cards
 from scoring.compare import compare
 from scoring.errors import NiuniuError
@@ -153,19 +154,32 @@ def line_view(line: Any, bet: Bet | None = None, banker_bid: int | None = None) 
     return view
 
 
-def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: Decimal) -> dict | None:
+def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: Decimal,
+                    currency: str = "") -> dict | None:
     """A round's adjustment (:func:`kiosk.rounds.adjustment`) as the dealer's screen shows it:
-    per seat what the dealer pays or collects, in the table's money unit, and who closed what."""
+    per party what the dealer pays or collects, in the table's money unit, who pays whom in
+    words (``text``, ``waive_text``: the words are the server's, one wording with the shift
+    report's), and who closed what."""
     if adjustment is None:
         return None
+    banking = adjustment.get("banking")
+
+    def said(value: Decimal) -> str:
+        return f"{money_shown(value, unit, grouped=True)} {currency}".rstrip()
 
     def seats(amounts: Mapping[str, str]) -> list[dict]:
         return [{"seat": seat, "action": "pay" if Decimal(d) > 0 else "collect",
-                 "amount": shown(abs(Decimal(d)), unit), "difference": shown(d, unit)} for seat, d in amounts.items()]
-    return {"round": round_no, "status": adjustment["status"], "basis": adjustment["basis"],
-            "outstanding": seats(adjustment["outstanding"]), "not_recorded": seats(adjustment["not_recorded"]),
+                 "amount": shown(abs(Decimal(d)), unit), "difference": shown(d, unit),
+                 "text": party_words(seat, d, banking, said)} for seat, d in amounts.items()]
+    owed = adjustment["outstanding"]
+    return {"round": round_no, "status": adjustment["status"], "basis": adjustment["basis"], "banking": banking,
+            "outstanding": seats(owed), "not_recorded": seats(adjustment["not_recorded"]),
+            "text": adjustment_words(owed, banking, said, screen=True),
+            "waive_text": adjustment_words(owed, banking, said, screen=True, waived=True),
             "records": [{"action": r.get("action"), "by": r.get("actor"), "approved_by": r.get("approved_by"),
-                         "ts": r.get("ts"), "reason": r.get("reason") or "", "seats": seats(r.get("difference") or {})}
+                         "ts": r.get("ts"), "reason": r.get("reason") or "", "seats": seats(r.get("difference") or {}),
+                         "text": adjustment_words(r.get("difference") or {}, banking, said, screen=True,
+                                                  waived=r.get("action") == "waived")}
                         for r in adjustment["records"]]}
 
 
@@ -174,7 +188,8 @@ def correction_view(line: Mapping[str, Any], adjustment: Mapping[str, Any] | Non
     """A corrected seat's money box: what is still to pay or collect (the round's adjustment,
     not the last correction's difference), what the seat's chips stand at ("paid": Settle's
     line plus what was paid since; its outcome only while that is still Settle's), and the
-    line as corrected."""
+    line as corrected.  The banker's box, where a player banks, is drawn from the same
+    (``line``: its net as corrected, no outcome)."""
     seat = line["seat"]
     owed = Decimal(((adjustment or {}).get("outstanding") or {}).get(seat, "0"))
     settled = settle_lines.get(seat) or {}
@@ -183,7 +198,12 @@ def correction_view(line: Mapping[str, Any], adjustment: Mapping[str, Any] | Non
     return {"action": "pay" if owed > 0 else "collect" if owed < 0 else "none",
             "amount": shown(abs(owed), unit), "difference": shown(owed, unit),
             "paid_outcome": settled.get("outcome") if same else None, "paid_net": shown(held, unit),
-            "outcome": line["outcome"], "net": shown(line["net"], unit)}
+            "outcome": line.get("outcome"), "net": shown(line["net"], unit)}
+
+
+def party_name(party: str) -> str:
+    """A party to an adjustment in a sentence: "seat 2", "the banker"."""
+    return "the banker" if party == BANKER else f"seat {party}"
 
 
 def corrected_rounds(log: AuditLog, *, since: str | None = None, until: str | None = None) -> Iterator[int]:
@@ -1189,14 +1209,18 @@ class TableService:
             self._round_extra["lines"] = {line["seat"]: dict(line) for line in new_lines}
             self._round_extra["settlement"] = settlement
             self._round_extra["settle_lines"] = summary["paid_lines"] or summary["lines"]
+            self._round_extra["settle_banker"] = (summary["paid_settlement"] or summary["settlement"] or {}).get(
+                "banker_net")
             self._round_extra["unit"] = preset.commission_quantum
         adjustment = self._note_adjustment(round_no)
         unit = preset.commission_quantum
         owes = [{"seat": seat, "action": "pay" if Decimal(d) > 0 else "collect", "amount": shown(abs(Decimal(d)), unit)}
                 for seat, d in ((adjustment or {}).get("outstanding") or {}).items()]
+        view = adjustment_view(adjustment, round_no, unit, self.config.currency)
         self._reload_history()
         self._publish()
-        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference, "adjust": owes}
+        return {"round": round_no, "action": "replaced", "settled": True, "difference": difference, "adjust": owes,
+                "adjust_text": view["text"] if view else ""}
 
     # ------------------------------------------------------------------ adjustments
 
@@ -1219,9 +1243,17 @@ class TableService:
             self._adjustments.pop(round_no, None)
         if round_no == self.machine.round_no:
             self._round_extra["adjustment"] = adjustment
+            unit = self._round_extra.get("unit", self.preset.commission_quantum)
+            settle_lines = self._round_extra.get("settle_lines") or {}
             for line in (self._round_extra.get("lines") or {}).values():
-                line["correction"] = correction_view(line, adjustment, self._round_extra.get("settle_lines") or {},
-                                                     self._round_extra.get("unit", self.preset.commission_quantum))
+                line["correction"] = correction_view(line, adjustment, settle_lines, unit)
+            corrected = self._round_extra.get("settlement")
+            if BANKER in ((adjustment or {}).get("held") or {}) and corrected is not None:
+                # where a player banks, the banker's side of the difference is that player's to pay or be paid
+                paid = self._round_extra.get("settle_banker")
+                self._round_extra["banker_correction"] = correction_view(
+                    {"seat": BANKER, "net": money(corrected.banker_net)}, adjustment,
+                    {BANKER: {"net": paid}} if paid is not None else {}, unit)
         return adjustment
 
     def check_adjustment(self, round_no: int | None, basis: int | None, seats: Iterable[str] | None = None) -> dict:
@@ -1255,8 +1287,13 @@ class TableService:
             chosen = list(owed) if seats is None else [str(s) for s in seats]
             unknown = [s for s in chosen if s not in owed]
             if unknown or not chosen:
-                raise TableError(f"round {round_no}: seat {', '.join(unknown) or '(none named)'} has no adjustment "
-                                 f"outstanding (seats owed: {', '.join(owed)}); nothing was recorded")
+                # a screen that showed a side another screen has just recorded is told who did
+                last = {s: r for r in adjustment["records"] for s in (r.get("difference") or {})}
+                closed = [f"{party_name(s)} {last[s].get('action')} by "
+                          f"{last[s].get('approved_by') or last[s].get('actor')}" for s in unknown if s in last]
+                raise TableError(f"round {round_no}: {', '.join(map(party_name, unknown)) or 'no seat named'} has no "
+                                 f"adjustment outstanding (owed: {', '.join(map(party_name, owed))}"
+                                 f"{'; ' + ', '.join(closed) if closed else ''}); nothing was recorded")
             return {seat: owed[seat] for seat in chosen}
 
     def settle_adjustment(self, round_no: int | None, basis: int | None, actor: str, *, waived: bool = False,
@@ -1275,7 +1312,7 @@ class TableService:
             if waived and approval is None:
                 raise TableError("waiving an adjustment needs a supervisor's PIN")
             if waived and not reason:
-                raise TableError("waiving an adjustment needs a reason (why the house does not pay or collect it)")
+                raise TableError("waiving an adjustment needs a reason (why its difference is not paid or collected)")
             difference = self.check_adjustment(round_no, basis, seats)
             data = {"action": "waived" if waived else "paid", "basis": basis, "difference": difference,
                     "reason": reason, "requested_by": approval.requested_by if approval else actor,
@@ -1399,6 +1436,8 @@ class TableService:
                 "bet": shown_bet(bet_json(bet, self.grab), unit) if bet else None,
                 "bet_pending": bet is not None and not bets,
             })
+            if name == BANKER and settled and self._round_extra.get("banker_correction"):
+                seats[-1]["correction"] = self._round_extra["banker_correction"]
         blocker = self.settle_blocker() if state in (RoundState.dealing, RoundState.complete) else None
         totals = None
         if settled and m.settlement is not None:
@@ -1438,15 +1477,17 @@ class TableService:
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet
                       "adjustment": adjustment_view(self._round_extra.get("adjustment")
-                                                    or self._adjustments.get(m.round_no), m.round_no, unit)
+                                                    or self._adjustments.get(m.round_no), m.round_no, unit,
+                                                    self.config.currency)
                       if settled else None,
                       "repeat_from": repeat[0] if repeat else None,
                       "stale_cards": m.stale_cards, "basis": self.settle_basis()},
             "seats": [s for s in seats if s["name"] in self.config.seat_names],
             "totals": totals,
-            "history": [history_item(h, unit) for h in self._history],
+            "history": [history_item(h, unit, self.config.currency) for h in self._history],
             # newest round first: what the dealer still has to pay or collect after corrections
-            "adjustments": [adjustment_view(a, n, unit) for n, a in sorted(self._adjustments.items(), reverse=True)],
+            "adjustments": [adjustment_view(a, n, unit, self.config.currency)
+                            for n, a in sorted(self._adjustments.items(), reverse=True)],
         }
 
     def _totals(self, settlement: Settlement) -> dict:
@@ -1513,7 +1554,7 @@ class TableService:
             return newer if version != 0 else newer[-1:]
 
 
-def history_item(summary: dict, unit: Decimal = Decimal("0.01")) -> dict:
+def history_item(summary: dict, unit: Decimal = Decimal("0.01"), currency: str = "") -> dict:
     """The history strip's tile plus what its detail dialog shows, its figures written to the
     table's money ``unit`` (the log's records keep their own text)."""
     lines = {seat: shown_line(line, unit) for seat, line in summary.get("lines", {}).items()}
@@ -1533,7 +1574,7 @@ def history_item(summary: dict, unit: Decimal = Decimal("0.01")) -> dict:
             "paid_lines": {seat: shown_line(line, unit) for seat, line in summary["paid_lines"].items()}
             if summary.get("settlement_corrections") else None,
             "paid_difference": {seat: shown(d, unit) for seat, d in summary.get("paid_difference", {}).items()},
-            "adjustment": adjustment_view(summary.get("adjustment"), summary["round"], unit)}
+            "adjustment": adjustment_view(summary.get("adjustment"), summary["round"], unit, currency)}
 
 
 # Digits with at most one point; a comma only between groups of three (1,000.50).  Not what

@@ -1,21 +1,47 @@
 """A round's records told to a person: each record in words, each key frame's caption, the
 camera's reading behind each correction, what was corrected while the round was under review,
-and which frames a printout keeps.
+where the money a correction moved stands, and which frames a printout keeps.
 
-The round page (``kiosk.review``) and the evidence package's summary
-(``kiosk.evidence_summary``) tell a round with these same words, so the officer's screen
-and the package handed to a lawyer never say two different things about one record.
+The round page (``kiosk.review``, its templates) and the evidence package's summary
+(``kiosk.evidence_summary``) tell a round with these same functions (QA49 review M5: eight
+copies of "which way does a signed amount point" had drifted, and summary.txt said "the house
+owes seat 2 97.50" of money the dealer had already paid), so the officer's screen and the
+package handed to a lawyer never word one record two ways.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
+from pathlib import Path
 
 from kiosk.audit import AuditType, local_text
 from kiosk.rounds import banking_of, house_net_of
 from scoring.settle import money_shown
 from vision.round import HAND_SIZE
+
+
+def key_frames(folder: Path | None) -> tuple[list[str], list[str]]:
+    """A recording's key frames (the stems of ``frames/*.jpg`` named by a frame number,
+    ``vision.record.key_frame_name``), in order, and the other ``.jpg`` files there.
+
+    A card opened on a Mac leaves ``._00000154.jpg`` beside each frame (QA49 review H2: its
+    ``int()`` crashed the evidence export and left half a zip): such a file is no key frame,
+    but it is on the sealed disk, so the package carries it as it is and says so."""
+    if folder is None:
+        return [], []
+    names = sorted(p.stem for p in (folder / "frames").glob("*.jpg") if p.is_file())
+    frames = [n for n in names if _frame_number(n) is not None]
+    return frames, [n for n in names if _frame_number(n) is None]
+
+
+def _frame_number(stem: str) -> int | None:
+    return int(stem) if stem.isascii() and stem.isdigit() else None
+
+
+def _numbers(frames: list[str]) -> list[int]:
+    return sorted(n for n in map(_frame_number, frames) if n is not None)
+
 
 # What a key frame shows, from the records that name its frame (QA48 dispute M2: each was only
 # "frame 154", and the officer read frame numbers out of the timeline's JSON to find Settle).
@@ -43,6 +69,8 @@ def frame_captions(timeline, frames: list[str], zone) -> dict[str, str]:
             named.setdefault(frame_no, []).append(record)
     captions = {}
     for stem in frames:
+        if _frame_number(stem) is None:
+            continue
         records = named.get(int(stem), [])
         words = [_caption(r) for r in records]
         when = local_text(records[0].ts, zone).split(" ", 1)[-1] if records else None
@@ -67,12 +95,36 @@ class Words:
     rows: tuple[tuple[str, ...], ...] = ()
 
 
-class Say:
-    """The pieces of a sentence: seats, bets and money as the round page writes them (money to
-    the table's unit, thousands grouped: ``scoring.settle.money_shown``, as ``_money.html``)."""
+def seat_order(seat) -> tuple:
+    """The order seats are listed in everywhere a round is told: the banker, then seats by number."""
+    seat = str(seat)
+    return (seat != "banker", len(seat), seat)
 
-    def __init__(self, unit: Decimal | None, counterpart: str = "the house") -> None:
-        self.unit, self.counterpart = unit, counterpart
+
+# How a signed amount (from the party's side: positive, it is to be paid to them) is said of
+# money still to move, money that moved, and money a supervisor forgave.
+DUE, PAID, WAIVED = "due", "paid", "waived"
+_MOVES = {DUE: ("to collect {} from {}", "to pay {} to {}"), PAID: ("collected {} from {}", "paid {} to {}"),
+          WAIVED: ("not collected {} from {}", "not paid {} to {}")}
+
+
+@dataclass(frozen=True)
+class Say:
+    """The pieces of a sentence: seats, bets, money and people as the round page and the
+    evidence summary both write them (money to the table's unit, thousands grouped:
+    ``scoring.settle.money_shown``, as ``_money.html``).
+
+    ``counterpart``: the other side of every seat's money, the house, or the banker where a
+    player banks.  A person is named by :meth:`who` (the summary's words add their role at
+    the time, from the account records the package carries)."""
+
+    unit: Decimal | None
+    counterpart: str = "the house"
+
+    def for_banking(self, banking) -> "Say":
+        """The same words with the banker as the other side where a player banks."""
+        player = str(getattr(banking, "value", banking)) == "player"
+        return replace(self, counterpart="the banker" if player else "the house")
 
     def money(self, text) -> str:
         return money_shown(str(text), self.unit, grouped=True)
@@ -81,16 +133,24 @@ class Say:
         shown = self.money(text)
         return shown if shown.startswith("-") or not Decimal(str(text)) else f"+{shown}"
 
+    def who(self, name, seq: int | None = None) -> str:
+        return str(name)
+
     @staticmethod
     def seat(seat) -> str:
         return "the banker" if seat == "banker" else f"seat {seat}"
+
+    @staticmethod
+    def seat_name(seat) -> str:
+        """A seat as a table's row names it."""
+        return "Banker" if seat == "banker" else f"Seat {seat}"
 
     def bet(self, bet: dict) -> str:
         multiple = bet.get("multiple")
         return f"{self.money(bet['amount'])} {bet['kind']}" + (f" ×{multiple}" if multiple not in (None, 1) else "")
 
     def bets(self, bets: dict) -> str:
-        return ", ".join(f"{self.seat(s)} {self.bet(b)}" for s, b in sorted(bets.items(), key=_seat_order)) or "none"
+        return ", ".join(f"{self.seat(s)} {self.bet(bets[s])}" for s in sorted(bets, key=seat_order)) or "none"
 
     def line(self, line: dict | None) -> str:
         if not line or line.get("net") is None:
@@ -98,18 +158,51 @@ class Say:
         return f"{str(line.get('outcome', '')).upper()} {self.signed(line['net'])}"
 
     def owed(self, seat: str, difference) -> str:
-        """A difference from the player's side: negative, the seat owes the house (or the banker)."""
+        """A difference from the party's side, as a debt: negative, the seat owes the house
+        (or the banker); for the banker (a player banking), its side against the players'."""
         value = Decimal(str(difference))
         if not value:
             return "no difference"
+        if seat == "banker":
+            return (f"the banker owes the players {self.money(-value)}" if value < 0 else
+                    f"the players owe the banker {self.money(value)}")
         if value < 0:
             return f"{self.seat(seat)} owes {self.counterpart} {self.money(-value)}"
         return f"{self.counterpart} owes {self.seat(seat)} {self.money(value)}"
 
+    def moved(self, seat: str, amount, how: str = PAID) -> str:
+        """An amount chips move by for one party, in the dealer's verbs: ``how`` is DUE (still
+        to move), PAID (moved at the table) or WAIVED (forgiven by a supervisor)."""
+        value = Decimal(str(amount))
+        collect, pay = _MOVES[how]
+        return (collect if value < 0 else pay).format(self.money(abs(value)), self.seat(seat))
 
-def _seat_order(item) -> tuple:
-    seat = item[0]
-    return (seat != "banker", len(seat), seat)
+    def moves(self, amounts: dict, how: str = PAID) -> str:
+        """:meth:`moved` for every party, banker first, seats in order."""
+        return "; ".join(self.moved(seat, amounts[seat], how) for seat in sorted(amounts, key=seat_order)
+                         if Decimal(str(amounts[seat])))
+
+    @staticmethod
+    def card_change(data: dict) -> str:
+        """What a card correction did to the card (a log from before corrections named their
+        action holds replacements, and confirmations where old and new are one card)."""
+        old, new, action = data.get("old"), data.get("new"), data.get("action")
+        if action is None:
+            action = "replaced" if old != new else "confirmed"
+        return {"replaced": f"card {old} replaced by {new}", "added": f"card {new} added",
+                "removed": f"card {old} removed", "confirmed": f"card {old} confirmed (not changed)"}.get(
+            action, f"card {old} → {new} ({action})")
+
+
+def self_approved(data: dict, actor: str) -> bool:
+    """Whether whoever asked for a correction (or void) also approved it with their own PIN
+    (QA49 watch M2: a supervisor correcting a held round as herself): the approval a second
+    person was to give was not given, so every telling of the round flags it."""
+    approver, asked = data.get("approved_by"), data.get("requested_by") or actor
+    return isinstance(approver, str) and isinstance(asked, str) and approver.casefold() == asked.casefold()
+
+
+SELF_APPROVED = "requested and approved by the same person"
 
 
 def _frame(data: dict) -> str:
@@ -134,20 +227,20 @@ def _card_removed(data: dict, record, say: Say) -> str:
     return f"{data['card']} left {say.seat(data['seat'])}{_frame(data)}" + (f" (round {state})" if state else "")
 
 
-def _approval(data: dict, record) -> str:
+def _approval(data: dict, record, say: Say) -> str:
     """Who did it, who asked, who approved, and why: the part of a correction a dispute turns on."""
     asked = data.get("requested_by")
-    return (f"by {record.actor}" + (f" (requested by {asked})" if asked and asked != record.actor else "")
-            + (f", approved by {data['approved_by']}" if data.get("approved_by") else ", no supervisor's approval")
+    approver = data.get("approved_by")
+    return (f"by {say.who(record.actor, record.seq)}"
+            + (f" (requested by {say.who(asked, record.seq)})" if asked and asked != record.actor else "")
+            + (f", approved by {say.who(approver, record.seq)}" if approver else ", no supervisor's approval")
+            + (f" ({SELF_APPROVED})" if self_approved(data, record.actor) else "")
             + (f": {data['reason']}" if data.get("reason") else ""))
 
 
 def _card_corrected(data: dict, record, say: Say) -> str:
-    old, new, action = data.get("old"), data.get("new"), data.get("action")
-    change = {"confirmed": f"{old} confirmed (not changed)", "added": f"{new} added",
-              "removed": f"{old} removed"}.get(action, f"{old} → {new}")
     when = " after settlement" if data.get("after_settlement") else ""
-    return f"{say.seat(data['seat']).capitalize()}: {change}{when}, {_approval(data, record)}"
+    return f"{say.seat(data['seat']).capitalize()}: {say.card_change(data)}{when}, {_approval(data, record, say)}"
 
 
 def _hands(data: dict, say: Say) -> str:
@@ -155,7 +248,7 @@ def _hands(data: dict, say: Say) -> str:
     return "; ".join(f"{say.seat(seat)} {' '.join(cards)}"
                      + (f" ({results[seat]['label']})" if isinstance(results.get(seat), dict)
                         and results[seat].get("label") else "")
-                     for seat, cards in sorted((data.get("hands") or {}).items(), key=_seat_order))
+                     for seat, cards in sorted((data.get("hands") or {}).items(), key=lambda item: seat_order(item[0])))
 
 
 def _round_complete(data: dict, record, say: Say) -> str:
@@ -174,7 +267,7 @@ def _settled(data: dict, record, say: Say) -> Words:
     rows = tuple((say.seat(line["seat"]).capitalize(), (line.get("player") or {}).get("label", ""),
                   say.bet(line), str(line["outcome"]).upper(), say.money(line["gross"]),
                   say.money(line["commission"]), say.signed(line["net"]))
-                 for line in sorted(settlement.get("lines", []), key=lambda ln: _seat_order((ln["seat"],))))
+                 for line in sorted(settlement.get("lines", []), key=lambda ln: seat_order(ln["seat"])))
     return Words(text, ("Seat", "Hand", "Bet", "Result", "Gross", "Commission", "Net"), rows)
 
 
@@ -198,12 +291,12 @@ def _lines_of(data: dict, which: str) -> dict[str, dict]:
 def _settlement_corrected(data: dict, record, say: Say) -> Words:
     old, new = _lines_of(data, "old"), _lines_of(data, "new")
     difference = data.get("difference") or {}
-    if isinstance(data.get("new"), dict) and banking_of(data["new"]) == "player":
-        say = Say(say.unit, "the banker")     # a player banks: the other side of every seat's money
-    seats = sorted(set(old) | set(new) | set(difference), key=lambda s: _seat_order((s,)))
+    if isinstance(data.get("new"), dict):
+        say = say.for_banking(banking_of(data["new"]))     # a player banks: the other side of the seats' money
+    seats = sorted(set(old) | set(new) | set(difference), key=seat_order)
     rows = tuple((say.seat(seat).capitalize(), say.line(old.get(seat)), say.line(new.get(seat)),
                   say.owed(seat, difference[seat]) if seat in difference else "—") for seat in seats)
-    return Words(f"Settlement recomputed {_approval(data, record)}",
+    return Words(f"Settlement recomputed {_approval(data, record, say)}",
                  ("Seat", "Before", "After", "This correction's difference"), rows)
 
 
@@ -220,25 +313,42 @@ def _adjustment_settled(data: dict, record, say: Say) -> str:
     """Who moved the chips a correction owed (or who waived them, and why): the record a
     dispute over "was I ever paid the difference" turns on."""
     waived = data["action"] == "waived"
-
-    def moved(seat: str, amount) -> str:
-        value = Decimal(str(amount))
-        if value < 0:
-            return f"{'not collected' if waived else 'collected'} {say.money(-value)} from {say.seat(seat)}"
-        return f"{'not paid' if waived else 'paid'} {say.money(value)} to {say.seat(seat)}"
-
-    what = "; ".join(moved(seat, amount) for seat, amount in sorted(
-        (data.get("difference") or {}).items(), key=_seat_order)) or "no amount"
+    what = say.moves(data.get("difference") or {}, WAIVED if waived else PAID) or "no amount"
     if waived:
-        asked = data.get("requested_by")
-        return (f"Adjustment waived by {data.get('approved_by') or record.actor}"
-                + (f" (asked by {asked})" if asked and asked != data.get("approved_by") else "")
+        asked, approver = data.get("requested_by"), data.get("approved_by") or record.actor
+        return (f"Adjustment waived by {say.who(approver, record.seq)}"
+                + (f" (asked by {say.who(asked, record.seq)})" if asked and asked != approver else "")
+                + (f" ({SELF_APPROVED})" if self_approved(data, record.actor) else "")
                 + f": {what}; reason: {data.get('reason') or 'none given'}")
-    return f"Adjustment recorded by {record.actor}: {what} at the table"
+    return f"Adjustment recorded by {say.who(record.actor, record.seq)}: {what} at the table"
+
+
+def adjustment_said(adjustment: dict | None, say: Say) -> list[str]:
+    """Where the money the corrections moved stands (``kiosk.rounds.adjustment``), in the
+    sentences the round page and summary.txt both give: what is still to pay or collect in the
+    dealer's verbs (QA49 watch H3: the summary said "no difference" where 195.00 was to be
+    collected), what an older kiosk's correction left unrecorded, or that all is settled.
+    The records that paid or waived a part are told by :func:`record_words`."""
+    if not adjustment:
+        return []
+    said = []
+    if adjustment.get("outstanding"):
+        said.append(f"Adjustment outstanding: {say.moves(adjustment['outstanding'], DUE)} (no record yet says "
+                    "the dealer paid or collected it, or that a supervisor waived it).")
+    if adjustment.get("not_recorded"):
+        unknown = "; ".join(say.owed(seat, d) for seat, d in sorted(adjustment["not_recorded"].items(),
+                                                                     key=lambda item: seat_order(item[0])))
+        said.append(f"Not recorded: {unknown}: corrected by a kiosk from before adjustments were recorded, so the "
+                    "log cannot say whether it was paid.")
+    if adjustment.get("status") == "settled":
+        said.append("Every difference the corrections moved has been paid, collected or waived.")
+    elif adjustment.get("status") == "none":
+        said.append("The corrections moved no money: nothing was to be paid or collected.")
+    return said
 
 
 def _void(data: dict, record, say: Say) -> str:
-    return f"Voided {_approval(data, record)}"
+    return f"Voided {_approval(data, record, say)}"
 
 
 def _alert(data: dict, record, say: Say) -> str:
@@ -371,6 +481,17 @@ def record_words(record, say: Say) -> Words | None:
 # ---------------------------------------------------------------- the evidence beside each correction
 
 
+def evidence_said(seen: dict, old: str | None) -> str:
+    """What the camera read of a corrected card (:func:`correction_evidence`), in the words the
+    round page and summary.txt both give beside the key frame that shows it."""
+    if seen.get("frame_no") is not None:
+        conf = seen.get("conf")
+        return (f"{seen['card']} read on {Say.seat(seen['seat'])} at frame {seen['frame_no']}"
+                + (f", conf {float(conf):.2f}" if conf is not None else "")
+                + (f" (the card the camera read where {old} was put by a correction)" if seen["card"] != old else ""))
+    return f"the camera never read {old} there" if old else "a card added by hand: the camera did not read it"
+
+
 def _pick(on_disk: list[int], frame_no: int, until: int | None) -> int | None:
     """The key frame that shows a card read at ``frame_no`` (and gone at ``until``, if it went):
     that frame, else the first after it while the card lay there, else the last before it."""
@@ -395,7 +516,7 @@ def correction_evidence(timeline, frames: list[str]) -> dict[int, dict]:
     through earlier corrections (9S put there by one is the AH the camera saw); ``frame_no``
     and ``conf`` of that reading (None: the camera never read it, a card added by hand);
     ``key_frame``: the recording's frame that shows it (or, unread, the table at that moment)."""
-    on_disk = sorted(int(f) for f in frames)
+    on_disk = _numbers(frames)
     read: dict[tuple, object] = {}        # (seat, card) -> its last card_accepted
     gone: dict[tuple, int | None] = {}    # (seat, card) -> the frame it left at, since that reading
     origin: dict[tuple, tuple] = {}       # (seat, card put there by a correction) -> (seat, card it replaced)
@@ -451,15 +572,23 @@ def under_review(timeline) -> dict[int, object]:
 
 
 PRINTED_FRAMES = 4      # a printed round: the frames a dispute turns on, not all thirty
+# The alerts whose frame shows a card that is on no record: a card changed in place after it
+# was read, a card put on a finished hand (QA49 watch M3: the print kept only frames of 5C, and
+# frame 149, the one that showed KH, was left out).
+PRINTED_ALERTS = ("card_changed", "card_after_round")
 
 
 def printed_frames(timeline, frames: list[str], evidence: dict[int, dict]) -> list[str]:
-    """The key frames a printed round keeps: those that show a corrected card, then the table at
-    Settle and when the hands completed; the last frame where none of those was kept."""
-    on_disk = sorted(int(f) for f in frames)
+    """The key frames a printed round keeps: those that show a corrected card, then those of
+    an alert that shows a card on no record, then the table at Settle and when the hands
+    completed; the last frame where none of those was kept."""
+    on_disk = _numbers(frames)
     moments = {r.type: r.data.get("frame_no") for r in timeline
                if r.type in (AuditType.ROUND_SETTLED, AuditType.ROUND_COMPLETE) and isinstance(r.data, dict)}
     wanted = [e["key_frame"] for e in evidence.values()]
+    wanted += [r.data["frame_no"] for r in timeline
+               if r.type == AuditType.ALERT and isinstance(r.data, dict) and r.data.get("code") in PRINTED_ALERTS
+               and r.data.get("frame_no") in on_disk]
     wanted += [_at_or_before(on_disk, moments.get(kind) if isinstance(moments.get(kind), int) else None)
                for kind in (AuditType.ROUND_SETTLED, AuditType.ROUND_COMPLETE)]
     chosen = list(dict.fromkeys(f for f in wanted if f is not None))[:PRINTED_FRAMES]

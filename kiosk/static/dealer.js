@@ -65,11 +65,9 @@
   // Only a table whose banker pays as far as a stack goes sends the stack (banker.cover).
   function covered() { return Boolean(state && state.table.banker_cover); }
 
-  // What the dealer does for one seat of an adjustment: "COLLECT 195.00 USD from Seat 3".
-  function adjustText(a) {
-    return (a.action === "pay" ? "PAY " + money(a.amount) + " to " : "COLLECT " + money(a.amount) + " from ")
-      + seatTitle(a.seat);
-  }
+  // One party's side of an adjustment, in the kiosk's words (kiosk.rounds.party_words): "COLLECT
+  // 195.00 USD from Seat 3"; where a player banks, "Seat 1 is paid 500.00 USD", "Banker pays …".
+  function adjustText(a) { return a.text; }
 
   // A seat's part in its round's adjustment: "outstanding" until recorded, then "paid" or "waived".
   function adjustState(adj, seatName) {
@@ -381,25 +379,16 @@
         + (ignored.length > 1 ? "them" : "it")));
     }
     const line = seat.line;
-    if (voided && seat.name !== "banker" && (line || seat.cards.length)) {
+    if (seat.correction && !voided) {
+      // Where a player banks, the banker's side of a correction's difference is that player's
+      // to pay (or be paid): the same box as a seat's, so the pair reads at a glance.
+      box.appendChild(correctionNode(seat.correction, seat.name));
+    } else if (voided && seat.name !== "banker" && (line || seat.cards.length)) {
       const m = el("div", "money void");
       m.appendChild(el("span", "amount", "VOID · no money moves"));
       box.appendChild(m);
     } else if (line && line.correction && seat.line_final) {
-      // Corrected after it was paid: the chips already moved at Settle, so what the dealer does
-      // now is the correction's difference, never the recomputed line (that would pay twice).
-      const c = line.correction;
-      const m = el("div", "money " + c.action + " final corrected");
-      m.appendChild(el("span", "amount", c.action === "none" ? "NO CHANGE · correction"
-        : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
-      const was = (outcome, net) => (outcome ? outcome.toUpperCase() + " " : "")
-        + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
-      // until the chips have moved (or a supervisor waived it) the round's books and the table differ
-      const done = adjustState(state.round.adjustment, seat.name);
-      m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)
-        + (done ? " · " + done : "")));
-      if (done === "outstanding") m.classList.add("outstanding");
-      box.appendChild(m);
+      box.appendChild(correctionNode(line.correction, seat.name));
     } else if (line) {
       const m = el("div", "money " + line.action + (seat.line_final ? " final" : " preview"));
       const word = line.action === "pay" ? "PAY " : line.action === "collect" ? "COLLECT " : "PUSH ";
@@ -422,6 +411,22 @@
       box.appendChild(m);
     }
     return box;
+  }
+
+  // Corrected after it was paid: the chips already moved at Settle, so what the dealer does now is
+  // what the round still owes the seat (or the banker), never the recomputed line (that would pay twice).
+  function correctionNode(c, name) {
+    const m = el("div", "money " + c.action + " final corrected");
+    m.appendChild(el("span", "amount", c.action === "none" ? "NO CHANGE · correction"
+      : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
+    const was = (outcome, net) => (outcome ? outcome.toUpperCase() + " " : "")
+      + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
+    // until the chips have moved (or a supervisor waived it) the round's books and the table differ
+    const done = adjustState(state.round.adjustment, name);
+    m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)
+      + (done ? " · " + done : "")));
+    if (done === "outstanding") m.classList.add("outstanding");
+    return m;
   }
 
   function drawTable() {
@@ -465,17 +470,38 @@
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
-    // Every round of the table whose correction is still to be paid, collected or waived, however
-    // long ago it was dealt: the chips must follow the books, and someone has to say they did.
-    // One line each, the line itself the control: the column above the seats keeps its height.
-    $("adjustments").replaceChildren(...(state.adjustments || []).map((a) => {
-      const p = el("p", "alert adjustment", "⚖ Round " + a.round + " outstanding: " + a.outstanding.map(adjustText).join(" · "));
-      p.title = "Adjustment outstanding after a correction: tap once it is paid or collected, or to have it waived";
-      p.setAttribute("role", "button");
-      p.tabIndex = 0;
-      p.dataset.adjustRound = String(a.round);
-      p.dataset.key = "adjust:" + a.round;
-      return p;
+    drawOwed();
+  }
+
+  // Every round of the table whose correction is still to be paid, collected or waived, however
+  // long ago it was dealt: the chips must follow the books, and someone has to say they did.  One
+  // button under Next round and Void, where nothing scrolls it away (QA49 supervisor M1: a line
+  // in the column of totals was cut off once a round was settled, and on a 600-line panel hidden).
+  function drawOwed() {
+    const owed = state.adjustments || [];
+    const button = $("owed-btn");
+    button.hidden = !owed.length;
+    if (!owed.length) {
+      if ($("owed-dialog").open) $("owed-dialog").close();
+      return;
+    }
+    $("owed-title").textContent = owed.length === 1 ? "⚖ Round " + owed[0].round + " owes" : "⚖ " + owed.length + " rounds owe";
+    $("owed-what").textContent = owed.length === 1 ? owed[0].text
+      : owed.map((a) => "#" + a.round + " " + a.text).join(" · ");
+    const words = owed.map((a) => "Round " + a.round + ": " + a.text);
+    button.title = words.join("\n") + "\nTap once it is paid or collected, or to have it waived";
+    button.setAttribute("aria-label", "Adjustments owed, tap to record: " + words.join("; "));
+    if ($("owed-dialog").open) drawOwedList();
+  }
+
+  function drawOwedList() {
+    $("owed-list").replaceChildren(...(state.adjustments || []).map((a) => {
+      const b = el("button", "btn owed-round");
+      b.type = "button";
+      b.dataset.adjustRound = String(a.round);
+      b.dataset.key = "adjust:" + a.round;
+      b.append(el("b", null, "Round " + a.round), el("span", null, a.text));
+      return b;
     }));
   }
 
@@ -772,11 +798,8 @@
         const result = (answer && answer.result) || {};
         if (result.settled) {
           // A settled round's correction moves money the table already paid: say what to pay or collect.
-          const adjust = result.adjust || [];
-          toast(said + " · " + (adjust.length ? adjust.map((a) => a.action === "pay"
-            ? "PAY " + money(a.amount) + " to " + seatTitle(a.seat)
-            : "COLLECT " + money(a.amount) + " from " + seatTitle(a.seat)).join(" · ") : "no money to pay or collect"),
-          "ok", 15000);
+          // what the round now owes, whoever pays whom (a player-banker included)
+          toast(said + " · " + (result.adjust_text || "no money to pay or collect"), "ok", 15000);
         } else {
           toast(said, "ok");
         }
@@ -1030,7 +1053,7 @@
     if (adj) {
       // what the correction's difference has become: owed still, paid, waived, or not known
       if (adj.outstanding.length) {
-        const p = el("p", "alert adjustment", "⚖ Adjustment outstanding: " + adj.outstanding.map(adjustText).join(" · ") + " ");
+        const p = el("p", "alert adjustment", "⚖ Adjustment outstanding: " + adj.text + " ");
         const b = el("button", "btn small", "Paid or waived…");
         b.type = "button";
         b.addEventListener("click", () => openAdjustment(adj));
@@ -1038,7 +1061,7 @@
         box.appendChild(p);
       }
       adj.records.forEach((r) => box.appendChild(el("p", "adjusted", "Adjustment " + r.action + " by "
-        + (r.approved_by || r.by) + ": " + r.seats.map(adjustText).join(" · ") + (r.reason ? " (" + r.reason + ")" : ""))));
+        + (r.approved_by || r.by) + ": " + r.text + (r.reason ? " (" + r.reason + ")" : ""))));
       if (adj.not_recorded.length) {
         box.appendChild(el("p", "adjusted", "Corrected before adjustments were recorded: whether "
           + adj.not_recorded.map(adjustText).join(" · ") + " was done is not in the log"));
@@ -1062,45 +1085,75 @@
 
   // ------------------------------------------------------------------ adjustments
 
-  let adjusting = null;   // {round, basis}: the correction the dialog showed, whatever is corrected meanwhile
+  let adjusting = null;   // {round, basis, banking, text, waive}: the correction the dialog showed
 
   function openAdjustment(a) {
-    adjusting = { round: a.round, basis: a.basis };
+    adjusting = { round: a.round };
     $("adjust-title").textContent = "Adjustment · round " + a.round;
-    $("adjust-seats").replaceChildren(...a.outstanding.map((o) => {
-      const label = el("label", "adjust-seat");
-      const box = el("input");
-      box.type = "checkbox";
-      box.checked = true;
-      box.dataset.seat = o.seat;
-      label.append(box, " " + adjustText(o));
-      return label;
-    }));
     $("adjust-reason").value = "";
     $("adjust-pin").value = "";
     showError($("adjust-error"), "");
+    drawAdjustment(a, null);
     waiveMode(false);
     openDialog($("adjust-dialog"));
   }
 
+  // The ticks, one row per party, its box beside its words (QA49 supervisor L3: the box sat on
+  // a line of its own).  ``ticked``: the parties ticked before a refusal redrew them (null: all).
+  function drawAdjustment(a, ticked) {
+    Object.assign(adjusting, { basis: a.basis, banking: a.banking, text: a.text, waive: a.waive_text });
+    $("adjust-seats").replaceChildren(...a.outstanding.map((o) => {
+      const label = el("label", "adjust-seat");
+      const box = el("input");
+      box.type = "checkbox";
+      box.checked = ticked === null || ticked.has(o.seat);
+      box.dataset.seat = o.seat;
+      label.append(box, el("span", null, adjustText(o)));
+      return label;
+    }));
+    $("adjust-paid").disabled = $("adjust-waive").disabled = $("adjust-to-waive").disabled = false;
+  }
+
+  // After a refusal the state the kiosk answered with is the table now: the dialog shows what the
+  // round owes now (QA49 supervisor L1: it kept the old amounts and basis, and every press was
+  // refused again), or that nothing is owed any more.
+  function refreshAdjustment() {
+    if (!adjusting || !$("adjust-dialog").open) return;
+    const a = (state.adjustments || []).find((x) => x.round === adjusting.round);
+    if (!a) {
+      $("adjust-seats").replaceChildren(el("p", "adjust-none", "Round " + adjusting.round + " owes nothing now."));
+      $("adjust-paid").disabled = $("adjust-waive").disabled = $("adjust-to-waive").disabled = true;
+      return;
+    }
+    const ticked = new Set([...$("adjust-seats").querySelectorAll("input[data-seat]")].filter((b) => b.checked)
+      .map((b) => b.dataset.seat));
+    drawAdjustment(a, ticked);
+    waiveMode(!$("adjust-waive").hidden, true);
+  }
+
   // Paid needs nobody's PIN; a waiver shows the supervisor's fields, and Enter then waives.
-  function waiveMode(on) {
+  function waiveMode(on, keepFocus) {
     $("adjust-waive-fields").hidden = !on;
     $("adjust-paid").hidden = on;
     $("adjust-to-waive").hidden = on;
     $("adjust-waive").hidden = !on;
     $("adjust-paid").toggleAttribute("data-default", !on);
     $("adjust-waive").toggleAttribute("data-default", on);
+    const player = adjusting.banking === "player";
+    // where a player banks the house pays nothing: the words say who pays whom (QA49 supervisor M4)
     $("adjust-note").textContent = on
-      ? "The house does not pay or collect the ticked seats' difference. A supervisor's PIN and a reason are required."
-      : "The settlement was corrected after it was paid. Tick each seat whose difference was paid or collected at the table.";
-    if (on) $("adjust-reason").focus();
+      ? (player ? "A waiver moves no chips: " + adjusting.waive + " (for the ticked sides)."
+        : "The house does not pay or collect the ticked seats' difference.")
+        + " A supervisor's PIN and a reason are required."
+      : (player ? adjusting.text + ". Tick each side once its chips have moved."
+        : "The settlement was corrected after it was paid. Tick each seat whose difference was paid or collected at the table.");
+    if (on && !keepFocus) $("adjust-reason").focus();
   }
 
   function sendAdjustment(button, action) {
     const seats = [...$("adjust-seats").querySelectorAll("input[data-seat]")].filter((b) => b.checked)
       .map((b) => b.dataset.seat);
-    if (!seats.length) { showError($("adjust-error"), "Tick the seats it was done for."); return; }
+    if (!seats.length) { showError($("adjust-error"), "Tick who it was done for."); return; }
     const body = { round: adjusting.round, basis: adjusting.basis, action: action, seats: seats };
     if (action === "waived") { body.reason = $("adjust-reason").value; body.pin = $("adjust-pin").value; }
     once($("adjust-dialog"), button, async () => {
@@ -1110,6 +1163,7 @@
         if ($("history-dialog").open) $("history-dialog").close();
         toast("Round " + body.round + ": adjustment recorded as " + action + " for " + seats.map(seatTitle).join(", "), "ok");
       } catch (err) {
+        if (err.status === 409) refreshAdjustment();
         showError($("adjust-error"), failure(err, "Nothing was recorded", button.textContent.trim()));
         pinRefused(err, $("adjust-pin"));
       }
@@ -1119,13 +1173,20 @@
   $("adjust-paid").addEventListener("click", (e) => sendAdjustment(e.currentTarget, "paid"));
   $("adjust-to-waive").addEventListener("click", () => waiveMode(true));
   $("adjust-waive").addEventListener("click", (e) => sendAdjustment(e.currentTarget, "waived"));
-  function adjustFrom(e) {
+  // One round owed: its dialog at once.  Several: the list, each round with its words, one tap each.
+  $("owed-btn").addEventListener("click", () => {
+    const owed = state.adjustments || [];
+    if (owed.length === 1) { openAdjustment(owed[0]); return; }
+    drawOwedList();
+    openDialog($("owed-dialog"));
+  });
+  $("owed-list").addEventListener("click", (e) => {
     const b = e.target.closest("[data-adjust-round]");
     const a = b && (state.adjustments || []).find((x) => String(x.round) === b.dataset.adjustRound);
-    if (a) { e.preventDefault(); openAdjustment(a); }
-  }
-  $("adjustments").addEventListener("click", adjustFrom);
-  $("adjustments").addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") adjustFrom(e); });
+    if (!a) return;
+    $("owed-dialog").close();
+    openAdjustment(a);
+  });
 
   // ------------------------------------------------------------------ camera view
 

@@ -25,27 +25,28 @@ def test_an_adjustment_is_outstanding_until_recorded_paid_or_waived(browser, liv
     service.settle("dealer1")      # paid at the table: seat 1 +285.00, seat 2 -50.00
     log_in(driver, live_kiosk.url, "dealer1")
     wait_text(driver, "#round-state", "SETTLED")
-    assert driver.find_element(By.ID, "adjustments").text == ""
+    assert not driver.find_element(By.ID, "owed-btn").is_displayed()
 
     # seat 2's 4D was a 9D (as corrected +47.50): the house owes seat 2 97.50
     super1 = Approval(requested_by="dealer1", approved_by="super1")
     service.correct("2", "4D", "9D", "dealer1", "9 read as 4", super1, round_no=1)
-    wait_text(driver, "#adjustments", "Round 1 outstanding: PAY 97.50 USD to Seat 2")
+    exact_text(driver, "#owed-title", "⚖ Round 1 owes")
+    exact_text(driver, "#owed-what", "PAY 97.50 USD to Seat 2")
     wait_text(driver, '.seat[data-seat="2"] .money small', "· outstanding")
     shots(driver, "dealer-adjustment-outstanding")
-    click(driver, '#adjustments [data-adjust-round="1"]')
+    click(driver, "#owed-btn")
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
     assert "PAY 97.50 USD to Seat 2" in driver.find_element(By.ID, "adjust-seats").text
     driver.find_element(By.ID, "adjust-paid").click()
     wait_text(driver, "#toast", "Round 1: adjustment recorded as paid for Seat 2")
-    exact_text(driver, "#adjustments", "")
+    WebDriverWait(driver, 5).until(lambda d: not d.find_element(By.ID, "owed-btn").is_displayed())
     wait_text(driver, '.seat[data-seat="2"] .money small', "· paid")
 
     # seat 1's 10H was a 9S: 95.00 to collect; the player has left, and the supervisor waives it
     service.correct("1", "10H", "9S", "dealer1", "last card a nine", super1, round_no=1)
-    wait_text(driver, "#adjustments", "COLLECT 95.00 USD from Seat 1")
+    wait_text(driver, "#owed-what", "COLLECT 95.00 USD from Seat 1")
     drawn(driver, service)
-    click(driver, '#adjustments [data-adjust-round="1"]')
+    click(driver, "#owed-btn")
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-to-waive")))
     driver.find_element(By.ID, "adjust-to-waive").click()
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-pin")))
@@ -56,7 +57,7 @@ def test_an_adjustment_is_outstanding_until_recorded_paid_or_waived(browser, liv
     assert pin.get_attribute("value") == ""
     pin.send_keys("4321", Keys.ENTER)
     wait_text(driver, "#toast", "Round 1: adjustment recorded as waived for Seat 1")
-    exact_text(driver, "#adjustments", "")
+    WebDriverWait(driver, 5).until(lambda d: not d.find_element(By.ID, "owed-btn").is_displayed())
     wait_text(driver, '.seat[data-seat="1"] .money small', "· waived")
     [record] = [r for r in service.audit.records() if r.type == "adjustment_settled" and r.data["action"] == "waived"]
     assert record.data["approved_by"] == "super1" and record.data["reason"] == "player 1 left the table"
@@ -65,5 +66,6 @@ def test_an_adjustment_is_outstanding_until_recorded_paid_or_waived(browser, liv
     # the history dialog says who paid and who waived
     service.observe([], 2)
     click(driver, '.tile[data-round="1"]')
-    wait_text(driver, "#history-detail", "Adjustment waived by super1: COLLECT 95.00 USD from Seat 1")
+    wait_text(driver, "#history-detail",
+              "Adjustment waived by super1: the house does not collect 95.00 USD from Seat 1")
     assert "Adjustment paid by dealer1: PAY 97.50 USD to Seat 2" in driver.find_element(By.ID, "history-detail").text

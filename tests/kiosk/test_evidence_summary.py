@@ -96,7 +96,8 @@ def test_the_summary_tells_a_corrected_round_in_plain_words(dealer, client, serv
     assert "Why: seat 1 disputes: last card a nine" in text
     assert "Seat 1: WIN +285.00 -> WIN +190.00 (seat 1 owes the house 95.00)" in text
     assert "niuniu audit check-evidence THIS.zip --public-key" in text and "derived, not sealed" in flat(text)
-    assert "super1: supervisor as of the round's last record" in text
+    ended = next(r for r in records if r.type == AuditType.ROUND_SETTLED).seq     # not a later record (QA49 L6)
+    assert f"super1: supervisor when the round ended (log seq {ended})" in text
     # The page a browser opens says the same.
     page = read(exported(client, 1), "summary.html").decode("utf-8")
     assert "Why: 9 read as 4" in page and "seat 1 owes the house 95.00" in page

@@ -60,7 +60,7 @@ def test_the_timeline_says_each_record_in_words_with_its_json_behind_a_toggle(pl
     accepted = next(r for r in audit.records(round_no=2) if r.type == AuditType.CARD_ACCEPTED
                     and r.data["card"] == "AS")
     assert f"AS accepted on seat 1, conf 0.95, frame {accepted.data['frame_no']}" in rows["card_accepted"]
-    assert rows["card_corrected"] == ["Seat 1: AS → AD, by dealer1, no supervisor's approval: misread"]
+    assert rows["card_corrected"] == ["Seat 1: card AS replaced by AD, by dealer1, no supervisor's approval: misread"]
     settled = rows["round_settled"][0]
     assert settled.startswith("Settled by dealer1") and "the banker had Bull 8" in settled
     # the lines as a table: seat, hand, bet, result, gross, commission, net
