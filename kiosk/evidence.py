@@ -344,8 +344,9 @@ def check_evidence(path: str | Path, log: AuditLog | None = None,
         _check_against_log(log, manifest, sha256(raw_manifest), records, problems, facts)
         for name, what, types, _ in CONTEXT:
             _check_context_against_log(log, context.get(name, []), types, what, problems)
-        warnings += _written_since(log, manifest, records)
-        facts += _noted_since(log, manifest, records)
+        stale, noted = _since_package(log, manifest, records)
+        warnings += stale
+        facts += noted
     return EvidenceCheck(problems, facts, warnings)
 
 
@@ -383,46 +384,38 @@ def _derived_note(name: str) -> str:
 NAMED_SINCE = 10    # a round corrected many times over: the first few records, then a count
 
 
-def _written_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> list[str]:
-    """The round's records the log took after this package was made: a correction or a void
-    since means the package no longer holds the round as it stands, though every file of it
-    still checks.  Exports, holds of the recording and case notes change nothing of the round."""
-    last = max((r.seq for r in records), default=None)
-    if last is None:
-        return []
-    later = [r for r in log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"),
-                                    after_seq=last)
-             if r.type not in (AuditType.EXPORTED, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED,
-                               AuditType.ROUND_NOTE)]
-    if not later:
-        return []
-    named = ", ".join(f"seq {r.seq} {r.type}" for r in later[:NAMED_SINCE])
-    more = f" and {len(later) - NAMED_SINCE} more" if len(later) > NAMED_SINCE else ""
-    return [f"round {manifest.get('round')} has {len(later)} record{'s' if len(later) > 1 else ''} written after "
-            f"this package ({named}{more}): it does not hold the round as the log has it now; export it again "
-            "for the round's current settlement"]
-
-
 # What the log may take under a round after its package without changing the round.
 NOTED_TYPES = (AuditType.ROUND_NOTE, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)
 
 
-def _noted_since(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> list[str]:
-    """The case notes, holds and releases of the round the log took after this package: they
-    change no settlement, so the package still holds the round, but a note such as "the
-    correction looks wrong" may matter to whoever holds it (QA49 watch L5): said as a fact."""
+def _since_package(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> tuple[list[str], list[str]]:
+    """The round's records the log took after this package was made, as (warnings, facts).
+
+    A correction or a void since means the package no longer holds the round as it stands,
+    though every file of it still checks: a warning.  Case notes, holds and releases change
+    no settlement, but a note such as "the correction looks wrong" may matter to whoever
+    holds the package (QA49 watch L5): a fact.  Later exports change nothing."""
     last = max((r.seq for r in records), default=None)
     if last is None:
-        return []
-    later = log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"), after_seq=last,
-                        types=NOTED_TYPES)
-    if not later:
-        return []
-    named = ", ".join(f"seq {r.seq} {r.type} by {r.actor}" for r in later[:NAMED_SINCE])
+        return [], []
+    later = [r for r in log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"),
+                                    after_seq=last) if r.type != AuditType.EXPORTED]
+    changed = [r for r in later if r.type not in NOTED_TYPES]
+    noted = [r for r in later if r.type in NOTED_TYPES]
+    round_no = manifest.get("round")
+    warnings = [f"round {round_no} has {_written(changed, 'record', by=False)}: it does not hold the round as the "
+                "log has it now; export it again for the round's current settlement"] if changed else []
+    facts = [f"round {round_no} has {_written(noted, 'case note or hold record', by=True)}: these change nothing "
+             "of the round, so the package still holds it as the log does; read them on the round's page at the "
+             "kiosk"] if noted else []
+    return warnings, facts
+
+
+def _written(later: list[AuditRecord], kind: str, *, by: bool) -> str:
+    """"3 records written after this package (seq 41 card_corrected, ...)": the first few, then a count."""
+    named = ", ".join(f"seq {r.seq} {r.type}" + (f" by {r.actor}" if by else "") for r in later[:NAMED_SINCE])
     more = f" and {len(later) - NAMED_SINCE} more" if len(later) > NAMED_SINCE else ""
-    return [f"round {manifest.get('round')} has {len(later)} case note or hold record{'s' if len(later) > 1 else ''} "
-            f"written after this package ({named}{more}): these change nothing of the round, so the package still "
-            "holds it as the log does; read them on the round's page at the kiosk"]
+    return f"{len(later)} {kind}{'s' if len(later) > 1 else ''} written after this package ({named}{more})"
 
 
 def _records(package: zipfile.ZipFile, problems: list[str], name: str = "audit.json") -> list[AuditRecord]:

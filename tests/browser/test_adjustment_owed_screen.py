@@ -13,7 +13,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from kiosk.table_service import Approval
 from kiosk_testing import hand
-from test_dealer_screen import BANKER, SEAT_1, SEAT_2, SEVEN, SEVEN_HANDS, click, drawn, exact_text, log_in, wait_text
+from test_dealer_screen import (BANKER, SEAT_1, SEAT_2, SEVEN, SEVEN_HANDS, click, drawn, exact_text, log_in,
+                               settled_two_seats, wait_text)
 
 pytestmark = pytest.mark.browser
 SUPER = Approval(requested_by="dealer1", approved_by="super1")
@@ -132,11 +133,7 @@ def test_each_box_sits_beside_its_words_and_a_refusal_shows_the_amounts_now(brow
 @pytest.mark.parametrize("live_kiosk", [{"seats": ("banker", "1", "2", "3"), "rules": "classic"}], indirect=True)
 def test_where_a_player_banks_the_banker_pays_the_seat(browser, live_kiosk, shots):
     driver, service = browser, live_kiosk.service
-    service.set_bet("1", "100", "standard", "dealer1")
-    service.set_bet("2", "50", "standard", "dealer1")
-    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
-    service.settle("dealer1")        # seat 2 loses 100.00 to the banker's Bull 8 (x2)
-    log_in(driver, live_kiosk.url, "dealer1")
+    settled_two_seats(driver, live_kiosk, ("standard", "standard"))   # seat 2 loses 100.00 to the banker's Bull 8 (x2)
     service.correct("2", "4D", "9D", "dealer1", "9 read as 4", SUPER, round_no=1)    # wins 150.00 (x3)
     drawn(driver, service)
     exact_text(driver, "#owed-what", "Banker pays 250.00 USD to Seat 2")

@@ -62,6 +62,17 @@ def drawn(driver, service, timeout=5):
         lambda d: d.execute_script("return document.body.dataset.version") == str(service.version))
 
 
+def settled_two_seats(driver, live_kiosk, kinds=("double", "equal")):
+    """Seat 1 stakes 100 and seat 2 50, the round dealt and settled, the dealer's screen open on it."""
+    service = live_kiosk.service
+    service.set_bet("1", "100", kinds[0], "dealer1")
+    service.set_bet("2", "50", kinds[1], "dealer1")
+    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
+    service.settle("dealer1")
+    log_in(driver, live_kiosk.url, "dealer1")
+    return service
+
+
 def place_bet(driver, seat, amount, kind):
     click(driver, f'[data-bet-seat="{seat}"]')
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bet-amount")))

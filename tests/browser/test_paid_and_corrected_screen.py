@@ -9,19 +9,14 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from kiosk_testing import hand
-from test_dealer_screen import BANKER, SEAT_1, SEAT_2, click, drawn, exact_text, log_in, wait_text
+from test_dealer_screen import click, drawn, exact_text, settled_two_seats, wait_text
 
 pytestmark = pytest.mark.browser
 
 
 def test_a_settled_correction_shows_the_difference_to_pay_or_collect(browser, live_kiosk, shots):
     driver, service = browser, live_kiosk.service
-    service.set_bet("1", "100", "double", "dealer1")
-    service.set_bet("2", "50", "equal", "dealer1")
-    service.observe([hand("banker", BANKER), hand("1", SEAT_1), hand("2", SEAT_2)], 1)
-    service.settle("dealer1")      # paid at the table: seat 1 +285.00, seat 2 -50.00
-    log_in(driver, live_kiosk.url, "dealer1")
+    settled_two_seats(driver, live_kiosk)      # paid at the table: seat 1 +285.00, seat 2 -50.00
     wait_text(driver, "#round-state", "SETTLED")
     drawn(driver, service)
 
