@@ -759,7 +759,7 @@ class TableService:
     def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]],
                      absent: set[tuple[str, str]] = frozenset(), round_no: int = 0,
                      doubtful: set[tuple[str, str]] = frozenset(),
-                     changed: set[tuple[str, str]] = frozenset()) -> list[dict]:
+                     changed: set[tuple[str, str]] = frozenset(), unsettled: bool = True) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
         A sixth card taken off, a duplicate corrected, a card that left its seat seen there
@@ -782,7 +782,9 @@ class TableService:
         listed = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
                   for a in alerts if not fixed(a)]
         dealt = sum(len(cards) for cards in hands.values())
-        if len(absent) > 1 and len(absent) == dealt:
+        if unsettled and len(absent) > 1 and len(absent) == dealt:
+            # (a settled round's cards swept while the next deal's first lies there are no fault:
+            # QA49 dealing2 M7 read "settle it ... or void it" seconds after Settle)
             # a card a line would bury what the dealer must do under fifteen lines
             gone = [a for a in listed if a["code"] == AlertCode.card_removed_before_settlement]
             listed = [a for a in listed if a not in gone] + [{
@@ -1413,6 +1415,7 @@ class TableService:
         void = state == RoundState.void
         preview = {} if settled or between or void else self._preview(codes)
         bets = {} if between or void else self._round_bets
+        changed = m.changed_cards     # read as another card since: flagged "?" like a doubtful one
         seats = []
         for name in self.config.seat_names:
             hand = hands.get(name)
@@ -1422,7 +1425,8 @@ class TableService:
                 for i, card in enumerate(hand.cards):
                     if overridden:
                         card = Card.parse(overridden[i])
-                    cards.append(card_view(card, hand.confidence[i], hand.needs_confirmation[i]))
+                    cards.append(card_view(card, hand.confidence[i],
+                                           hand.needs_confirmation[i] or (name, card.code) in changed))
             result = results.get(name)
             outcome = None
             if name != "banker" and result is not None and banker is not None:
@@ -1472,8 +1476,9 @@ class TableService:
                       state in (RoundState.dealing, RoundState.complete) and bool(self._round_bets),
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
-                      "alerts": [] if between else self._open_alerts(m.alerts, codes, m.absent_cards, m.round_no,
-                                                                      m.doubtful_cards, m.changed_cards),
+                      "alerts": [] if between else self._open_alerts(
+                          m.alerts, codes, m.absent_cards, m.round_no, m.doubtful_cards, changed,
+                          unsettled=state in (RoundState.dealing, RoundState.complete)),
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet
                       "adjustment": adjustment_view(self._round_extra.get("adjustment")

@@ -301,7 +301,7 @@ class RoundMachine:
     @property
     def changed_cards(self) -> set[tuple[str, str]]:
         """(seat, card) of the record the camera has read steadily as another card since
-        (``card_changed``), not yet confirmed by a person.  Settling does not wait for them."""
+        (``card_changed``), not yet confirmed by a person.  Settling waits for them (rules 6)."""
         with self._lock:
             return {(seat, e.card.code) for seat, entries in self._record.items() for e in entries
                     if e.changed is not None and not e.change_checked}
@@ -778,6 +778,11 @@ class RoundMachine:
                     if entry.needs_confirmation:
                         raise RoundError(f"{who}: card {entry.card.code} was read with low confidence; "
                                          "confirm or correct it first")
+                    if self.rules >= 6 and entry.changed is not None and not entry.change_checked:
+                        # QA49 dealing2 M2: one tap settled the round on a card swapped since
+                        raise RoundError(f"{who}: card {entry.card.code} has read as {entry.changed.code}, "
+                                         "steadily and in the same place, since it was accepted; look at it, "
+                                         "then confirm or correct it first")
             if self.decks == 1:
                 seen: dict[Card, str] = {}
                 for seat in seats:

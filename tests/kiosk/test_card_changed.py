@@ -3,7 +3,7 @@ the round keeps the card dealt, Settle is not held, and the alert stays until a 
 
 from __future__ import annotations
 
-from test_card_reread import BANKER, SEAT1, Table
+from test_card_reread import BANKER, SEAT1, Table, box
 
 
 def dealt(dealer, service):
@@ -31,9 +31,14 @@ def test_a_card_swapped_in_place_is_on_the_dealers_screen_until_confirmed(dealer
     assert [c["code"] for c in seat1["cards"]] == SEAT1           # the card dealt stands
     [alert] = state["round"]["alerts"]
     assert alert["code"] == "card_changed" and alert["message"].startswith("4H on seat 1 has read as AH")
-    assert state["round"]["can_settle"]                          # a note, not a blocker
+    # Settle waits for a person to look (QA49 dealing2 M2: one tap settled on the card swapped out)
+    assert not state["round"]["can_settle"]
+    assert state["round"]["settle_blocker"].startswith("seat 1: card 4H has read as AH, steadily")
+    assert [c["confirm"] for c in seat1["cards"]] == [False, False, False, False, True]   # marked "?"
+    dealer.post("/dealer/api/settle", status=409)
     service.correct("1", "4H", "4H", "dealer1", "looked: it is the 4 of hearts")
-    assert dealer.state()["round"]["alerts"] == []
+    state = dealer.state()
+    assert state["round"]["alerts"] == [] and state["round"]["can_settle"]
 
 
 def test_a_card_swapped_after_settlement_is_still_told(dealer, service):
@@ -42,3 +47,14 @@ def test_a_card_swapped_after_settlement_is_still_told(dealer, service):
     swap(table, "4H", "AH")
     [alert] = dealer.state()["round"]["alerts"]
     assert alert["code"] == "card_changed" and "was settled with 4H" in alert["message"]
+
+
+def test_a_settled_rounds_cards_swept_beside_the_next_deals_first_are_no_fault(dealer, service):
+    """QA49 dealing2 M7: seconds after Settle the screen said "every card left the table before
+    round 1 was settled: settle it ... or call a supervisor to void it"."""
+    table = dealt(dealer, service)
+    dealer.post("/dealer/api/settle")
+    table.cards = {"6D": box("2", 0)}                 # swept; the next deal's first card lies there
+    table.frames(4.0)
+    codes = [a["code"] for a in dealer.state()["round"]["alerts"]]
+    assert "table_empty_unsettled" not in codes
