@@ -132,17 +132,23 @@ def settle():
     return _state()
 
 
-def _round_of(data: dict) -> int | None:
-    """The round the screen showed when the action was taken (None from an older screen)."""
-    value = data.get("round")
+def _number_of(data: dict, key: str, refusal: str) -> int | None:
+    """A whole number the screen sent under ``key`` (None when it sent none: an older screen);
+    typed text read as a round number is (ASCII digits only), else ``refusal``."""
+    value = data.get(key)
     if value in (None, ""):
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     number = round_number(value) if isinstance(value, str) else None
     if number is None:
-        raise TableError(f"round {value!r} is not a round number")
+        raise TableError(refusal.format(value=value))
     return number
+
+
+def _round_of(data: dict) -> int | None:
+    """The round the screen showed when the action was taken (None from an older screen)."""
+    return _number_of(data, "round", "round {value!r} is not a round number")
 
 
 @bp.route("/api/correct", methods=("POST",))
@@ -176,16 +182,9 @@ def correct():
 
 
 def _basis_of(data: dict) -> int | None:
-    """The correction an adjustment request answers (the state's ``adjustment.basis``)."""
-    value = data.get("basis")
-    if value in (None, ""):
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    number = round_number(value) if isinstance(value, str) else None     # a seq is typed like a round's number
-    if number is None:
-        raise TableError(f"basis {value!r} is not the number of a correction; reload the screen and try again")
-    return number
+    """The correction an adjustment request answers (the state's ``adjustment.basis``, a seq)."""
+    return _number_of(data, "basis", "basis {value!r} is not the number of a correction; reload the screen and "
+                                     "try again")
 
 
 @bp.route("/api/adjustment", methods=("POST",))

@@ -14,7 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from kiosk.table_service import Approval
 from kiosk_testing import hand
 from test_dealer_screen import (BANKER, SEAT_1, SEAT_2, SEVEN, SEVEN_HANDS, click, drawn, exact_text, log_in,
-                               settled_two_seats, wait_text)
+                               open_adjustment, settled_two_seats, wait_text)
 
 pytestmark = pytest.mark.browser
 SUPER = Approval(requested_by="dealer1", approved_by="super1")
@@ -105,8 +105,7 @@ def test_each_box_sits_beside_its_words_and_a_refusal_shows_the_amounts_now(brow
     service.correct("2", "4D", "9D", "dealer1", "9 read as 4", SUPER, round_no=1)
     service.correct("3", "8D", "5D", "dealer1", "5 read as 8", SUPER, round_no=1)
     drawn(driver, service)
-    click(driver, "#owed-btn")
-    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+    open_adjustment(driver)
     rows = driver.find_elements(By.CSS_SELECTOR, "#adjust-seats .adjust-seat")
     assert [r.text for r in rows] == ["PAY 97.50 USD to Seat 2", "COLLECT 390.00 USD from Seat 3"]
     for row in rows:
@@ -140,8 +139,7 @@ def test_where_a_player_banks_the_banker_pays_the_seat(browser, live_kiosk, shot
     wait_text(driver, '.seat[data-seat="banker"] .money', "COLLECT 250.00 USD · correction")
     wait_text(driver, '.seat[data-seat="2"] .money', "PAY 250.00 USD · correction")
     shots(driver, "owed-player-banked")
-    click(driver, "#owed-btn")
-    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+    open_adjustment(driver)
     assert driver.find_element(By.ID, "adjust-note").text.startswith("Banker pays 250.00 USD to Seat 2.")
     rows = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#adjust-seats .adjust-seat")]
     assert rows == ["Seat 2 is paid 250.00 USD", "Banker pays 250.00 USD"]
@@ -150,8 +148,7 @@ def test_where_a_player_banks_the_banker_pays_the_seat(browser, live_kiosk, shot
     shots(driver, "adjust-dialog-player-banked")
     driver.find_element(By.CSS_SELECTOR, "#adjust-dialog [data-close]").click()
     # the seat is paid (the banker not yet asked): the round still owes the banker's side
-    click(driver, "#owed-btn")
-    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+    open_adjustment(driver)
     driver.find_element(By.CSS_SELECTOR, '#adjust-seats input[data-seat="banker"]').click()
     driver.find_element(By.ID, "adjust-paid").click()
     wait_text(driver, "#toast", "Round 1: adjustment recorded as paid for Seat 2")

@@ -11,7 +11,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 from kiosk.table_service import Approval
-from test_dealer_screen import click, drawn, exact_text, settled_two_seats, wait_text
+from test_dealer_screen import click, drawn, exact_text, open_adjustment, settled_two_seats, wait_text
 
 pytestmark = pytest.mark.browser
 
@@ -29,8 +29,7 @@ def test_an_adjustment_is_outstanding_until_recorded_paid_or_waived(browser, liv
     exact_text(driver, "#owed-what", "PAY 97.50 USD to Seat 2")
     wait_text(driver, '.seat[data-seat="2"] .money small', "· outstanding")
     shots(driver, "dealer-adjustment-outstanding")
-    click(driver, "#owed-btn")
-    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+    open_adjustment(driver)
     assert "PAY 97.50 USD to Seat 2" in driver.find_element(By.ID, "adjust-seats").text
     driver.find_element(By.ID, "adjust-paid").click()
     wait_text(driver, "#toast", "Round 1: adjustment recorded as paid for Seat 2")

@@ -73,6 +73,12 @@ def settled_two_seats(driver, live_kiosk, kinds=("double", "equal")):
     return service
 
 
+def open_adjustment(driver):
+    """Tap the ⚖ owed button; the adjustment dialog is open once its Paid button shows."""
+    click(driver, "#owed-btn")
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "adjust-paid")))
+
+
 def place_bet(driver, seat, amount, kind):
     click(driver, f'[data-bet-seat="{seat}"]')
     WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "bet-amount")))
