@@ -36,13 +36,23 @@ empty (covered, dark, swept too early) must not end a round that has bets.  Wher
 settles (a replay of a frame folder, a recording made before this rule) an empty table
 ends any round, with those alerts.
 
-A known limit (QA48 dealing M3): a card dealt within the tracker's ``remove_after_s`` of the
-sweep onto the seat that held the same card last round continues that card's track, so it is
-taken for the left-over and the new round misses it (Settle refuses the short hand; the dealer
-adds it with Correct card).  No rule found tells it apart safely: a gap in the track, even with
-the rest of the table empty, is also what a lone left-over under the dealer's arm or a camera
-back on dark frames shows, and taking those for new cards would deal last round's cards into
-a round (a phantom round, at a cleared table) where today a camera-seen card is added by hand.
+Which card is which goes by the tracker's track (rules 7, :attr:`SeatHand.first_frames`), not
+only by its code (QA49 dealing2 H2, M5; QA48 dealing M3).  A left-over is the card on the track
+it lay on: the same card dealt again within ``remove_after_s`` of the sweep, which the tracker
+sees elsewhere on the seat after its window without it, is another track, so it counts in the
+next round; dealt again onto the finished round's table (no Clear) it does not count toward
+starting the next round, as a card swept, hidden and seen being dragged away looks the same,
+but it is no left-over when the next deal's new cards clear the round: that round takes it.
+After a void a card first seen before the void is the misdeal's (no ``card_after_round``).  A
+card on a finished table lying where one of its cards was read (the tracker's ``over``: that
+card misread after more than a few washed-out frames) starts no round (QA49 dealing2 M3).
+The dealer's Clear makes left-overs of the round's recorded cards the camera does not show
+then (a chip over one), until seen and gone or for ``UNSEEN_LEFT_OVER_S`` unseen, and while
+one may lie there a single new card waits (M6).
+The known limit left: the same card dealt again in the very place the left-over was last seen
+is taken for it (Settle refuses the short hand; the dealer adds it with Correct card), as a
+gap alone is also what a left-over under the dealer's arm, or a camera back on dark frames,
+shows, and taking those for new cards would deal last round's cards into the next round.
 
 Active seats are the banker plus every seat that received a card, unless the kiosk
 names them (:meth:`RoundMachine.set_active_seats`, e.g. the seats holding bets).
@@ -84,6 +94,11 @@ HAND_SIZE = 5
 # around (2-3 s, seat by seat) or followed by the second card within this, while a card put on a
 # settled hand lies there through the payout (QA49 dealing2 modelled 5-8 s).
 LONE_CARD_S = 5.0
+# How long a recorded card the camera does not show at the dealer's Clear (under a chip, under the
+# dealer's arm) stays a left-over if it is not seen (rules 7, QA49 dealing2 M6): seen within this, it
+# is ignored until it leaves; not seen, it was swept, and the same card dealt again to its seat later
+# must count (the kiosk waits as long for a restart's left-overs).
+UNSEEN_LEFT_OVER_S = 10.0
 
 
 class RoundState(StrEnum):
@@ -210,6 +225,10 @@ class _Entry:
     reread: Card | None = None   # what the camera read it as after accepting it (the tracker's recheck)
     changed: Card | None = None  # what the camera has read it as steadily since (card_changed raised)
     change_checked: bool = False  # a person looked after that alert and confirmed the card
+    # rules 7: the frame its tracker track was first seen in (which physical sighting it is; None: not
+    # known), and the readings a person looked at and confirmed it against (each raised once)
+    track: int | None = None
+    checked_as: frozenset = frozenset()
 
 
 Listener = Callable[[RoundEvent], None]
@@ -238,6 +257,10 @@ class RoundMachine:
         # tracker has shown them yet: one is forgotten only after it was seen and then left, so a
         # replay whose tracker needs a few frames to see it again ignores it just the same.
         self._stale: dict[tuple[str, Card], bool] = {}
+        # Rules 7: the track (its first frame) each left-over lies on, None until seen: the same card
+        # on another track left and came back (dealt again), and counts (QA49 dealing2 H2)
+        self._stale_tracks: dict[tuple[str, Card], int | None] = {}
+        self._current_tracks: dict[tuple[str, Card], set] = {}  # the tracks each card shown lies on
         # Left-overs the table may no longer hold (a finished round's cards after a restart:
         # swept while the kiosk was down, or not): forgotten if the tracker has not shown them
         # within this many frames, else a card dealt again to its seat would be ignored.
@@ -245,12 +268,14 @@ class RoundMachine:
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
         # The tracker rules (vision.tracker.TRACKER_VERSION) whose round rules it runs: older
         # ones to replay a recording made under them as it ran (5: a lone card on a finished
-        # round's table starts no round; 6: the same after a manual clear, see the module docstring).
+        # round's table starts no round; 6: the same after a manual clear; 7: which card is which
+        # goes by the tracker's track, see the module docstring).
         self.rules = TRACKER_VERSION
         # New cards waiting to start a round: (seat, card) -> [clock first seen, frame first seen,
         # alerted]; under rules 5, the lone cards alerted on this finished round (alerted at once).
         self._lone: dict[tuple[str, Card], list] = {}
         self._finished_as: str | None = None   # the state the round was cleared from (for its alerts)
+        self._finished_frame: int | None = None   # the frame it was settled or voided at (rules 7)
         self._alerts: list[RoundEvent] = []
         self._listeners: list[Listener] = list(listeners)
         self._gates: list[BatchListener] = []
@@ -370,12 +395,12 @@ class RoundMachine:
         return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
                 self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
                 set(self._suppressed), list(self._alerts), {k: list(v) for k, v in self._lone.items()},
-                self._finished_as)
+                self._finished_as, dict(self._stale_tracks), dict(self._current_tracks), self._finished_frame)
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
-         self._lone, self._finished_as) = saved
+         self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -448,21 +473,21 @@ class RoundMachine:
             current = {(seat, card) for seat, hand in hands.items() if seat in self.config.seat_names
                        for card in hand.cards}
             self._current = current
-            self._stale = {key: seen or key in current for key, seen in self._stale.items()
-                           if key in current or not seen}
+            self._current_tracks = _tracks_shown(hands)
+            self._prune_stale(current)
             self._count_down_stale(current)
             visible = self._visible_cards(hands)
 
             if self.state in (RoundState.settled, RoundState.void):
-                recorded = {e.card for entries in self._record.values() for e in entries}
-                new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards if c not in recorded}
-                if len(new) > 1 or (new and self.rules < 5):
-                    # The next deal began before the last cards were swept: those are left-overs.
+                new, returned = self._new_on_finished(visible)
+                if self._deal_begun(new, hands):
+                    # The next deal began before the last cards were swept: those are left-overs
+                    # (rules 7: not a card of the record that left and came back, dealt again).
                     self._clear(events, frame_no, ts, manual=False, reason="new card dealt",
                                 new_cards=[(seat, c) for seat, cards in visible.items() for c, _, _ in cards
-                                           if (seat, c) in new])
-                    for key in current - new:
-                        self._stale[key] = True
+                                           if (seat, c) in new | returned])
+                    for key in current - new - returned:
+                        self._mark_stale(key)
                     visible = self._visible_cards(hands)
                 else:
                     if self.rules >= 6:
@@ -487,7 +512,7 @@ class RoundMachine:
                     self._note_changes(hands, events, frame_no, ts, only=leftovers)
                     new = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards}
                     self._lone = {key: waiting for key, waiting in self._lone.items() if key in new}
-                    if len(new) == 1 and (leftovers or self._lone):
+                    if self._waits(new, leftovers, hands):
                         # beside the last round's left-overs, or first seen there: it waits
                         self._wait(new, hands, events, frame_no, ts, clock)
                         return self._publish(events)
@@ -521,8 +546,10 @@ class RoundMachine:
         for seat, hand in hands.items():
             if seat not in self.config.seat_names:
                 continue
-            cards = [(c, conf, nc) for c, conf, nc in zip(hand.cards, hand.confidence, hand.needs_confirmation)
-                     if (seat, c) not in self._stale and (seat, c) not in self._suppressed]
+            tracks = hand.first_frames or (None,) * len(hand.cards)
+            cards = [(c, conf, nc) for c, conf, nc, track in zip(hand.cards, hand.confidence,
+                                                                 hand.needs_confirmation, tracks)
+                     if not self._is_stale(seat, c, track) and (seat, c) not in self._suppressed]
             if cards:
                 visible[seat] = cards
         return visible
@@ -535,6 +562,7 @@ class RoundMachine:
         self._suppressed = set()
         self._lone = {}
         self._finished_as = None
+        self._finished_frame = None
         self.settlement = None
         events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
 
@@ -549,6 +577,7 @@ class RoundMachine:
                 if match is not None:
                     used.add(match)
                     record[match].present = True
+                    record[match].track = self._track_of(seat, card, record[match].track)
                     reread = rereads.get((seat, card))
                     if reread is not None and not (record[match].reread or record[match].checked):
                         self._doubt(record[match], reread, events, frame_no, ts, seat)
@@ -561,7 +590,7 @@ class RoundMachine:
                 was_complete = self.state == RoundState.complete
                 new_seat = not record
                 at = _dealt_position(record, card, [c for c, _, _ in cards])
-                record.insert(at, _Entry(card, conf, nc))
+                record.insert(at, _Entry(card, conf, nc, track=self._track_of(seat, card)))
                 used = {i + (i >= at) for i in used} | {at}
                 data["count"] = len(record)
                 if was_complete and new_seat and self._active is None and seat != "banker":
@@ -598,7 +627,9 @@ class RoundMachine:
         """Raise ``card_changed`` for a recorded card the tracker reports read steadily as
         another since its recheck (a card replaced in place between two frames): once per card
         it changed to, in any state (``only`` these cards: a cleared round's left-overs), never
-        changing the record (a person looks and decides)."""
+        changing the record (a person looks and decides).  Rules 7: a reading a person has
+        confirmed the card against is not raised again when the card reads so once more (QA49
+        dealing2 L2: it came back after the card read as a third card)."""
         for seat, hand in hands.items():
             for card, change in zip(hand.cards, hand.changes):
                 if change is None or (only is not None and (seat, card) not in only):
@@ -607,7 +638,9 @@ class RoundMachine:
                 other, seconds = change.card, change.seconds
                 if entry is None or entry.changed == other:
                     continue
-                entry.changed, entry.change_checked = other, False
+                entry.changed, entry.change_checked = other, self.rules >= 7 and other in entry.checked_as
+                if entry.change_checked:
+                    continue   # rules 7: a person looked at the card read so once (QA49 dealing2 L2)
                 finished = self._finished_as if self.state == RoundState.cleared else str(self.state)
                 if finished in (RoundState.settled, RoundState.void):
                     ask = (f"look at the card: round {self.round_no} was "
@@ -708,6 +741,7 @@ class RoundMachine:
             if actor:
                 data["actor"] = actor
         self._finished_as = str(self.state)
+        self._finished_frame = None
         self.state = RoundState.cleared
         events.append(self._event(EventKind.round_cleared, ts, frame_no, data=data))
         self._suppressed = set()
@@ -717,6 +751,110 @@ class RoundMachine:
             # (a lone card waiting to start the next round is not one of them: rules 6)
             self._stale = {key: True for key in self._current if key not in self._lone}
             self._stale_frames_left = {}
+            self._stale_tracks = {}
+            if self.rules >= 7:
+                self._stale_tracks = {key: self._first_track(key) for key in self._stale}
+                self._mark_unseen_record()
+
+    def _prune_stale(self, current: set[tuple[str, Card]]) -> None:
+        """Forget the left-overs that were seen and have left.  Rules 7 go by the track: a left-over
+        whose track ended, or was taken over by the same card read elsewhere on its seat (swept and
+        dealt again), has left, even though its card is shown (QA49 dealing2 H2)."""
+        if self.rules < 7:
+            self._stale = {key: seen or key in current for key, seen in self._stale.items()
+                           if key in current or not seen}
+            return
+        for key, seen in list(self._stale.items()):
+            tracks = self._current_tracks.get(key, set())
+            if self._stale_tracks.get(key) is None and tracks - {None}:
+                self._stale_tracks[key] = min(tracks - {None})   # first seen: the older one lay there
+            here = bool(tracks) and (None in tracks or self._stale_tracks.get(key) in tracks)
+            if here:
+                self._stale[key] = True
+            elif seen:
+                del self._stale[key]
+        self._stale_tracks = {key: track for key, track in self._stale_tracks.items() if key in self._stale}
+
+    def _is_stale(self, seat: str, card: Card, track: int | None) -> bool:
+        """Whether this card on this track is a left-over (rules 7: on the left-over's own track)."""
+        if (seat, card) not in self._stale:
+            return False
+        stale = self._stale_tracks.get((seat, card)) if self.rules >= 7 else None
+        return stale is None or track is None or stale == track
+
+    def _mark_stale(self, key: tuple[str, Card]) -> None:
+        self._stale[key] = True
+        if self.rules >= 7:
+            self._stale_tracks[key] = self._first_track(key)
+
+    def _first_track(self, key: tuple[str, Card]) -> int | None:
+        tracks = self._current_tracks.get(key, set()) - {None}
+        return min(tracks) if tracks else None
+
+    def _track_of(self, seat: str, card: Card, known: int | None = None) -> int | None:
+        """The track a recorded card is shown on now (rules 7; one deck: one each), else ``known``."""
+        tracks = self._current_tracks.get((seat, card), set()) - {None}
+        if not tracks:
+            return known
+        return known if known in tracks else min(tracks)
+
+    def _mark_unseen_record(self) -> None:
+        """At the dealer's Clear, the round's recorded cards the camera does not show (a chip or an
+        arm over one) are left-overs too, until seen and gone, or not seen within
+        ``UNSEEN_LEFT_OVER_S`` (rules 7, QA49 dealing2 M6: one seen again started a round)."""
+        frames = max(4 * self.config.thresholds.n, round(self.config.camera.fps * UNSEEN_LEFT_OVER_S))
+        for seat, entries in self._record.items():
+            for entry in entries:
+                key = (seat, entry.card)
+                if key not in self._stale and key not in self._lone:
+                    self._stale[key], self._stale_tracks[key] = False, None
+                    self._stale_frames_left[key] = frames
+
+    def _new_on_finished(self, visible) -> tuple[set, set]:
+        """The cards shown on a settled or voided round's table that are not its own: new ones, and
+        (rules 7) ones of its record that left and came back (on another track: dealt again), which
+        start nothing alone (a card swept, hidden and seen dragged away looks the same) but are no
+        left-overs either: the next round takes them (QA49 dealing2 H2, M5)."""
+        recorded = {e.card for entries in self._record.values() for e in entries}
+        shown = {(seat, c) for seat, cards in visible.items() for c, _, _ in cards}
+        if self.rules < 7:
+            return {key for key in shown if key[1] not in recorded}, set()
+        strange = {key for key in shown if not self._of_finished(key, recorded)}
+        return {key for key in strange if key[1] not in recorded}, {key for key in strange if key[1] in recorded}
+
+    def _of_finished(self, key: tuple[str, Card], recorded: set[Card]) -> bool:
+        """Whether a card shown is the finished round's own (rules 7): on the track its record has
+        (by code where tracks are not known), or, after a void, first seen before it (the misdeal's
+        last card, accepted just after: QA49 dealing2 M5)."""
+        seat, card = key
+        tracks = self._current_tracks.get(key, {None})
+        if None in tracks:
+            return card in recorded
+        if any(e.card == card and (e.track is None or e.track in tracks) for e in self._record.get(seat, ())):
+            return True
+        return (self.state == RoundState.void and self._finished_frame is not None
+                and min(tracks) <= self._finished_frame)
+
+    def _deal_begun(self, new: set[tuple[str, Card]], hands: Mapping[str, SeatHand]) -> bool:
+        """Whether the new cards on a finished (or cleared) round's table are the next deal: two or
+        more (rules 5); rules 7: counting only cards read in this frame, and not lying where another
+        card of its seat was read, one in place of the other: that card misread (QA49 dealing2 M3: a
+        reflection across two neighbours, read as two cards after a washed-out frame, and cards
+        misread as they were swept, kept a while unseen, started phantom rounds)."""
+        if self.rules < 5:
+            return bool(new)
+        if self.rules >= 7:
+            new = {(seat, card) for seat, card in new if _lies_still(hands.get(seat), card)}
+        return len(new) > 1
+
+    def _waits(self, new: set[tuple[str, Card]], leftovers: set, hands: Mapping[str, SeatHand]) -> bool:
+        """Whether the new cards on a cleared table wait for the deal to show (see the module
+        docstring); rules 7: also beside left-overs not seen since the dealer's Clear (a chip over
+        one: QA49 dealing2 M6), and two new cards only if neither lies where a card was."""
+        if self.rules < 7:
+            return len(new) == 1 and bool(leftovers or self._lone)
+        unseen = any(not seen for seen in self._stale.values())
+        return bool(new) and bool(leftovers or self._lone or unseen) and not self._deal_begun(new, hands)
 
     def _count_down_stale(self, current: set[tuple[str, Card]]) -> None:
         for key in list(self._stale_frames_left):
@@ -818,6 +956,7 @@ class RoundMachine:
                 raise RoundError(f"round {self.round_no} cannot be settled: {exc}") from None
             self.settlement = settlement
             self.state = RoundState.settled
+            self._finished_frame = self.last_frame_no
             data: dict[str, Any] = {
                 "bets": {seat: bet.to_json() for seat, (_, bet) in seats.items()},
                 "banker_bid": banker_bid,
@@ -863,6 +1002,8 @@ class RoundMachine:
             if old_card is not None and new_card == old_card:
                 record[index].needs_confirmation, record[index].checked = False, True
                 record[index].change_checked = True
+                if record[index].changed is not None:   # rules 7: that reading is looked at for good
+                    record[index].checked_as |= {record[index].changed}
                 action = "confirmed"
             elif new_card is None:
                 entry = record.pop(index)
@@ -901,6 +1042,7 @@ class RoundMachine:
             if not (actor and actor.strip()) or not (reason and reason.strip()):
                 raise RoundError("voiding a round needs who did it and why (actor and reason)")
             self.state = RoundState.void
+            self._finished_frame = self.last_frame_no
             event = self._event(EventKind.round_void, time.time() if ts is None else ts, self.last_frame_no,
                                 data={"actor": actor, "reason": reason, "seats": self._seat_codes(),
                                       "state": str(self.state)})
@@ -920,8 +1062,9 @@ class RoundMachine:
         """The dealer starts the next round while cards may still lie on the table.
 
         Cards visible now are remembered as stale and ignored until they leave, so they
-        cannot start a phantom round; a lone new card waiting to start the next round (rules
-        6) is not one of them: it keeps waiting, and joins the next round with the second card.
+        cannot start a phantom round (rules 7: the round's recorded cards not visible now too);
+        a lone new card waiting to start the next round (rules 6) is not one of them: it keeps
+        waiting, and joins the next round with the second card.
         """
         with self._changing():
             self.verify_clear()
@@ -982,6 +1125,24 @@ class RoundMachine:
             for listener in self._listeners:
                 listener(event)
         return events
+
+
+def _lies_still(hand: SeatHand | None, card: Card) -> bool:
+    """Whether the tracker read this card in this frame, not in another card's place (rules 7)."""
+    if hand is None:
+        return False
+    seen = hand.seen or (True,) * len(hand.cards)
+    over = hand.over or (False,) * len(hand.cards)
+    return any(c == card and here and not lies for c, here, lies in zip(hand.cards, seen, over))
+
+
+def _tracks_shown(hands: Mapping[str, SeatHand]) -> dict[tuple[str, Card], set]:
+    """(seat, card) -> the tracks (first frames) the tracker shows it on; {None}: not known."""
+    out: dict[tuple[str, Card], set] = {}
+    for seat, hand in hands.items():
+        for card, track in zip(hand.cards, hand.first_frames or (None,) * len(hand.cards)):
+            out.setdefault((seat, card), set()).add(track)
+    return out
 
 
 def _card(value: str | Card) -> Card:

@@ -8,7 +8,19 @@ a stable answer with five rules:
 * **Tracks**: within a seat, a detection continues the track of the same card (any
   distance: one deck has one of each), or else, when the class flickered, the nearest
   track that was seen in the previous frame, within half a card's size.  Everything
-  else starts a new track.
+  else starts a new track.  Rules 7 (QA49 dealing2 M3, H2) make a track follow the
+  physical card, which is what tells the round machine a card that stayed from one that
+  came (back): an accepted card unseen for a frame or few (glare washing it out, a hand
+  or a blurred frame: seen within the last ``n`` frames) is continued by another card's
+  reading at its place (most of the smaller box inside the larger), as a flicker, so a
+  misread goes to the change watch below, not to a new track that became a sixth card,
+  or on a finished table a "new card" that started a phantom round; and an accepted card
+  unseen for the whole window continues its track only at its place: read again elsewhere
+  on the seat (swept and dealt again, another deck's copy) it is a new track, which, once
+  accepted, ends the old one.  Each card's track is named by the frame it was first seen
+  in (:attr:`SeatHand.first_frames`), and a card lying where another card of its seat was
+  read, one in place of the other, is marked (:attr:`SeatHand.over`): that card misread, or
+  a card laid over it, not yet a sign that a new deal began.
 * **Votes**: a track is *accepted* once it was seen in at least ``k`` of its last ``n``
   frames with confidence >= ``conf``, and first seen ``accept_after_s`` before (frames
   alone made a fast camera take a card in the blur of its first tenth of a second, or one
@@ -58,8 +70,9 @@ a stable answer with five rules:
 
 A card accepted on one seat while the same card's accepted track elsewhere was last
 seen *before* the new track first appeared has moved: the old track is dropped, so the
-round machine sees it leave one seat and arrive at the other.  If both are still seen,
-both stay: that is a duplicate, and the round machine raises it.
+round machine sees it leave one seat and arrive at the other (rules 7: on its own seat
+too, read again away from its place after the window).  If both are still seen, both
+stay: that is a duplicate, and the round machine raises it.
 
 Everything is a pure function of (detections, frame size, frame times), which is what
 lets a replay of recorded detections reproduce a round exactly.
@@ -85,8 +98,11 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # round's table waits for a second before it starts a round (vision.round), session 49 — a replay
 # of an older recording turns both off; 6: only a card laid over or next to a card explains its
 # reading as another, a lone card after a manual clear waits too, and card_after_round waits for
-# the card to lie alone (vision.round), session 49 — a replay of a rules-5 recording runs rules 5).
-TRACKER_VERSION = 6
+# the card to lie alone (vision.round), session 49 — a replay of a rules-5 recording runs rules 5; 7: a
+# track follows the physical card (a misread at its place after a frame or few continues it, the card
+# read elsewhere after the window is a new track) and the round machine tells a card that stayed from
+# one that came back by it, session 50 — a replay of an older recording runs the rules it was made with).
+TRACKER_VERSION = 7
 # Rules 5: a new track on the seat this long before a card was first read as another (or since)
 # was taken for the next card landing over its index, not a swap.
 CHANGE_QUIET_S = 2.0
@@ -102,6 +118,10 @@ COVER_LEAD_S = 0.5
 # honest rounds at rules 5's 0.4 s, 7 at 2 s; of 324 swaps injected into the real model's
 # QA48 recordings that then lay 2 s or more, 316 reported at 0.4 s, 315 at 2 s.
 CHANGE_HOLD_S = 2.0
+# Rules 7: how much of the smaller of two boxes must lie inside the larger for them to show one card's
+# place.  A card's box shrinks to its index when covered and grows back, and squaring a hand up moves
+# it a few pixels (0.84 for 8 px on a 70x100 card); the next card dealt over half of it shares 0.5.
+SAME_PLACE_SHARE = 0.7
 
 
 class Change(NamedTuple):
@@ -127,6 +147,11 @@ class SeatHand:
     changes: tuple[Change | None, ...] = ()
     # per card: read in this frame (not covered, not swept and kept for remove_after_s); empty: all
     seen: tuple[bool, ...] = ()
+    # per card: the frame its track was first seen in, which names the track (rules 7: a card seen
+    # again elsewhere after the window is another track); empty: not known (the round goes by codes)
+    first_frames: tuple[int, ...] = ()
+    # per card: it lies where another card of the seat was read, one in place of the other (rules 7)
+    over: tuple[bool, ...] = ()
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -235,6 +260,10 @@ class Track:
     def seen_last_frame(self) -> bool:
         return bool(self.votes) and self.votes[-1] is not None
 
+    @property
+    def seen_in_window(self) -> bool:
+        return any(vote is not None for vote in self.votes)
+
 
 class SeatTracker:
     """Keeps every seat's tracks; :meth:`update` takes one frame and returns accepted hands."""
@@ -307,6 +336,8 @@ class SeatTracker:
                     tuple(t.reread for t in accepted),
                     tuple(t.changed for t in accepted),
                     tuple(t.seen_last_frame for t in accepted),
+                    tuple(t.first_frame for t in accepted),
+                    tuple(_over(t, accepted) for t in accepted),
                 )
         return out
 
@@ -317,24 +348,28 @@ class SeatTracker:
         matched: dict[int, Detection] = {}
         free = list(range(len(detections)))
 
-        # Pass 1: the same card continues its own track, wherever it moved within the seat.
+        # Pass 1: the same card continues its own track, wherever it moved within the seat (rules 7: a
+        # track seen within the window first, and one unseen for it only at its place).
         pairs = []
         for ti, track in enumerate(tracks):
             leader = track.leader()
+            lost = self.rules >= 7 and track.accepted is not None and not track.seen_in_window
             for di in free:
-                if detections[di].card == leader:
-                    pairs.append((_distance(track.box, detections[di].box), ti, di))
+                if detections[di].card == leader and not self._elsewhere(track, detections[di].box):
+                    pairs.append(((lost, _distance(track.box, detections[di].box)), ti, di))
         matched_tracks: set[int] = set()
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
-        # Pass 2: class flicker: a different label at (nearly) the same place as a track seen last frame.
+        # Pass 2: class flicker: a different label at (nearly) the same place as a track seen last frame
+        # (rules 7: or at the place of an accepted card seen within the window).
         pairs = []
         for ti, track in enumerate(tracks):
-            if ti in matched_tracks or not track.seen_last_frame:
+            if ti in matched_tracks:
                 continue
             for di in free:
                 distance = _distance(track.box, detections[di].box)
-                if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)):
+                if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)) \
+                        and self._may_flicker(track, detections[di].box):
                     pairs.append((distance, ti, di))
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
@@ -367,6 +402,22 @@ class SeatTracker:
                 if self.rules >= 6:
                     self._note_reading(track, ts)
                 self._watch_change(track, tracks, ts)
+
+    def _elsewhere(self, track: Track, box: Box) -> bool:
+        """Whether a reading of an accepted card, unseen for the whole window, lies away from its
+        place (rules 7): swept and dealt again, or another deck's copy, it is another card, and the
+        round must not take it for the left-over it replaces (QA49 dealing2 H2)."""
+        return (self.rules >= 7 and track.accepted is not None and not track.seen_in_window
+                and not _same_place(track.box, box))
+
+    def _may_flicker(self, track: Track, box: Box) -> bool:
+        """Whether another card's reading here may be this track's card misread: it was seen last
+        frame, or (rules 7) it is an accepted card seen within the window and the reading lies at its
+        place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3)."""
+        if track.seen_last_frame:
+            return True
+        return (self.rules >= 7 and track.accepted is not None and track.seen_in_window
+                and _same_place(track.box, box))
 
     def _try_accept(self, track: Track, frame_no: int, ts: float) -> None:
         th = self.thresholds
@@ -442,9 +493,10 @@ class SeatTracker:
             track.changed = Change(other, round(held, 1), run[2] if self.rules >= 6 else None)
 
     def _resolve_move(self, new: Track) -> None:
-        """Drop the same card's older track on another seat if it left before this one appeared."""
+        """Drop the same card's older track on another seat if it left before this one appeared
+        (rules 7: on its own seat too, where it was read again elsewhere: see :meth:`_elsewhere`)."""
         for old in list(self._tracks):
-            if old is new or old.accepted != new.accepted or old.seat == new.seat:
+            if old is new or old.accepted != new.accepted or (old.seat == new.seat and self.rules < 7):
                 continue
             if old.last_seen_frame < new.first_frame:
                 self._tracks.remove(old)
@@ -469,6 +521,27 @@ def _diagonal(box: Box) -> float:
     return math.hypot(box[2] - box[0], box[3] - box[1])
 
 
+def _same_place(a: Box, b: Box) -> bool:
+    """Whether two boxes show one card's place (rules 7): most of the smaller inside the larger,
+    as a card's box shrinks to its index under a hand and grows back; not the next card dealt
+    over half of it."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return width > 0 and height > 0 and width * height >= SAME_PLACE_SHARE * smaller
+
+
+def _over(track: Track, seat_tracks: list[Track]) -> bool:
+    """Whether a card lies where another card of its seat was read, one in place of the other: that
+    one last seen before this appeared, or seen again since this was last (rules 7).  That card read
+    as another (while the glare lasts, and for as long as the misread is kept after), or a card laid
+    over it; on a finished round's table not yet a sign of the next deal.  A card swept across one
+    just dealt, both read, is not."""
+    return any(other is not track and _same_place(other.box, track.box)
+               and (other.last_seen_frame < track.first_frame or track.last_seen_frame < other.last_seen_frame)
+               for other in seat_tracks)
+
+
 def _touching(a: Box, b: Box) -> bool:
     """Whether two boxes overlap, or lie apart by at most half the larger one's size (a card's
     box may be its visible index alone: the card around it reaches further)."""
@@ -479,7 +552,8 @@ def _touching(a: Box, b: Box) -> bool:
 
 
 def _assign_nearest(pairs, detections, matched, matched_tracks, free) -> None:
-    """Greedy nearest-first matching of (distance, track, detection) pairs; each side used once."""
+    """Greedy nearest-first matching of (distance, track, detection) pairs (rules 7, pass 1: a
+    (rank, distance)); each side used once."""
     for _, ti, di in sorted(pairs):
         if ti in matched_tracks or di not in free:
             continue
