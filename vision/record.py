@@ -32,6 +32,7 @@ if that name exists)::
      "first_frame": 1203, "last_frame": 1650, "frame_size": [1920, 1080],
      "ignored_at_start": [["3", "KH"]],   # left-overs of the previous round being ignored
                                           # ([seat, card, frames]: forgotten if unseen that long)
+     "dropped_key_frames": [1410],   # only where the disk fell too far behind (see below)
      "table": {...}}                 # the whole table config in force (thresholds too)
 
 ``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "mono": 81234.56, "size": [1920, 1080],
@@ -67,12 +68,15 @@ What each kind carries in ``data`` is listed at :class:`vision.round.RoundEvent`
 became complete, where an alert was raised (a card read as another since, a card put on a
 settled hand), and where it was settled, voided or cleared (for a person's action, the frame
 on screen when they acted, the one the event names), as the camera delivered it (no overlay).
-A person's action's key frame is written at once by a small writer thread, not with the
-camera's next frame (see :class:`RoundRecorder`).
+Every file is written by one writer thread, in the order the recorder was told (see
+:class:`RoundRecorder`): the camera never waits for the disk.  A disk so slow that
+``MAX_QUEUED_KEY_FRAMES`` key frames already wait for it gets no more until it catches up:
+each one dropped is named in ``meta.json`` (``dropped_key_frames``) and in the pipeline
+status.  Lines, events and a round's end are never dropped.
 
-Every line is flushed as it is written, so a crash loses at most the line being written;
-a disk error stops this round's recording (reported in the pipeline status), never the
-pipeline.
+Every line is flushed as it is written, so a crash loses at most what the writer had not
+written yet (the line being written, unless the disk was behind); a disk error stops this
+round's recording (reported in the pipeline status), never the pipeline.
 
 A finished folder is told to ``RoundRecorder.on_finished``; the kiosk then seals it: the
 SHA-256 of every file goes into the audit log (``recording_sealed``), so a key frame
@@ -88,7 +92,6 @@ import logging
 import os
 import re
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -120,9 +123,11 @@ _KEY_FRAME_KINDS = (EventKind.card_accepted, EventKind.card_removed, EventKind.r
 # The longest pre-roll a round gets (see detections.jsonl above): a lone card left for minutes
 # on a settled table must not make the next recording hold minutes of frames before its start.
 MAX_PREROLL = 1200
-# The longest the camera's thread waits for the key frames the writer thread is on, to finish
-# the round that ended on its frame; past it the writer finishes the round when its writes end.
-KEY_WAIT_S = 10.0
+# The most key frames waiting for the writer thread at once: each is a whole camera frame in
+# memory (some 9 MB at 2304x1296), so a stalled disk holds at most ~300 MB of them.
+MAX_QUEUED_KEY_FRAMES = 32
+# How long the writer thread waits for more to write before it ends (the next write starts one).
+WRITER_IDLE_S = 5.0
 
 
 def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -174,23 +179,44 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class _RoundFiles:
-    """One round's open folder.  Write failures stop this round's files, never the caller."""
+    """One round's folder, made, written and finished by the recorder's writer thread only.
 
-    def __init__(self, folder: Path, meta: dict, jpeg_quality: int, on_error) -> None:
-        self.folder, self.meta, self.jpeg_quality, self.on_error = folder, meta, jpeg_quality, on_error
-        self.pending_keys: set[int] = set()
-        self.keys_due = 0              # key frames queued for the recorder's thread, not yet on disk
-        self.finish_as: bool | None = None   # finished (interrupted or not) once they are
-        self.close_after: int | None = None
-        self.last_written: int | None = None
-        (folder / FRAMES).mkdir(parents=True)
-        write_json_atomic(folder / META, meta)
-        self.det_fh: TextIO | None = open(folder / DETECTIONS, "a", encoding="utf-8")
-        self.ev_fh: TextIO | None = open(folder / EVENTS, "a", encoding="utf-8")
+    ``pending_keys``, ``keys``, ``close_after`` and ``last_frame`` are the recorder's
+    bookkeeping of what it queued (under its lock).  Write failures stop this round's files, never the caller."""
+
+    def __init__(self, base: Path, meta: dict, jpeg_quality: int, on_error) -> None:
+        self.base, self.meta, self.jpeg_quality, self.on_error = base, meta, jpeg_quality, on_error
+        self.folder: Path | None = None        # once the writer has made it
+        self.det_fh: TextIO | None = None
+        self.ev_fh: TextIO | None = None
+        self.pending_keys: set[int] = set()    # key frames whose frame has not come yet
+        self.keys: set[int] = set()            # key frames queued (or dropped): each once
+        self.close_after: int | None = None    # cleared at this frame, not come yet
+        self.last_frame: int | None = None     # the last frame whose detections line is queued
+
+    def queued(self, frame_no: int | None) -> bool:
+        return frame_no is None or (self.last_frame is not None and frame_no <= self.last_frame)
+
+    def open(self, preroll: list[dict]) -> None:
+        folder, suffix = self.base, 1
+        while folder.exists():
+            suffix += 1
+            folder = self.base.with_name(f"{self.base.name}-{suffix}")
+        try:
+            (folder / FRAMES).mkdir(parents=True)
+            write_json_atomic(folder / META, self.meta)
+            self.det_fh = open(folder / DETECTIONS, "a", encoding="utf-8")
+            self.ev_fh = open(folder / EVENTS, "a", encoding="utf-8")
+        except OSError as exc:
+            self._close_files()
+            self.on_error(f"cannot start recording in {folder}: {exc}")
+            return
+        self.folder = folder
+        for line in preroll:  # frames before the round's start: the pre-roll
+            self.write_detections(line)
 
     def write_detections(self, line: dict) -> None:
         if self._write(self.det_fh, line, DETECTIONS):
-            self.last_written = line["frame_no"]
             self.meta["last_frame"] = line["frame_no"]
             self.meta["frame_size"] = line["size"]
 
@@ -202,10 +228,9 @@ class _RoundFiles:
             if event.kind == EventKind.round_cleared:
                 self.meta["outcome"] = event.data.get("previous_state")
 
-    def written(self, frame_no: int | None) -> bool:
-        return frame_no is None or (self.last_written is not None and frame_no <= self.last_written)
-
     def write_key_frame(self, frame_no: int, image: np.ndarray) -> None:
+        if self.folder is None:
+            return
         path = self.folder / FRAMES / key_frame_name(frame_no)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
         if not ok:
@@ -215,6 +240,9 @@ class _RoundFiles:
             path.write_bytes(buf.tobytes())
         except OSError as exc:
             self.on_error(f"cannot write key frame {path}: {exc}")
+
+    def note_dropped(self, frame_no: int) -> None:
+        self.meta.setdefault("dropped_key_frames", []).append(frame_no)
 
     def finish(self, interrupted: bool) -> None:
         self._close_files()
@@ -252,23 +280,21 @@ class RoundRecorder:
     ``on_event`` is a :class:`~vision.round.RoundMachine` listener (it may run on the
     kiosk's thread); ``on_frame`` is called by the pipeline after each frame was observed,
     so the events of frame F arrive before frame F's detections.  A round cleared at frame
-    F therefore stays open until F is written (a replay needs F to see the table empty),
+    F therefore stays open until F is queued (a replay needs F to see the table empty),
     even when the next round starts on that same frame.
 
-    Key frames are encoded and written after the recorder's lock is released, never in
-    ``on_event``: that runs under the round machine's lock, and a JPEG of a full-size frame on
-    a slow SD card held a Settle, the camera and every screen waiting on that lock (QA48
-    concurrency L1).  The camera's are written by the thread calling ``on_frame``; a person's
-    action (its frame already written) by a writer thread of its own, at once: waiting for the
-    camera's next frame left a round settled and cleared with the camera offline unfinished,
-    unsealed and its Settle frame in memory (QA49 review M2).  A round whose key frames are
-    still queued is finished (and told, to be sealed) only once they are on disk, by the
-    ``on_frame`` call of the frame that ends it where it can; ``close`` writes whatever is
-    queued and waits for any being written, so none is lost at a stop and no round is
-    finished (and sealed) after it (QA49 review L1).  ``stale_cards`` tells which left-overs
-    the machine was ignoring when a round started, so a replay can ignore them;
-    ``waiting_cards`` which cards were waiting to start a round, and since which frame, so its
-    pre-roll reaches back to them.
+    Neither touches the disk: they queue what is to be written, under the recorder's lock,
+    for one writer thread that writes it in that order with no lock held, and finishes a
+    round (its ``meta.json``, then ``on_finished``) after everything queued for it.  A JPEG
+    of a full-size frame on a slow SD card, written by whoever reported its event, held a
+    Settle and every screen on the round machine's lock (QA48 concurrency L1), or the camera
+    at a round's end (QA49); a person's action's key frame is queued when they act, so a
+    round settled and cleared with the camera offline is still finished and sealed (QA49
+    review M2); ``close`` waits for the writer, so no round is lost at a stop or finished
+    (and sealed) after it (QA49 review L1).  ``stale_cards`` tells which left-overs the
+    machine was ignoring when a round started, so a replay can ignore them;
+    ``waiting_cards`` which cards were waiting to start a round, and since which frame, so
+    its pre-roll reaches back to them.
     """
 
     def __init__(self, root: str | Path, config: TableConfig, *, model_name: str, model_sha256: str | None = None,
@@ -286,20 +312,18 @@ class RoundRecorder:
         # the pre-roll reaches back to them (the machine forgets them as the round starts)
         self._waiting: list = []
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)   # notified when no thread writes or tells
-        self._busy = 0                 # threads writing key frames or telling finished folders
-        self._writer: threading.Thread | None = None   # writes a person's action's key frames
+        self._changed = threading.Condition(self._lock)   # a write queued, or one done
+        # (write, args) for the writer thread, in order; the one being written stays first
+        self._tasks: deque[tuple[Callable, tuple]] = deque()
+        self._writer: threading.Thread | None = None
         self._current: _RoundFiles | None = None
-        self._closing: list[_RoundFiles] = []  # cleared at a frame not yet written
-        self._keys: list[tuple[_RoundFiles, int, np.ndarray]] = []   # key frames for the recorder's thread
-        self._unfinished: list[_RoundFiles] = []   # ended, waiting for their queued key frames
+        self._closing: list[_RoundFiles] = []  # cleared at a frame not yet queued
         self._last_image: tuple[int, np.ndarray] | None = None
         self.error: str | None = None
         self.finished: deque[Path] = deque(maxlen=100)  # the latest finished round folders
-        # Told (folder, meta) of each finished folder, on the recording thread after its lock
-        # is released: the kiosk seals the folder's files in its audit log.
+        # Told (folder, meta) of each finished folder, on the writer thread with no lock held:
+        # the kiosk seals the folder's files in its audit log.
         self.on_finished: Callable[[Path, dict], None] | None = None
-        self._untold: list[tuple[Path, dict]] = []
 
     @property
     def current_dir(self) -> Path | None:
@@ -307,9 +331,12 @@ class RoundRecorder:
         return current.folder if current is not None else None
 
     def busy_folders(self) -> list[Path]:
-        """Folders still being written (the open round, and one closing on a later frame)."""
+        """Folders still being written: the open round, one closing on a later frame, and any
+        the writer has not finished yet."""
         with self._lock:
-            return [f.folder for f in ([self._current] if self._current else []) + self._closing + self._unfinished]
+            rounds = ([self._current] if self._current else []) + self._closing
+            rounds += [args[0] for fn, args in self._tasks if fn == self._finish]
+            return [f.folder for f in rounds if f.folder is not None]
 
     # ------------------------------------------------------------ inputs
 
@@ -321,12 +348,12 @@ class RoundRecorder:
             if image is not None:
                 self._last_image = (frame_no, image)
             for files in list(self._closing):
-                self._write_frame(files, line, image)
-                if files.close_after is not None and frame_no >= files.close_after:
+                self._queue_frame(files, line, image)
+                if frame_no >= files.close_after:
                     self._closing.remove(files)
-                    self._finish(files, interrupted=False)
+                    self._put(self._finish, files, False)
             if self._current is not None:
-                self._write_frame(self._current, line, image)
+                self._queue_frame(self._current, line, image)
             # Always kept, even while a round is open: the next round may start on the very
             # frame that clears this one, and its tracker needs the frames before it.
             self._preroll.append(line)
@@ -334,82 +361,59 @@ class RoundRecorder:
             first = self._needed_from()
             while len(self._preroll) > self._preroll_frames and (first is None or self._preroll[0]["frame_no"] < first):
                 self._preroll.popleft()
-        self._write_keys()
-        with self._lock:
-            # A round that ended here waits only for key frames the writer thread is on: it is
-            # finished (and told) before this frame's call returns, as when this thread wrote them.
-            if self._unfinished:
-                self._idle.wait_for(lambda: not self._busy or not self._unfinished, timeout=KEY_WAIT_S)
-        self._tell_finished()
 
     def on_event(self, event: RoundEvent) -> None:
         with self._lock:
             if event.kind == EventKind.round_start:
                 if self._current is not None:  # never cleared (cannot happen with the machine): close it
-                    self._finish(self._current, interrupted=True)
+                    self._put(self._finish, self._current, True)
                 self._current = self._open(event)
                 self._waiting = []
             files = self._current
             if files is None:
                 return  # between rounds: camera events go to the audit log, not to a round
-            files.write_event(event)
+            self._put(files.write_event, event)
             if event.kind in _KEY_FRAME_KINDS and event.frame_no is not None:
-                if not files.written(event.frame_no):
+                if not files.queued(event.frame_no):
                     files.pending_keys.add(event.frame_no)
                 elif self._last_image is not None and self._last_image[0] == event.frame_no:
                     self._queue_key(files, event.frame_no, self._last_image[1])   # a person's action
             if event.kind == EventKind.round_cleared:
                 self._current = None
-                if files.written(event.frame_no):
-                    self._finish(files, interrupted=False)
+                if files.queued(event.frame_no):
+                    self._put(self._finish, files, False)
                 else:
                     files.close_after = event.frame_no
                     self._closing.append(files)
-            if self._keys and self._writer is None:
-                # a person's action on a frame already written: no camera frame may come soon
-                self._writer = threading.Thread(target=self._write_now, name="record:key-frames", daemon=True)
-                self._writer.start()
-        self._tell_finished()
 
     def close(self, timeout: float = 60.0) -> None:
-        """Stop recording; a round still open is marked interrupted.  Returns once every round
-        is finished and told, key frames another thread is still writing included (QA49 review
-        L1: a stalled disk let the seal start after the kiosk's stop record), or after
-        ``timeout`` seconds of a disk that writes nothing (logged)."""
-        self._write_keys()
+        """Stop recording; a round still open is marked interrupted.  Returns once the writer
+        has written, finished and told every round (QA49 review L1: a stalled disk let the
+        seal start after the kiosk's stop record), or after ``timeout`` seconds (logged)."""
         with self._lock:
             for files in self._closing:
-                self._finish(files, interrupted=False)
+                self._put(self._finish, files, False)
             self._closing.clear()
             if self._current is not None:
-                self._finish(self._current, interrupted=True)
+                self._put(self._finish, self._current, True)
                 self._current = None
-        deadline = time.monotonic() + timeout
-        while True:     # any an event queued meanwhile, or another thread is writing: finished then
-            self._write_keys()
-            self._tell_finished()
-            with self._lock:
-                if not (self._busy or self._keys or self._untold):
-                    return
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    log.error("recording: key frames still being written %.0f s after the stop", timeout)
-                    return
-                self._idle.wait(left)
+        if not self.flush(timeout):
+            log.error("recording: writes still wait for the disk %.0f s after the stop", timeout)
 
-    # ------------------------------------------------------------ files
+    def flush(self, timeout: float = 60.0) -> bool:
+        """Wait until the writer has written everything queued so far (a round ended by then
+        finished and told); False if it had not after ``timeout`` seconds."""
+        with self._lock:
+            return self._changed.wait_for(lambda: not self._tasks, timeout)
+
+    # ------------------------------------------------------------ queued (under the lock)
 
     def _needed_from(self) -> int | None:
         """The first frame a pre-roll needs for the cards waiting to start a round, if any."""
         since = [frame for _, _, frame in self._waiting]
         return min(since) - self._preroll_frames if since else None
 
-    def _open(self, event: RoundEvent) -> _RoundFiles | None:
-        base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
-        folder, suffix = base, 1
-        while folder.exists():
-            suffix += 1
-            folder = base.with_name(f"{base.name}-{suffix}")
+    def _open(self, event: RoundEvent) -> _RoundFiles:
         meta = {
             "format": FORMAT,
             "table_id": self.config.table_id,
@@ -435,88 +439,69 @@ class RoundRecorder:
             # QA49 review M4: a card waited longer than MAX_PREROLL frames; what the replay
             # cannot see is said, not left to look like a changed recording
             meta["preroll_cut"] = {"needed_from": needed, "cards": [list(w) for w in self._waiting]}
-        try:
-            files = _RoundFiles(folder, meta, self.config.camera.jpeg_quality, self._fail)
-        except OSError as exc:
-            self._fail(f"cannot start recording in {folder}: {exc}")
-            return None
-        for line in self._preroll:  # frames before this one: the pre-roll
-            files.write_detections(line)
+        base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
+        files = _RoundFiles(base, meta, self.config.camera.jpeg_quality, self._fail)
+        self._put(files.open, list(self._preroll))
+        files.last_frame = self._preroll[-1]["frame_no"] if self._preroll else None
         return files
 
-    def _write_frame(self, files: _RoundFiles, line: dict, image: np.ndarray | None) -> None:
-        files.write_detections(line)
-        frame_no = line["frame_no"]
+    def _queue_frame(self, files: _RoundFiles, line: dict, image: np.ndarray | None) -> None:
+        self._put(files.write_detections, line)
+        frame_no = files.last_frame = line["frame_no"]
         if frame_no in files.pending_keys and image is not None:
             files.pending_keys.discard(frame_no)
             self._queue_key(files, frame_no, image)
 
     def _queue_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray) -> None:
-        """A key frame for :meth:`_write_keys` (under the recorder's lock)."""
-        files.keys_due += 1
-        self._keys.append((files, frame_no, image))
+        """A key frame for the writer, or, where the disk is too far behind, its drop noted."""
+        if frame_no in files.keys:      # a person acted on the frame the camera made a key frame
+            return
+        files.keys.add(frame_no)
+        if sum(fn == self._write_key for fn, _ in self._tasks) < MAX_QUEUED_KEY_FRAMES:
+            self._put(self._write_key, files, frame_no, image)
+            return
+        self._fail(f"key frame {frame_no} of round {files.meta['round_no']} dropped: {MAX_QUEUED_KEY_FRAMES} "
+                   "key frames still wait for the disk (check the data disk: a failing SD card?); the round's "
+                   "meta.json names it in dropped_key_frames")
+        self._put(files.note_dropped, frame_no)
 
-    def _write_now(self) -> None:
-        """The writer thread: a person's action's key frames, then the rounds they finish."""
+    def _put(self, write: Callable, *args) -> None:
+        self._tasks.append((write, args))
+        self._changed.notify_all()
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write, name="record:writer", daemon=True)
+            self._writer.start()
+
+    # ------------------------------------------------------------ the writer thread
+
+    def _write(self) -> None:
         while True:
             with self._lock:
-                if not self._keys:
-                    self._writer = None     # decided under the lock: a key queued after starts another
+                if not self._changed.wait_for(lambda: self._tasks, WRITER_IDLE_S):
+                    self._writer = None     # decided under the lock: a write queued after starts another
                     return
-            self._write_keys()
-            self._tell_finished()
-
-    def _write_keys(self) -> bool:
-        """Encode and write the queued key frames without holding any lock, then finish the
-        rounds that waited for them (see the class docstring); False if none was queued."""
-        with self._lock:
-            keys, self._keys = self._keys, []
-            if not keys:
-                return False
-            self._busy += 1
-        try:
-            for files, frame_no, image in keys:
-                try:
-                    files.write_key_frame(frame_no, image)
-                except Exception:     # one frame cv2 cannot encode must not cost the others
-                    log.exception("key frame %s could not be written", frame_no)
-        finally:
+                write, args = self._tasks[0]
+            try:
+                write(*args)
+            except Exception:     # one frame cv2 cannot encode must not cost the rest
+                log.exception("recording: %s failed", getattr(write, "__name__", write))
             with self._lock:
-                for files, _, _ in keys:
-                    files.keys_due -= 1
-                for files in [f for f in self._unfinished if not f.keys_due]:
-                    self._unfinished.remove(files)
-                    self._finish(files, bool(files.finish_as))
-                self._busy -= 1
-                self._idle.notify_all()
-        return True
+                self._tasks.popleft()
+                self._changed.notify_all()
+
+    def _write_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray) -> None:
+        files.write_key_frame(frame_no, image)
 
     def _finish(self, files: _RoundFiles, interrupted: bool) -> None:
-        if files.keys_due:      # its last key frames are still queued: finished once they are written
-            files.finish_as = interrupted
-            self._unfinished.append(files)
+        if files.folder is None:    # never started (said when it failed): nothing to seal
             return
         files.finish(interrupted)
         self.finished.append(files.folder)
-        self._untold.append((files.folder, dict(files.meta)))
-
-    def _tell_finished(self) -> None:
-        with self._lock:
-            untold, self._untold = self._untold, []
-            if not untold:
-                return
-            self._busy += 1
-        try:
-            for folder, meta in untold:
-                if self.on_finished is not None:
-                    try:
-                        self.on_finished(folder, meta)
-                    except Exception:  # sealing must never stop the table
-                        log.exception("telling that %s is finished failed", folder.name)
-        finally:
-            with self._lock:
-                self._busy -= 1
-                self._idle.notify_all()
+        if self.on_finished is not None:
+            try:
+                self.on_finished(files.folder, dict(files.meta))
+            except Exception:  # sealing must never stop the table
+                log.exception("telling that %s is finished failed", files.folder.name)
 
     def _fail(self, message: str) -> None:
         log.error("recording: %s", message)

@@ -202,5 +202,6 @@ def test_an_unwritable_data_dir_stops_recording_not_the_round(tmp_path):
     pipeline = TablePipeline(CONFIG, None, ScriptedDetector(script), data_dir=blocked)
     for i in range(len(script)):
         pipeline.step(Frame(coded_image(i), i / 10, i))
+    pipeline.recorder.flush()            # the recorder's writer thread is behind the camera's
     assert pipeline.machine.round_no == 1 and pipeline.machine.state == RoundState.cleared
     assert "cannot start recording" in pipeline.status()["recording_error"]

@@ -69,7 +69,8 @@ def test_a_stop_waits_for_key_frames_the_camera_thread_is_still_writing(tmp_path
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
     machine = pipeline.machine
     machine.settle(BETS, ts=machine.last_ts + 0.05, actor="dealer7")
-    wait_for(lambda: not pipeline.recorder._keys, 1.0)       # the Settle frame, written at once
+    settle_frame = f"frames/{machine.last_frame_no:08d}.jpg"
+    wait_for(lambda: list(tmp_path.rglob(settle_frame)), 1.0)   # the Settle frame, written at once
     slow.set()
     n = len(script)
     camera = threading.Thread(target=pipeline.step, args=(Frame(coded_image(n), 1_700_000_000.0 + n * 0.1, n),))

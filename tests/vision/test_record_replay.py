@@ -62,6 +62,7 @@ def run_live(script, data_dir, actions=None, start_ts=1_700_000_000.0, first_fra
         pipeline.step(Frame(coded_image(i), start_ts + i * 0.1, first_frame + i))
         if actions:
             actions(pipeline, first_frame + i)
+    pipeline.recorder.flush()        # the recorder's writer thread is behind the camera's
     return pipeline, events
 
 
@@ -154,6 +155,7 @@ def test_a_kiosk_round_with_no_bets_ended_by_the_empty_table_replays_as_it_ran(t
     for i in range(len(detector.script)):
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
     assert pipeline.machine.state == RoundState.cleared
+    pipeline.recorder.flush()
     [folder] = find_recordings(tmp_path)
     assert json.loads((folder / "meta.json").read_text())["unsettled"] == "held"
     [result] = replay(folder)
@@ -377,6 +379,7 @@ def test_each_finished_recording_is_told_once_whole_so_it_can_be_sealed(tmp_path
     for i in range(len(script)):
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
         settle_when_complete(pipeline, i)
+    pipeline.recorder.flush()          # round 1 is finished by the writer thread, not the camera's
     assert [(m["round_no"], m["interrupted"]) for _, m, _ in told] == [(1, False)]
     pipeline.stop()
     assert [(m["round_no"], m["interrupted"]) for _, m, _ in told] == [(1, False), (2, True)]

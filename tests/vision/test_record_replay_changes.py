@@ -59,6 +59,7 @@ def test_a_recording_made_before_changes_were_reported_replays_as_it_ran(tmp_pat
     for i in range(len(detector.script)):
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
         settle_when_complete(pipeline, i)
+    pipeline.recorder.flush()
     [folder] = find_recordings(tmp_path)
     meta = json.loads((folder / "meta.json").read_text())
     meta["tracker"] = 4

@@ -33,6 +33,7 @@ def test_a_rules_5_recording_replays_as_it_ran(tmp_path):
         pipeline.step(Frame(coded_image(i), 1_700_000_000.0 + i * 0.1, i))
         settle_when_complete(pipeline, i)
     assert alerts_of(events, "card_changed") == [] and len(alerts_of(events, "card_after_round")) == 1
+    pipeline.recorder.flush()            # the recorder's writer thread is behind the camera's
     [folder] = find_recordings(tmp_path)
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["tracker"] == TRACKER_VERSION

@@ -185,6 +185,7 @@ def recording(tmp_path):
         pipeline.step(Frame(image, 1_700_000_000 + i / 10, i))
         if pipeline.machine.state == RoundState.complete:
             pipeline.machine.settle({"1": Bet("1", Decimal(100), "equal")}, ts=1_700_000_000 + i / 10 + 0.05)
+    pipeline.recorder.flush()            # the recorder's writer thread is behind the camera's
     return tmp_path / "data" / "recordings"
 
 
