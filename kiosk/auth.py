@@ -649,7 +649,7 @@ def check_csrf():
 # -- supervisor approval --------------------------------------------------------------------
 
 
-def authorize_supervisor(pin: str, purpose: str) -> str:
+def authorize_supervisor(pin: str, purpose: str, *, round_no: int | None = None, action: str | None = None) -> str:
     """Return the supervisor whose PIN this is, or raise; failures are throttled and logged.
 
     The guess is counted before the PIN is checked, in one transaction with the check of
@@ -660,12 +660,18 @@ def authorize_supervisor(pin: str, purpose: str) -> str:
     (``PIN_DAILY_CEILING``), whose lock only a supervisor's (or an admin's) password login
     at this screen lifts.  A right PIN is put on record even when the action is then
     refused (:func:`_record_refused_approval`).  An empty PIN is no guess (the dealer
-    pressed the button before the supervisor came): it is answered, not counted or logged."""
+    pressed the button before the supervisor came): it is answered, not counted or logged.
+
+    ``round_no`` is the round the action was for, and ``action`` what it was (the dealer view's
+    name when not given: ``correct``, ``adjustment``, ``void``): a wrong PIN is filed under the
+    round, so it is on that round's page and in its evidence package, where a dispute looks
+    (QA49 watch M8; only the purpose's words named the round before)."""
     conn = db.get_db()
     now = auth_clock().now()
     key = f"ip:{_client()}"
     requester = g.user["username"] if g.get("user") else "anonymous"
     guess = bool((pin or "").strip())
+    attempted = _attempted(round_no, action)
     with _write(conn):
         day = _pin_day_count(conn, key, now)
         wait = _lock_remaining(conn, "pin", [key], now)
@@ -686,16 +692,33 @@ def authorize_supervisor(pin: str, purpose: str) -> str:
                     conn.execute("UPDATE failures SET kind = 'pin_cleared' WHERE kind = 'pin' AND key = ? "
                                  "AND rowid < ?", (key, counted[0]))
                 g.pin_accepted = {"approved_by": row["username"], "requested_by": requester,
-                                  "purpose": purpose, "ip": _client()}
+                                  "purpose": purpose, **attempted, "ip": _client()}
                 return row["username"]
     locks = day + 1 >= PIN_DAILY_CEILING
-    payload = {"purpose": purpose, "ip": _client()}
+    payload = {"purpose": purpose, **attempted, "ip": _client()}
     if locks:
         payload["locked"] = "PIN approval on this screen, until a supervisor logs in here"
-    audit().append(AuditType.PIN_FAILED, requester, payload)
+    audit().append(AuditType.PIN_FAILED, requester, payload, round_no=_round_on_record(round_no))
     if locks:
         raise AuthError(f"supervisor PIN not recognised; {PIN_LOCKED}")
     raise AuthError("supervisor PIN not recognised; a supervisor must type their own PIN")
+
+
+def _attempted(round_no: int | None, action: str | None) -> dict:
+    """What a PIN was typed for, as the PIN's records keep it: the action and the round."""
+    action = action or (request.endpoint or "").rpartition(".")[2]
+    return {**({"action": action} if action else {}), **({"round": round_no} if round_no is not None else {})}
+
+
+def _round_on_record(round_no: int | None) -> int | None:
+    """The round a PIN record is filed under: the round the action named, where this table
+    has one.  A number the screen sent for no round (or beyond what the log stores) stays in
+    the payload only, so it neither makes a round of its own in the log nor fails the record."""
+    if round_no is None:
+        return None
+    log = audit()
+    return round_no if log.records(round_no=round_no, table_id=log.table_id, types=[AuditType.ROUND_START],
+                                   limit=1) else None
 
 
 @bp.after_app_request
@@ -713,7 +736,8 @@ def _record_refused_approval(response):
         # without it a right guess left no trace (only wrong ones were logged, and the refused
         # action wrote nothing)
         audit().append(AuditType.PIN_ACCEPTED, accepted["requested_by"],
-                       {**accepted, "status": response.status_code, "refused": str(refused or "")[:300]})
+                       {**accepted, "status": response.status_code, "refused": str(refused or "")[:300]},
+                       round_no=_round_on_record(accepted.get("round")))
     except (AuditError, sqlite3.Error):
         # the action has failed already, and answering it stays more useful than a 500
         current_app.logger.exception("could not record the PIN accepted for a refused action: %s", accepted)

@@ -57,7 +57,8 @@ def _refuse(exc: Exception, status: int = 409):
 
 
 def _approval(data: dict, purpose: str) -> Approval:
-    approver = auth.authorize_supervisor(_text(data, "pin", 16), purpose)
+    round_no = _round_of(data) or service().machine.round_no   # as the purpose names it; a wrong PIN is filed there
+    approver = auth.authorize_supervisor(_text(data, "pin", 16), purpose, round_no=round_no)
     return Approval(requested_by=g.user["username"], approved_by=approver)
 
 
@@ -154,7 +155,9 @@ def _round_of(data: dict) -> int | None:
 @bp.route("/api/correct", methods=("POST",))
 @require(*TABLE_ROLES)
 def correct():
-    """Replace, add, remove or confirm a card.  A settled round needs a supervisor PIN."""
+    """Replace, add, remove or confirm a card.  A settled round's change needs a supervisor PIN;
+    confirming after Settle a card the camera has read as another since ("Card is right") does
+    not: it changes no card and no money (TableService._confirm_settled)."""
     data = _body()
     svc = service()
     seat = _text(data, "seat", 16)
@@ -171,7 +174,8 @@ def correct():
     try:
         if old is None:     # a card added is for the round being dealt on the screen, never a later one
             svc.check_round(round_no, "added")
-        if settled or _text(data, "pin", 16):
+        confirming = old is not None and new is not None and old.upper() == new.upper()
+        if (settled and not confirming) or _text(data, "pin", 16):
             approval = _approval(data, f"correct seat {seat} in round {round_no or svc.machine.round_no}")
         result = svc.correct(seat, old, new, g.user["username"], reason, approval, round_no)
     except AuthError as exc:

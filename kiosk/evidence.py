@@ -384,28 +384,33 @@ def _derived_note(name: str) -> str:
 NAMED_SINCE = 10    # a round corrected many times over: the first few records, then a count
 
 
-# What the log may take under a round after its package without changing the round.
+# What the log may take under a round after its package without changing the round: case
+# notes and holds, and a supervisor PIN typed for an action on it that was not done (filed
+# under the round since QA49 watch M8).
 NOTED_TYPES = (AuditType.ROUND_NOTE, AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED)
+PIN_TYPES = (AuditType.PIN_FAILED, AuditType.PIN_ACCEPTED)
 
 
 def _since_package(log: AuditLog, manifest: dict, records: list[AuditRecord]) -> tuple[list[str], list[str]]:
     """The round's records the log took after this package was made, as (warnings, facts).
 
     A correction or a void since means the package no longer holds the round as it stands,
-    though every file of it still checks: a warning.  Case notes, holds and releases change
-    no settlement, but a note such as "the correction looks wrong" may matter to whoever
-    holds the package (QA49 watch L5): a fact.  Later exports change nothing."""
+    though every file of it still checks: a warning.  Case notes, holds, releases and a PIN
+    typed for an action not made change no settlement, but a note such as "the correction
+    looks wrong" may matter to whoever holds the package (QA49 watch L5): a fact.  Later
+    exports change nothing."""
     last = max((r.seq for r in records), default=None)
     if last is None:
         return [], []
     later = [r for r in log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"),
                                     after_seq=last) if r.type != AuditType.EXPORTED]
-    changed = [r for r in later if r.type not in NOTED_TYPES]
-    noted = [r for r in later if r.type in NOTED_TYPES]
+    changed = [r for r in later if r.type not in (*NOTED_TYPES, *PIN_TYPES)]
+    noted = [r for r in later if r.type in (*NOTED_TYPES, *PIN_TYPES)]
+    kind = "case note or hold record" if all(r.type in NOTED_TYPES for r in noted) else "note, hold or PIN record"
     round_no = manifest.get("round")
     warnings = [f"round {round_no} has {_written(changed, 'record', by=False)}: it does not hold the round as the "
                 "log has it now; export it again for the round's current settlement"] if changed else []
-    facts = [f"round {round_no} has {_written(noted, 'case note or hold record', by=True)}: these change nothing "
+    facts = [f"round {round_no} has {_written(noted, kind, by=True)}: these change nothing "
              "of the round, so the package still holds it as the log does; read them on the round's page at the "
              "kiosk"] if noted else []
     return warnings, facts

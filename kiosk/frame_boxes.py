@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# Where a label goes is the live view's placement (vision.overlay_labels), named here too as
+# kiosk.frame_boxes.label_places for the callers that drew with this module's own copy.
+from vision.overlay_labels import label_places  # noqa: F401
 from vision.record import META, read_jsonl
 from vision.table import TableConfig
 
 
 class FrameBoxes:
     """A recording's key frames with what the camera read drawn on them: each detection's
-    box, card and confidence, and the seat zones.
+    box, card and confidence, and the seat zones, drawn by the live view's overlay
+    (``vision.pipeline.draw_overlay``), so a boxed key frame reads like the screen the dealer saw.
 
     The zones are those the recording's own meta.json names (the ones the tracker placed
     cards by when it was recorded), else ``config``'s.  The review page and the evidence

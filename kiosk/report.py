@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterator
 
+from kiosk.adjustment_words import BANKER, after_close, adjustment_words, moved_words, owed_words
 from kiosk.audit import GENESIS_HASH, AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from kiosk.clockwatch import CLOCK_TYPES, UntrustedSpan, signed_duration, span_of, untrusted_spans
-from kiosk.rounds import (BANKER, BOOK_TYPES, TERMINAL_TYPES, adjustment_words, banking_of, ending, fold_round,
-                          is_change)
+from kiosk.rounds import BOOK_TYPES, TERMINAL_TYPES, banking_of, ending, fold_round, is_change
 from kiosk.table_service import ADJUSTMENT_TYPES, corrected_rounds, money
 from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net, money_shown
@@ -220,8 +220,11 @@ class PeriodReport:
 
         def said(amounts: dict, waived: bool = False) -> str:
             return adjustment_words(amounts, banking, self.shown, waived=waived)
+        # a record stamped after the period ended is listed (a reprint tells the adjustment as
+        # it stands) but marked, and not totalled: the signed copy could not have held it
         records = [{**{key: r.get(key) for key in ("action", "actor", "approved_by", "ts", "reason", "difference")},
-                    "said": said(r.get("difference") or {}, r.get("action") == "waived")}
+                    "said": said(r.get("difference") or {}, r.get("action") == "waived"),
+                    "after_period": bool(self.until and r.get("ts") and r["ts"] > self.until)}
                    for r in adjustment["records"]]
         insort(self.adjustments, {"round": number, "status": adjustment["status"], "banking": banking,
                                   "outstanding": outstanding, "not_recorded": adjustment["not_recorded"],
@@ -400,7 +403,8 @@ def _ended_rounds(log: AuditLog, *, table_id: str | None, since: str | None, unt
 def _earlier_adjustments(log: AuditLog, *, table_id: str | None, since: str | None, until: str | None,
                          upto_seq: int) -> Iterator[tuple[str, list[AuditRecord]]]:
     """``(table, book records)`` of each round that ended before the period and whose
-    adjustment concerns it: corrected, paid or waived in the period, or still owed now.
+    adjustment concerns it: corrected, paid or waived in the period, still owed now, or owed
+    when the period ended.
     Only rounds corrected after Settle are read (the type index: they are few)."""
     if since is None:
         return      # the period runs from the first record: no round ended before it
@@ -416,16 +420,27 @@ def _earlier_adjustments(log: AuditLog, *, table_id: str | None, since: str | No
                 continue        # this period's round (listed with its books), or a later one's
             moved = any(since <= r.ts and (until is None or r.ts <= until)
                         for r in mine if r.type in ADJUSTMENT_TYPES)
-            if moved or adjustment["status"] == "outstanding":
+            if moved or adjustment["status"] == "outstanding" or _owed_at_close(mine, until):
                 yield table, mine
+
+
+def _owed_at_close(records: list[AuditRecord], until: str | None) -> bool:
+    """Whether a round's adjustment was still owed when the period ended at ``until`` though
+    settled since: the copy signed then listed it as outstanding, so a reprint lists it too,
+    with the records made after the close marked (QA49 supervisor L2), rather than drop it."""
+    if until is None or not any(r.ts > until for r in records if r.type in ADJUSTMENT_TYPES):
+        return False
+    then = fold_round([r for r in records if r.ts <= until])["adjustment"] if records else None
+    return bool(then) and then["status"] == "outstanding"
 
 
 def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
     """What the console says of the adjustments corrections left (``to_json``'s
     ``adjustments``), before the figures, as the page does: first what is still owed, which the
     books count as if paid, then what this period's records moved and waived (the tray differs
-    from the books by it), then each round's.  ``shown`` writes an amount to the table's money
-    unit, ``when`` a log time in the reader's zone."""
+    from the books by it), then each round's, a record made after the period ended marked so
+    (a reprint differs from the signed copy by it).  ``shown`` writes an amount to the table's
+    money unit, ``when`` a log time in the reader's zone."""
     adjustments = report.get("adjustments") or []
     if not adjustments:
         return []
@@ -450,33 +465,15 @@ def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
         for r in a["records"]:
             who = r.get("approved_by") or r.get("actor")
             why = f" ({r['reason']})" if r.get("reason") else ""
+            late = f" ({after_close(when(report['to']))})" if r.get("after_period") else ""
             lines.append(f"{head}: {r.get('action')} by {who} at {when(r.get('ts'))}: "
-                         f"{moves(a, r.get('difference') or {}, r.get('action') == 'waived')}{why}")
+                         f"{moves(a, r.get('difference') or {}, r.get('action') == 'waived')}{why}{late}")
         if a["outstanding"]:
             lines.append(f"{head}: outstanding: {moves(a, a['outstanding'])}")
         if a["not_recorded"]:
             lines.append(f"{head}: corrected before adjustments were recorded; whether its difference "
                          f"({moves(a, a['not_recorded'])}) was paid is not in the log")
     return lines
-
-
-def owed_words(owed: dict, money) -> str:
-    """What ``adjustments_owed`` totals, in words: the house's to pay and to collect, and apart
-    from them what a player-banker still pays or is paid (that player's money, not the house's
-    float, though the dealer may have fronted a seat its side)."""
-    said = [f"to {what} {money(owed[what])}" for what in ("pay", "collect") if Decimal(owed[what])]
-    banker = [f"{verb} {money(owed[key])}" for key, verb in (("banker_pays", "pays"), ("banker_is_paid", "is paid"))
-              if Decimal(owed.get(key) or 0)]
-    if banker:
-        said.append(f"the banker, a player, {' and '.join(banker)}")
-    return ", ".join(said)
-
-
-def moved_words(moved: dict, money) -> str:
-    """``adjustments_moved`` in words: what the records of the period paid out, collected and
-    waived (a waived collection is chips the books count and the tray never got)."""
-    return (f"paid {money(moved['paid'])}, collected {money(moved['collected'])}; waived: "
-            f"{money(moved['waived_pay'])} not paid, {money(moved['waived_collect'])} not collected")
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:

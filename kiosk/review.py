@@ -13,13 +13,14 @@ from pathlib import Path
 
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
+from kiosk.adjustment_words import after_close, moved_words, owed_words, standing
 from kiosk.audit import (AuditError, AuditType, around_period, local_text, log_moment, parse_period, parse_time,
                          typed_day)
 from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
 from kiosk.frame_boxes import with_boxes      # the evidence package draws its boxed frames alike
-from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_of, in_period, load_round, matches,
-                          is_change, round_number, round_numbers, seen_cards)
+from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_at_table, house_net_of, in_period,
+                          load_round, matches, is_change, round_number, round_numbers, seen_cards)
 from kiosk.retention import deletion_of, folder_deletion, log_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
@@ -334,6 +335,8 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
                            house_net=house_net_of(summary["settlement"]),
                            paid_house_net=house_net_of(summary["paid_settlement"])
                            if summary["settlement_corrections"] else None,
+                           held_house_net=house_net_at_table(summary) if summary["settlement_corrections"] else None,
+                           standing=standing(summary["adjustment"], say.money),
                            banking=banking, say=say, stray=stray, not_scored=not_scored,
                            adjustment_said=adjustment_said(summary["adjustment"], say), evidence_said=evidence_said,
                            self_approved=self_approved, SELF_APPROVED=SELF_APPROVED), status
@@ -597,7 +600,22 @@ def report():
     books = (found.get(table_id) or PeriodReport(table_id, since, until)).to_json()
     clock = clock_lines(books, lambda ts: local_text(ts, _zone()))
     return render_template("review/report.html", report=books, error=error, args=request.args, clock=clock,
-                           made=datetime.now(timezone.utc).isoformat(), head=audit().last())
+                           said=_report_said(books), made=datetime.now(timezone.utc).isoformat(), head=audit().last())
+
+
+def _report_said(books: dict) -> dict[str, str]:
+    """The report's adjustment totals in the console's words (``kiosk.adjustment_words``), the
+    money to the table's unit as the page writes it: what is owed, what the period moved, and
+    the note on a record made after the period closed."""
+    say, table = _say(), service().config
+    said = {"owed": "", "moved": "", "closed": ""}
+    if books.get("adjustments_owed"):
+        said["owed"] = owed_words(books["adjustments_owed"], lambda a: f"{say.money(a)} {table.currency}")
+    if books.get("adjustments_moved"):
+        said["moved"] = moved_words(books["adjustments_moved"], say.money)
+    if books.get("to"):
+        said["closed"] = after_close(f"{local_text(books['to'], _zone())} {table.timezone}")
+    return said
 
 
 @bp.route("/chain")

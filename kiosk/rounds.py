@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from typing import Callable, Iterable
+from typing import Iterable
 
+from kiosk.adjustment_words import BANKER, WAIVED, party_order
 from kiosk.audit import AuditLog, AuditRecord, AuditType
 from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net, money_text
@@ -235,6 +236,7 @@ def adjustment(summary: dict) -> dict | None:
       as ``"banker"``, whose net is the round's ``banker_net``.  The money a seat wins or loses
       there is that player's, not the house's (QA49 review H1: "PAY 250.00 to seat 2" alone sent
       a dealer to the house's float, and one tap closed a round whose banker never paid);
+    * ``settled``: the party's net at Settle; ``now``: as corrected;
     * ``held``: what the party's chips stand at: the line before the first tracked correction
       (Settle's, as older kiosks corrected it) plus every difference recorded *paid*;
     * owed: the line as corrected less ``held``, less what a waiver forgave, but only while the
@@ -266,7 +268,7 @@ def adjustment(summary: dict) -> dict | None:
             paid[BANKER], now[BANKER], base[BANKER] = banker
     held, waived = dict(base), {}
     for record in summary["adjustments"]:
-        into = waived if record.get("action") == "waived" else held
+        into = waived if record.get("action") == WAIVED else held
         for seat, amount in (record.get("difference") or {}).items():
             into[seat] = into.get(seat, Decimal(0)) + Decimal(amount)
     owed = {}
@@ -287,15 +289,10 @@ def adjustment(summary: dict) -> dict | None:
               else "not_recorded" if not_recorded else "none")
     return {"status": status, "basis": corrections[-1]["seq"] if tracked else None, "outstanding": outstanding,
             "not_recorded": not_recorded, "held": signed(held, keep_zero=True), "records": list(summary["adjustments"]),
-            "banking": banking.value if banking is not None else None}
-
-
-BANKER = "banker"       # the banker's party in an adjustment where a player banks, named as its hand is
-
-
-def party_order(party: str) -> tuple:
-    """Seats in their order (2 before 10), the banker after them."""
-    return (party == BANKER, len(party), party)
+            "banking": banking.value if banking is not None else None,
+            # Settle's line and the line as corrected, beside ``held``: where each party's chips
+            # stand is told from these (kiosk.adjustment_words.standing), as the seat box tells it
+            "settled": signed(paid, keep_zero=True), "now": signed(now, keep_zero=True)}
 
 
 def _banker_nets(summary: dict, tracked: list[dict]) -> tuple[Decimal, Decimal, Decimal] | None:
@@ -308,61 +305,6 @@ def _banker_nets(summary: dict, tracked: list[dict]) -> tuple[Decimal, Decimal, 
         return paid, now, Decimal(first) if first is not None else (paid if tracked else now)
     except (KeyError, TypeError, ArithmeticError, ValueError):
         return None
-
-
-def adjustment_words(amounts: dict[str, str], banking: str | None, money: Callable[[Decimal], str], *,
-                     screen: bool = False, waived: bool = False) -> str:
-    """Who pays whom for an adjustment's amounts (``outstanding``, or a record's ``difference``),
-    in one line: the dealer's screen (``screen``: "PAY 97.50 USD to Seat 2"), the shift report
-    and its console ("pay 97.50 USD to seat 2"); ``money`` writes an amount (never signed).
-
-    Where a player banks, each seat's money is the banker's: "Banker pays 500.00 USD to Seat
-    1", "Seat 2 pays 100.00 USD to the banker" (QA49 supervisor M4: "PAY 500.00" beside a house
-    result of 0.00 read as the house's to pay).  The banker's own total is said only where the
-    seats named do not make it (a commission, or a side already recorded), and a seat whose
-    banker's side is recorded already is the dealer's to pay or collect.  ``waived``: what a
-    waiver leaves unmoved ("the banker does not pay ...")."""
-    seat = (lambda s: f"Seat {s}") if screen else (lambda s: f"seat {s}")
-    banker = "Banker" if screen else "the banker"
-    parties = sorted(amounts.items(), key=lambda i: party_order(i[0]))
-    seats = [(s, Decimal(d)) for s, d in parties if s != BANKER and Decimal(d)]
-    own = Decimal(amounts[BANKER]) if BANKER in amounts else None
-    player = banking == Banking.PLAYER.value and own is not None
-    words = []
-    for name, d in seats:
-        m = money(abs(d))
-        if player and d > 0:
-            words.append(f"{banker} {'does not pay' if waived else 'pays'} {m} to {seat(name)}")
-        elif player:
-            words.append(f"{seat(name)} {'does not pay' if waived else 'pays'} {m} to the banker")
-        elif waived and banking == Banking.PLAYER.value:      # the banker's side waived apart, or not at all
-            words.append(f"{seat(name)} {'is not paid' if d > 0 else 'does not pay'} {m}")
-        elif waived:
-            words.append(f"the house does not {'pay' if d > 0 else 'collect'} {m} {'to' if d > 0 else 'from'} "
-                         f"{seat(name)}")
-        elif d > 0:
-            words.append(f"{'PAY' if screen else 'pay'} {m} to {seat(name)}")
-        else:
-            words.append(f"{'COLLECT' if screen else 'collect'} {m} from {seat(name)}")
-    if own and own != -sum((d for _, d in seats), Decimal(0)):
-        total = " in all" if seats else ""
-        if own < 0:
-            words.append(f"{banker} {'does not pay' if waived else 'pays'} {money(-own)}{total}")
-        else:
-            words.append(f"{banker} {'is not paid' if waived else 'is paid'} {money(own)}{total}")
-    return " · ".join(words) if screen else "; ".join(words)
-
-
-def party_words(party: str, amount: str, banking: str | None, money: Callable[[Decimal], str]) -> str:
-    """One party's side of an adjustment, for the dealer to tick once its chips have moved:
-    "PAY 97.50 USD to Seat 2" where the house banks; where a player does, each side alone
-    ("Seat 1 is paid 500.00 USD", "Banker pays 500.00 USD"), since "Banker pays 500.00 USD to
-    Seat 1" beside the banker's own tick would read as two payments."""
-    d = Decimal(amount)
-    name = "Banker" if party == BANKER else f"Seat {party}"
-    if banking == Banking.PLAYER.value:
-        return f"{name} {'is paid' if d > 0 else 'pays'} {money(abs(d))}"
-    return f"PAY {money(d)} to {name}" if d > 0 else f"COLLECT {money(-d)} from {name}"
 
 
 def round_numbers(log: AuditLog, *, table_id: str | None = None, since: str | None = None,
@@ -483,6 +425,25 @@ def house_net_of(settlement: dict | None) -> str | None:
                                     Decimal(settlement["total_commission"])))
     except (KeyError, TypeError, ValueError, ArithmeticError):
         return None
+
+
+def house_net_at_table(summary: dict) -> str | None:
+    """The house's result as the chips stand now: Settle's, less what the adjustment records
+    paid out since and plus what they collected (QA49 supervisor L4: the round page's "house
+    net as paid at the table" stayed Settle's -425.00 after the dealer paid 97.50 more).  Where
+    a player banks, a seat paid and its banker's side collected leave the house only the
+    commission's change.  None where it cannot be said: Settle's house net is not known, or a
+    correction from before adjustments were recorded left a difference nobody recorded."""
+    at_settle = house_net_of(summary.get("paid_settlement"))
+    adjustment = summary.get("adjustment") or {}
+    if at_settle is None or adjustment.get("not_recorded"):
+        return None
+    try:
+        moved = sum((Decimal(d) for r in summary.get("adjustments", ()) if r.get("action") != WAIVED
+                     for d in (r.get("difference") or {}).values()), Decimal(0))
+    except (TypeError, ValueError, AttributeError, ArithmeticError):
+        return None
+    return money_text(Decimal(at_settle) - moved)
 
 
 # How many camera records of all tables to look back through for one table's last turn.

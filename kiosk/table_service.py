@@ -36,8 +36,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
 from kiosk.clockwatch import ClockWatch
-from kiosk.rounds import (BANKER, TERMINAL_TYPES, adjustment_words, fold_round, load_round, party_words,
-                          round_numbers)
+from kiosk.adjustment_words import adjustment_words, party_name, party_words, standing
+from kiosk.rounds import BANKER, TERMINAL_TYPES, fold_round, load_round, round_numbers
 from scoring.cards import Card, parse_cards
 from scoring.compare import compare
 from scoring.errors import NiuniuError
@@ -45,7 +45,8 @@ from scoring.evaluate import HandResult, evaluate
 from scoring.rules import BankerCover, BankerSelection, Preset, PresetError, load_preset
 from scoring.settle import Bet, Settlement, money_shown, money_text, settle_round, unit_places
 from vision.record import recording_digests, round_in_name
-from vision.round import CAMERA_KINDS, HAND_SIZE, AlertCode, EventKind, RoundError, RoundEvent, RoundMachine, RoundState
+from vision.round import (CAMERA_KINDS, HAND_SIZE, UNSEEN_LEFT_OVER_S, AlertCode, EventKind, RoundError, RoundEvent,
+                          RoundMachine, RoundState)
 from vision.table import TableConfig
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ HISTORY_SIZE = 10
 LEFT_OVER_FOLDERS = 3
 # After a restart, how long a settled or voided round's cards are ignored if the camera does
 # not show them (swept during the stop); shown, they are ignored until they leave the table.
-LEFT_OVER_WAIT_S = 10.0
+# The same wait as for a cleared round's cards the camera does not show at Clear.
+LEFT_OVER_WAIT_S = UNSEEN_LEFT_OVER_S
 # Each camera event: which watch it turns, and to what (None: the event's own ``aim``).
 CAMERA_TURNS = {
     EventKind.camera_online: ("online", "online"), EventKind.camera_offline: ("online", "offline"),
@@ -158,8 +160,9 @@ def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: D
                     currency: str = "") -> dict | None:
     """A round's adjustment (:func:`kiosk.rounds.adjustment`) as the dealer's screen shows it:
     per party what the dealer pays or collects, in the table's money unit, who pays whom in
-    words (``text``, ``waive_text``: the words are the server's, one wording with the shift
-    report's), and who closed what."""
+    words (``text``, ``waive_text``: the words are the server's, ``kiosk.adjustment_words``, one
+    wording with the shift report's and the round page's), who closed what, and per party where
+    its chips stand (``standing``: at Settle, moved since, at the table now, still owed)."""
     if adjustment is None:
         return None
     banking = adjustment.get("banking")
@@ -180,7 +183,9 @@ def adjustment_view(adjustment: Mapping[str, Any] | None, round_no: int, unit: D
                          "ts": r.get("ts"), "reason": r.get("reason") or "", "seats": seats(r.get("difference") or {}),
                          "text": adjustment_words(r.get("difference") or {}, banking, said, screen=True,
                                                   waived=r.get("action") == "waived")}
-                        for r in adjustment["records"]]}
+                        for r in adjustment["records"]],
+            "standing": [{**row, **{k: shown(row[k], unit) for k in ("settled", "held", "now", "owed")}}
+                         for row in standing(adjustment, said)]}
 
 
 def correction_view(line: Mapping[str, Any], adjustment: Mapping[str, Any] | None,
@@ -201,9 +206,19 @@ def correction_view(line: Mapping[str, Any], adjustment: Mapping[str, Any] | Non
             "outcome": line.get("outcome"), "net": shown(line["net"], unit)}
 
 
-def party_name(party: str) -> str:
-    """A party to an adjustment in a sentence: "seat 2", "the banker"."""
-    return "the banker" if party == BANKER else f"seat {party}"
+def lone_card_words(alert: RoundEvent, bets_in: bool) -> str:
+    """A ``card_after_round`` as the dealer's screen says it: what to do, not only what was seen.
+
+    The machine's words (the log keeps them) say the card starts no round alone; what the dealer
+    does about it is the kiosk's to say.  Bets for the next round are open from Settle on, so the
+    next deal's first card laid before the sweep needs only its round's bets (QA49 dealing2 M4:
+    the words said to deal on while bets were closed, and that round began with none)."""
+    finished = "voided" if alert.data.get("state") == RoundState.void else "settled"
+    after = alert.round_no + 1
+    todo = (f"deal on (the bets for round {after} are in)" if bets_in
+            else f"enter the bets for round {after} (Same bets) and deal on")
+    return (f"{alert.card} lies alone on seat {alert.seat} beside round {alert.round_no}'s cards, {finished} "
+            f"without it. If it is the next deal's first card: {todo}; if not, take it off the table")
 
 
 def corrected_rounds(log: AuditLog, *, since: str | None = None, until: str | None = None) -> Iterator[int]:
@@ -759,13 +774,18 @@ class TableService:
     def _open_alerts(alerts: Iterable[RoundEvent], hands: Mapping[str, list[str]],
                      absent: set[tuple[str, str]] = frozenset(), round_no: int = 0,
                      doubtful: set[tuple[str, str]] = frozenset(),
-                     changed: set[tuple[str, str]] = frozenset(), unsettled: bool = True) -> list[dict]:
+                     changed: Mapping[tuple[str, str], str | None] = {}, unsettled: bool = True,
+                     bets_in: bool = False) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
         A sixth card taken off, a duplicate corrected, a card that left its seat seen there
         again (or taken off the hand by a correction) is fixed: left on the screen it reads as
         a fault still there, and a dealer working fast stops trusting the alerts.  The audit
-        log and the round's history keep every alert raised."""
+        log and the round's history keep every alert raised.  ``bets_in``: the next round's
+        bets are entered (a lone card after the round is told what to do about them).  ``changed``:
+        each card read as another and not yet answered -> the reading still open; an alert for a
+        reading a person already answered stays answered (QA49 dealing2 L2: it came back beside
+        the new one when the card was later read as a third card)."""
         def fixed(alert: RoundEvent) -> bool:
             code = alert.data.get("code")
             if code == AlertCode.too_many_cards:
@@ -777,9 +797,12 @@ class TableService:
             if code == AlertCode.card_reread:
                 return (alert.seat, alert.card) not in doubtful     # confirmed or corrected
             if code == AlertCode.card_changed:
-                return (alert.seat, alert.card) not in changed      # confirmed or corrected
+                key = (alert.seat, alert.card)                      # confirmed or corrected
+                return key not in changed or changed[key] not in (None, alert.data.get("read_as"))
             return False
-        listed = [{"code": a.data.get("code"), "message": a.data.get("message"), "seat": a.seat, "card": a.card}
+        listed = [{"code": a.data.get("code"), "seat": a.seat, "card": a.card,
+                   "message": lone_card_words(a, bets_in) if a.data.get("code") == AlertCode.card_after_round
+                   else a.data.get("message")}
                   for a in alerts if not fixed(a)]
         dealt = sum(len(cards) for cards in hands.values())
         if unsettled and len(absent) > 1 and len(absent) == dealt:
@@ -820,7 +843,14 @@ class TableService:
         return self.preset.bet_kinds
 
     def can_take_bets(self) -> bool:
-        return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.void)
+        """Bets are for the next round; they are open whenever no round is being dealt.
+
+        Open from Settle (and a void) on, not only once the table is cleared: a dealer working
+        fast lays the next deal's first card before the sweep, and with bets closed until the
+        kiosk cleared the round that round began with none (QA49 dealing2 M4).  What is entered
+        waits in the next round's bets (``_pending``); the round on the table keeps its own, so
+        a settled round's stakes can never change after Settle."""
+        return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.settled, RoundState.void)
 
     def _check_running(self) -> None:
         """Refuse an action once :meth:`stop` has run (checked under the lock, which ``stop``
@@ -832,7 +862,7 @@ class TableService:
     def _check_bets_open(self) -> None:
         if not self.can_take_bets():
             raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
-                             "bets for the next round open when this one is cleared")
+                             "bets for the next round open when this one is settled or voided")
 
     @property
     def default_bid(self) -> int:
@@ -948,7 +978,7 @@ class TableService:
                                  f"{self.preset.banker.selection.value}")
             if not self.can_take_bets():
                 raise TableError(f"bids are closed: round {self.machine.round_no} is {self.machine.state}; "
-                                 "the bank bid for the next round opens when this one is cleared")
+                                 "the bank bid for the next round opens when this one is settled or voided")
             value = self._check_bid(bid)
             # On the log first, then in memory: a bid the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
@@ -988,7 +1018,8 @@ class TableService:
                                  "entered at this table (banker.cover = 'unlimited')")
             if not self.can_take_bets():
                 raise TableError(f"the banker's stack is closed: round {self.machine.round_no} is "
-                                 f"{self.machine.state}; enter it for the next round when this one is cleared")
+                                 f"{self.machine.state}; enter it for the next round when this one is settled or "
+                                 "voided")
             stack = self._check_stack(amount)
             # On the log first, then in memory: a stack the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
@@ -1004,7 +1035,8 @@ class TableService:
         """Place, change or (amount empty or 0) remove one seat's bet for the next round.
 
         Bets close when the first card of the round is accepted: a bet placed after
-        the cards are seen would be past-posting.  ``multiple`` is the player's bet
+        the cards are seen would be past-posting.  They open again at Settle or a void, for
+        the round after (:meth:`can_take_bets`).  ``multiple`` is the player's bet
         multiple at a grab-the-banker table (empty: the lowest); other tables refuse one.
         """
         with self._lock:
@@ -1110,7 +1142,64 @@ class TableService:
                 finally:
                     self._round_extra.pop("approver", None)
                 return {"round": target, "action": event.data.get("action"), "settled": False}
+            if old is not None and new is not None and old.strip().upper() == new.strip().upper():
+                return self._confirm_settled(target, seat, old, actor, reason, approval)
             return self._correct_settled(target, seat, old, new, actor, reason, approval)
+
+    def _change_readings(self) -> dict[tuple[str, str], str | None]:
+        """Each (seat, card) the machine has in ``card_changed`` now -> what it reads as (the
+        ``read_as`` of its newest alert)."""
+        readings: dict[tuple[str, str], str | None] = dict.fromkeys(self.machine.changed_cards)
+        for alert in self.machine.alerts:
+            key = (alert.seat, alert.card)
+            if key in readings and alert.data.get("code") == AlertCode.card_changed:
+                readings[key] = alert.data.get("read_as")
+        return readings
+
+    def _open_readings(self, changed: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """What each card in ``changed`` (not yet answered) reads as now."""
+        readings = self._change_readings()
+        return {key: readings.get(key) for key in changed}
+
+    def _changed_cards(self) -> set[tuple[str, str]]:
+        """The cards read as another since they were accepted that no person has answered yet.
+
+        The machine takes a confirmation only while the round is dealt; after Settle its cards
+        are the log's (QA49 dealing2 L1: "Card is right" was refused, and the alert stayed even
+        after the supervisor corrected the card).  What a person answered after Settle, the
+        dealer's confirmation or a settled correction of the card, is kept here, for the reading
+        it had: read as yet another card since, the card is told again."""
+        looked = self._round_extra.get("looked") or set()
+        return {key for key, read_as in self._change_readings().items() if (*key, read_as) not in looked}
+
+    def _confirm_settled(self, round_no: int, seat: str, code: str, actor: str, reason: str,
+                         approval: Approval | None) -> dict:
+        """"Card is right" after Settle, for a card the camera has read as another since: the
+        dealer looked, and nothing changes (no card, no money), so no supervisor's PIN is asked.
+        Logged as the confirmation before Settle is (``card_corrected``, ``confirmed``), marked
+        ``after_settlement`` with the reading it answers (``read_as``)."""
+        try:
+            card = Card.parse(code).code
+        except NiuniuError as exc:
+            raise TableError(str(exc)) from None
+        if round_no != self.machine.round_no or self.machine.state != RoundState.settled:
+            raise TableError(f"round {round_no}'s cards are no longer on the table: only a card of the settled round "
+                             "on the screen can be confirmed; to change a card of a settled round, pick the card "
+                             "that is really there (a supervisor's PIN and a reason)")
+        read_as = self._change_readings().get((seat, card))
+        if (seat, card) not in self._changed_cards():
+            raise TableError(f"{card} on seat {seat} has not been read as another card since round {round_no} was "
+                             "settled: there is nothing to confirm; to change it, pick the card that is really "
+                             "there (a supervisor's PIN and a reason)")
+        self.audit.append(AuditType.CARD_CORRECTED, actor, {
+            "frame_no": self.machine.last_frame_no, "seat": seat, "old": card, "new": card, "action": "confirmed",
+            "reason": reason or "the card is right", "after_settlement": True, "read_as": read_as,
+            "approved_by": approval.approved_by if approval else None}, round_no=round_no, ts=self.clock())
+        self._round_extra.setdefault("looked", set()).add((seat, card, read_as))
+        self._reload_history()
+        self._publish()
+        return {"round": round_no, "action": "confirmed", "settled": True, "difference": {}, "adjust": [],
+                "adjust_text": ""}
 
     def _check_free(self, code: str, seat: str) -> None:
         try:
@@ -1207,6 +1296,10 @@ class TableService:
         # nor this correction's own difference (QA49 supervisor H1: corrected and corrected back
         # before anything moved, that said PAY 195.00 where nothing was owed).
         if round_no == self.machine.round_no:
+            # A supervisor looked at the card: its reading as another is answered, and so is one as
+            # the card it was corrected to, raised later (the camera reads what the record now says).
+            looked = self._round_extra.setdefault("looked", set())
+            looked.update({(seat, old_c, new_c), (seat, old_c, self._change_readings().get((seat, old_c)))})
             self._round_extra["hands"] = hands
             self._round_extra["lines"] = {line["seat"]: dict(line) for line in new_lines}
             self._round_extra["settlement"] = settlement
@@ -1411,11 +1504,12 @@ class TableService:
         results = {seat: self._evaluate(c) for seat, c in codes.items()}
         banker = results.get("banker")
         # A voided round moves no money and its bets are open again: no "if settled now"
-        # figures for it, and the chips show the next round's stakes, not the void's.
+        # figures for it, and the chips show the next round's stakes, not the void's.  So do a
+        # settled round's: its stakes are in its payout lines, and bets are open (can_take_bets).
         void = state == RoundState.void
         preview = {} if settled or between or void else self._preview(codes)
-        bets = {} if between or void else self._round_bets
-        changed = m.changed_cards     # read as another card since: flagged "?" like a doubtful one
+        bets = {} if between or void or settled else self._round_bets
+        changed = self._changed_cards()     # read as another card since: flagged "?" like a doubtful one
         seats = []
         for name in self.config.seat_names:
             hand = hands.get(name)
@@ -1477,8 +1571,8 @@ class TableService:
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
                       "alerts": [] if between else self._open_alerts(
-                          m.alerts, codes, m.absent_cards, m.round_no, m.doubtful_cards, changed,
-                          unsettled=state in (RoundState.dealing, RoundState.complete)),
+                          m.alerts, codes, m.absent_cards, m.round_no, m.doubtful_cards, self._open_readings(changed),
+                          unsettled=state in (RoundState.dealing, RoundState.complete), bets_in=bool(self._pending)),
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet
                       "adjustment": adjustment_view(self._round_extra.get("adjustment")

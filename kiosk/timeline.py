@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
+from kiosk.adjustment_words import DUE, PAID, WAIVED, counterpart, moved, moves, owed, party_name
 from kiosk.audit import AuditType, local_text
 from kiosk.rounds import banking_of, house_net_of
 from scoring.settle import money_shown
@@ -101,18 +102,13 @@ def seat_order(seat) -> tuple:
     return (seat != "banker", len(seat), seat)
 
 
-# How a signed amount (from the party's side: positive, it is to be paid to them) is said of
-# money still to move, money that moved, and money a supervisor forgave.
-DUE, PAID, WAIVED = "due", "paid", "waived"
-_MOVES = {DUE: ("to collect {} from {}", "to pay {} to {}"), PAID: ("collected {} from {}", "paid {} to {}"),
-          WAIVED: ("not collected {} from {}", "not paid {} to {}")}
-
-
 @dataclass(frozen=True)
 class Say:
     """The pieces of a sentence: seats, bets, money and people as the round page and the
     evidence summary both write them (money to the table's unit, thousands grouped:
-    ``scoring.settle.money_shown``, as ``_money.html``).
+    ``scoring.settle.money_shown``, as ``_money.html``).  Who pays whom is said by
+    ``kiosk.adjustment_words``, the dealer screen's and the shift report's words too: these
+    methods only bind it to the table's unit and the round's other side.
 
     ``counterpart``: the other side of every seat's money, the house, or the banker where a
     player banks.  A person is named by :meth:`who` (the summary's words add their role at
@@ -123,8 +119,7 @@ class Say:
 
     def for_banking(self, banking) -> "Say":
         """The same words with the banker as the other side where a player banks."""
-        player = str(getattr(banking, "value", banking)) == "player"
-        return replace(self, counterpart="the banker" if player else "the house")
+        return replace(self, counterpart=counterpart(banking))
 
     def money(self, text) -> str:
         return money_shown(str(text), self.unit, grouped=True)
@@ -138,12 +133,12 @@ class Say:
 
     @staticmethod
     def seat(seat) -> str:
-        return "the banker" if seat == "banker" else f"seat {seat}"
+        return party_name(seat)
 
     @staticmethod
     def seat_name(seat) -> str:
         """A seat as a table's row names it."""
-        return "Banker" if seat == "banker" else f"Seat {seat}"
+        return party_name(seat, title=True)
 
     def bet(self, bet: dict) -> str:
         multiple = bet.get("multiple")
@@ -158,29 +153,17 @@ class Say:
         return f"{str(line.get('outcome', '')).upper()} {self.signed(line['net'])}"
 
     def owed(self, seat: str, difference) -> str:
-        """A difference from the party's side, as a debt: negative, the seat owes the house
-        (or the banker); for the banker (a player banking), its side against the players'."""
-        value = Decimal(str(difference))
-        if not value:
-            return "no difference"
-        if seat == "banker":
-            return (f"the banker owes the players {self.money(-value)}" if value < 0 else
-                    f"the players owe the banker {self.money(value)}")
-        if value < 0:
-            return f"{self.seat(seat)} owes {self.counterpart} {self.money(-value)}"
-        return f"{self.counterpart} owes {self.seat(seat)} {self.money(value)}"
+        """A difference from the party's side, as a debt (``kiosk.adjustment_words.owed``)."""
+        return owed(seat, difference, self.money, self.counterpart)
 
     def moved(self, seat: str, amount, how: str = PAID) -> str:
-        """An amount chips move by for one party, in the dealer's verbs: ``how`` is DUE (still
-        to move), PAID (moved at the table) or WAIVED (forgiven by a supervisor)."""
-        value = Decimal(str(amount))
-        collect, pay = _MOVES[how]
-        return (collect if value < 0 else pay).format(self.money(abs(value)), self.seat(seat))
+        """An amount chips move by for one party (``kiosk.adjustment_words.moved``): ``how`` is
+        DUE (still to move), PAID (moved at the table) or WAIVED (forgiven by a supervisor)."""
+        return moved(seat, amount, self.money, how)
 
     def moves(self, amounts: dict, how: str = PAID) -> str:
         """:meth:`moved` for every party, banker first, seats in order."""
-        return "; ".join(self.moved(seat, amounts[seat], how) for seat in sorted(amounts, key=seat_order)
-                         if Decimal(str(amounts[seat])))
+        return moves(amounts, self.money, how, order=seat_order)
 
     @staticmethod
     def card_change(data: dict) -> str:
@@ -412,6 +395,17 @@ def _pin_failed(data: dict, record, say: Say) -> str:
     return f"A wrong supervisor PIN, typed by {record.actor}{purpose}"
 
 
+def _pin_accepted(data: dict, record, say: Say) -> str:
+    """A right PIN whose action the table then refused: filed under the round it was typed for,
+    it is the only trace of that approval there (the refused action wrote nothing), so the page
+    says whose PIN it was and why nothing came of it."""
+    purpose = f" to {data['purpose']}" if data.get("purpose") else ""
+    refused = str(data.get("refused") or "").strip()
+    why = f": {refused}" if refused else f" (HTTP {data['status']})" if data.get("status") else ""
+    return (f"A supervisor PIN ({data['approved_by']}), typed by {record.actor}{purpose}, was accepted "
+            f"but the action was refused{why}")
+
+
 def _kiosk_start(data: dict, record, say: Say) -> str:
     clock = data.get("clock") or {}
     unsynced = f"; {clock['message']}" if isinstance(clock, dict) and clock.get("synchronised") is False else ""
@@ -455,6 +449,7 @@ _WORDS = {
     AuditType.RECORDING_SEALED: _sealed, AuditType.RECORDING_HELD: _held, AuditType.RECORDING_RELEASED: _released,
     AuditType.RECORDING_CHANGED: _changed, AuditType.EXPORTED: _exported, AuditType.ROUND_NOTE: _note,
     AuditType.LOGIN: _login, AuditType.LOGIN_FAILED: _because, AuditType.PIN_FAILED: _pin_failed,
+    AuditType.PIN_ACCEPTED: _pin_accepted,
     AuditType.LOGOUT: _session_ended, AuditType.SESSION_TIMEOUT: _session_ended, AuditType.KIOSK_START: _kiosk_start,
     AuditType.KIOSK_STOP: _kiosk_stop, AuditType.CONFIG_LOADED: _config_loaded, AuditType.MODEL_LOADED: _model_loaded,
     AuditType.USER_CREATED: _account, AuditType.USER_CHANGED: _account,

@@ -37,6 +37,7 @@ from vision.aim import CAMERA_MOVE_CLEARED, CameraAimWatch
 from vision.corners import Detection
 from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
+from vision.overlay_labels import BOX_COLOUR, draw_labelled_boxes, drawing_scale
 from vision.record import RoundRecorder, recordings_dir
 from vision.round import RoundEvent, RoundMachine
 from vision.sources import Frame, FrameSource, LatestFrameReader
@@ -373,24 +374,25 @@ def _model_sha256(detector) -> str | None:
     return value if isinstance(value, str) else None
 
 
+OUTSIDE_COLOUR = (0, 0, 255)     # a detection in no seat zone: the tracker places it nowhere
+
+
 def draw_overlay(image: np.ndarray, config: TableConfig, detections: list[Detection],
                  tracker: SeatTracker | None = None) -> np.ndarray:
-    """Seat zones (named) and every detection (card and confidence) drawn on a copy."""
+    """Seat zones (named) and every detection (card and confidence) drawn on a copy: green in a
+    zone, red outside every zone (where ``tracker`` says which), each label where
+    :func:`vision.overlay_labels.label_places` puts it, clear of the others on a fanned hand.
+    The round page's boxed key frames are this drawing too (``kiosk.frame_boxes``)."""
     out = image.copy()
     height, width = out.shape[:2]
     zones = tracker.zones_for(width, height) if tracker is not None else None
-    scale = max(0.4, min(width, height) / 900.0)
+    scale = drawing_scale(width, height)
     for seat in config.seats:
         points = np.array([[int(x * width), int(y * height)] for x, y in seat.polygon], dtype=np.int32)
         cv2.polylines(out, [points], True, (255, 200, 0), max(1, int(2 * scale)))
         x, y = points[:, 0].min(), points[:, 1].min()
         cv2.putText(out, seat.name, (int(x) + 4, int(y) + int(22 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
                     0.7 * scale, (255, 200, 0), max(1, int(2 * scale)), cv2.LINE_AA)
-    for det in detections:
-        x1, y1, x2, y2 = (int(round(v)) for v in det.box)
-        inside = zones is None or zones.seat_of(det.box) is not None
-        colour = (0, 200, 0) if inside else (0, 0, 255)
-        cv2.rectangle(out, (x1, y1), (x2, y2), colour, max(1, int(2 * scale)))
-        cv2.putText(out, f"{det.card.code} {det.conf:.2f}", (x1, max(0, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX,
-                    0.5 * scale, colour, max(1, int(scale)), cv2.LINE_AA)
-    return out
+    colours = [BOX_COLOUR if zones is None or zones.seat_of(det.box) is not None else OUTSIDE_COLOUR
+               for det in detections]
+    return draw_labelled_boxes(out, detections, colours)

@@ -23,6 +23,7 @@ Output, one dict per round, oldest first::
      "recording": path, "matches_recording": true, "differences": [],
      "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
+                                                          # (or in an unzipped package: "package": its folder)
      "seal_unchecked": "why",                             # a recording with no audit log beside it
      "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
              "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
@@ -32,7 +33,9 @@ A replay that matches says the recording is consistent with itself, not that it 
 table made: a whole folder can be swapped.  So a kiosk recording (one under
 ``<data dir>/recordings/<table>/`` beside an ``audit.sqlite3``, or with ``data_dir`` given) is
 also checked against its ``recording_sealed`` record in the audit log (:class:`SealBook`), and
-a folder whose name says another round than its ``meta.json`` is always warned about.
+a folder whose name says another round than its ``meta.json`` is always warned about.  A
+recording inside an unzipped evidence package (``recording/<folder>`` beside the package's
+``audit.json`` and ``MANIFEST.json``) is checked against the package's records instead.
 """
 
 from __future__ import annotations
@@ -118,11 +121,20 @@ class SealBook:
     is a kiosk's: its seal is looked up there (or in ``data_dir``'s log when given, for a
     recording copied elsewhere).  Each log is read once however many rounds are replayed.
     The log belongs to the kiosk package, imported only here: a recording without a log
-    replays with vision alone."""
+    replays with vision alone.
+
+    A recording at ``<package>/recording/<round>`` of an unzipped evidence package is checked
+    against the package's ``audit.json``, the round's records as the kiosk exported them (QA49
+    watch L6: the officer holding only the package was told "seal not checked", and the replay
+    named none of the corrections the package holds).  That file is trusted only while it is
+    the one the package's ``MANIFEST.json`` lists; whether the manifest is the table's own is
+    the signature's question, which ``niuniu audit check-evidence`` answers."""
 
     def __init__(self, data_dir: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self._logs: dict[Path, dict[tuple[str, str], Any] | str] = {}
+        # an unzipped package's folder -> its audit.json records, or why they cannot be used
+        self._packages: dict[Path, list | str] = {}
         # (table, round) -> its card and settlement corrections, read with the seals
         self._corrections: dict[Path, dict[tuple[str, int], list]] = {}
 
@@ -143,6 +155,8 @@ class SealBook:
             warnings.append(f"the folder's name says round {named} but its {META} says round {summary.get('round')}: "
                             "the folder was renamed or another round's recording was put in its place")
         log_dir = self.log_dir(folder)
+        if log_dir is None and (package := package_of(folder)) is not None:
+            return self._check_in_package(folder, package, summary)
         if log_dir is None:
             # Said, not left out: a replay that matches proves only that the recording agrees with
             # itself, and an officer reading an unzipped evidence package must know what checks the rest.
@@ -168,18 +182,61 @@ class SealBook:
         self._add_log(log_dir, seal.table_id, seal.seq, summary)
         return summary
 
+    def _check_in_package(self, folder: Path, package: Path, summary: dict) -> dict:
+        """The seal and later corrections of a recording in an unzipped package, from its audit.json."""
+        from kiosk.audit import AuditType
+        from kiosk.rounds import ROUND_TYPES, fold_round
+
+        records = self._package_records(package)
+        if isinstance(records, str):
+            summary["seal"] = {"seq": None, "ok": False, "changes": [], "error": records, "package": str(package)}
+            return summary
+        seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED
+                     and r.data.get("folder") == folder.name), None)
+        if seal is None:
+            summary["seal"] = {"seq": None, "ok": True, "changes": [], "package": str(package),
+                               "note": f"the package's {PACKAGE_RECORDS} has no recording_sealed record for "
+                                       f"{folder.name} (recorded before sealing, or the kiosk stopped before "
+                                       "sealing it)"}
+            return summary
+        changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+        summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "package": str(package)}
+        round_no = summary.get("round")
+        if isinstance(round_no, int):
+            ours = [r for r in records if r.round_no == round_no and r.table_id == seal.table_id]
+            corrections = self._corrected_after(ours, seal.seq)
+            if corrections:
+                summary["log"] = _as_corrected(corrections, fold_round([r for r in ours if r.type in ROUND_TYPES]))
+        return summary
+
+    def _package_records(self, package: Path) -> list | str:
+        """The package's audit records, or why they cannot stand in for the kiosk's log."""
+        if package not in self._packages:
+            self._packages[package] = _read_package_records(package)
+        return self._packages[package]
+
+    @staticmethod
+    def _corrected_after(records: list, sealed_seq: int) -> list:
+        """The corrections of a round made after its recording was sealed (a confirmed card is none)."""
+        from kiosk.audit import AuditType
+        from kiosk.rounds import is_change
+
+        return [r for r in records if r.seq > sealed_seq and r.type in (AuditType.CARD_CORRECTED,
+                                                                        AuditType.SETTLEMENT_CORRECTED)
+                and (r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data))]
+
     def _add_log(self, log_dir: Path, table_id: str, sealed_seq: int, summary: dict) -> None:
         """The round as the log has it now, where people corrected it after its recording was
         sealed: the replay shows the recording (what the camera saw and the table settled), and
         without this a corrected round's replay would contradict the review page unexplained."""
-        from kiosk.audit import AuditError, AuditLog, AuditType
-        from kiosk.rounds import is_change, load_round
+        from kiosk.audit import AuditError, AuditLog
+        from kiosk.rounds import load_round
 
         round_no = summary.get("round")
         if not isinstance(round_no, int):
             return
-        corrections = [r for r in self._corrections.get(log_dir, {}).get((table_id, round_no), [])
-                       if r.seq > sealed_seq and (r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data))]
+        corrections = self._corrected_after(self._corrections.get(log_dir, {}).get((table_id, round_no), []),
+                                            sealed_seq)
         if not corrections:
             return      # the common case: no second read of the log
         try:
@@ -192,18 +249,7 @@ class SealBook:
             log.close()
         if now is None:
             return
-        summary["log"] = {
-            "corrections_after_recording": [
-                {"seq": r.seq, "ts": r.ts, "type": r.type, "actor": r.actor,
-                 **{k: r.data.get(k) for k in ("seat", "old", "new", "action", "approved_by", "requested_by",
-                                               "reason", "difference") if k in r.data}}
-                for r in corrections],
-            "status": now.get("status"),
-            "hands": now.get("hands", {}),
-            "lines": {seat: {"outcome": line.get("outcome"), "net": line.get("net")}
-                      for seat, line in (now.get("lines") or {}).items()},
-            "settlement": now.get("settlement"),
-        }
+        summary["log"] = _as_corrected(corrections, now)
 
     def _seals(self, log_dir: Path) -> dict[tuple[str, str], Any] | str:
         """``(table, folder)`` -> its latest seal, or why the log cannot be read."""
@@ -224,6 +270,66 @@ class SealBook:
                 finally:
                     log.close()
         return self._logs[log_dir]
+
+
+# An evidence package's round records and its manifest (kiosk.evidence writes them beside recording/).
+PACKAGE_RECORDS = "audit.json"
+PACKAGE_MANIFEST = "MANIFEST.json"
+PACKAGE_RECORDING = "recording"
+
+
+def package_of(folder: Path) -> Path | None:
+    """The unzipped evidence package a recording folder lies in (``<package>/recording/<folder>``), or None."""
+    root = folder.resolve().parent
+    if root.name != PACKAGE_RECORDING:
+        return None
+    root = root.parent
+    return root if (root / PACKAGE_RECORDS).is_file() and (root / PACKAGE_MANIFEST).is_file() else None
+
+
+def _read_package_records(package: Path) -> list | str:
+    """audit.json's records, where it is the file MANIFEST.json lists and each record matches
+    its own hash; otherwise why not (a replay must not vouch for a seal or corrections someone
+    wrote into the package after its export)."""
+    import hashlib
+
+    from kiosk.audit import AuditRecord
+
+    check = ("check the package with `niuniu audit check-evidence PACKAGE.zip --public-key KEY` "
+             "(or --data-dir DIR at the kiosk)")
+    try:
+        raw = (package / PACKAGE_RECORDS).read_bytes()
+        manifest = json.loads((package / PACKAGE_MANIFEST).read_text(encoding="utf-8"))
+        listed = manifest.get("files", {}).get(PACKAGE_RECORDS) if isinstance(manifest, dict) else None
+    except (OSError, ValueError, AttributeError) as exc:
+        return f"the package in {package} cannot be read ({exc}); {check}"
+    if listed != hashlib.sha256(raw).hexdigest():
+        return (f"the package's {PACKAGE_RECORDS} is not the file the package's {PACKAGE_MANIFEST} lists: it was "
+                f"changed after export, so neither its seal nor its corrections are used; {check}")
+    try:
+        records = [AuditRecord(**item) for item in json.loads(raw)]
+    except (ValueError, TypeError) as exc:
+        return f"the package's {PACKAGE_RECORDS} cannot be read as audit records ({exc}); {check}"
+    bad = [r.seq for r in records if r.expected_hash() != r.hash]
+    if bad:
+        return f"record seq {bad[0]} of the package's {PACKAGE_RECORDS} does not match its own hash; {check}"
+    return records
+
+
+def _as_corrected(corrections: list, now: dict) -> dict:
+    """The replay's ``log`` entry: the corrections after the recording and the round they left."""
+    return {
+        "corrections_after_recording": [
+            {"seq": r.seq, "ts": r.ts, "type": r.type, "actor": r.actor,
+             **{k: r.data.get(k) for k in ("seat", "old", "new", "action", "approved_by", "requested_by",
+                                           "reason", "difference") if k in r.data}}
+            for r in corrections],
+        "status": now.get("status"),
+        "hands": now.get("hands", {}),
+        "lines": {seat: {"outcome": line.get("outcome"), "net": line.get("net")}
+                  for seat, line in (now.get("lines") or {}).items()},
+        "settlement": now.get("settlement"),
+    }
 
 
 def is_damaged_recording(folder: Path) -> bool:
@@ -749,16 +855,19 @@ def _differing(recorded: dict, replayed: dict, prefix: str = "") -> list[tuple[s
 
 
 def seal_line(seal: dict) -> str:
-    """The recording against its seal in the audit log, in a line."""
+    """The recording against its seal in the audit log (or the unzipped package's records), in a line."""
     if seal.get("error"):
         return f"seal NOT CHECKED: {seal['error']}"
     if seal.get("seq") is None:
         return f"seal: none: {seal.get('note', '')}"
+    where = f"the package's {PACKAGE_RECORDS}" if seal.get("package") else "the audit log"
     if seal["ok"]:
-        return f"seal: every file is as sealed in the audit log (seq {seal['seq']})"
+        vouched = ("; that the package is the table's own is its signature's to say: niuniu audit check-evidence "
+                   "PACKAGE.zip --public-key KEY") if seal.get("package") else ""
+        return f"seal: every file is as sealed in {where} (seq {seal['seq']}){vouched}"
     shown = "; ".join(seal["changes"][:5]) + (f"; and {len(seal['changes']) - 5} more" if len(seal["changes"]) > 5
                                                   else "")
-    return f"seal: the recording is NOT AS SEALED in the audit log (seq {seal['seq']}): {shown}"
+    return f"seal: the recording is NOT AS SEALED in {where} (seq {seal['seq']}): {shown}"
 
 
 def log_lines(r: dict) -> list[str]:

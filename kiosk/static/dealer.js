@@ -62,10 +62,16 @@
   // Only a grab-the-banker table sends bids and multiples; every other table's screen is unchanged.
   function grab() { return Boolean(state && state.table.bet_multiples); }
 
+  // Bets are open on a round still on the table (settled or voided): they are the next round's.
+  function nextBets() {
+    const r = state.round;
+    return r.bets_open && (r.state === "settled" || r.state === "void");
+  }
+
   // Only a table whose banker pays as far as a stack goes sends the stack (banker.cover).
   function covered() { return Boolean(state && state.table.banker_cover); }
 
-  // One party's side of an adjustment, in the kiosk's words (kiosk.rounds.party_words): "COLLECT
+  // One party's side of an adjustment, in the kiosk's words (kiosk.adjustment_words.party_words): "COLLECT
   // 195.00 USD from Seat 3"; where a player banks, "Seat 1 is paid 500.00 USD", "Banker pays …".
   function adjustText(a) { return a.text; }
 
@@ -75,6 +81,13 @@
     if (adj.outstanding.some((o) => o.seat === seatName)) return "outstanding";
     const done = adj.records.filter((r) => r.seats.some((o) => o.seat === seatName));
     return done.length ? done[done.length - 1].action : null;
+  }
+
+  // A line as the seat box and the history dialog write it: "WIN +47.50", "+47.50" without an
+  // outcome, "—" where the server does not know it.
+  function lineText(outcome, net) {
+    return (outcome ? outcome.toUpperCase() + " " : "")
+      + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
   }
 
   function betText(bet) {
@@ -339,6 +352,12 @@
       betBtn.dataset.key = "bet:" + seat.name;
       betBtn.textContent = seat.bet ? betText(seat.bet) : "No bet";
       betBtn.disabled = !state.round.bets_open;
+      // On a settled or voided round the chips are the next round's stakes (its own are in the
+      // payout lines): entered now, before the sweep, they are there when the next deal begins.
+      if (nextBets()) {
+        betBtn.classList.add("next");
+        betBtn.title = "Bet for round " + (state.round.no + 1);
+      }
       head.appendChild(betBtn);
     } else if (grab()) {
       const bidBtn = el("button", "bet-chip bid-chip", "Bid ×" + state.round.banker_bid);
@@ -419,11 +438,9 @@
     const m = el("div", "money " + c.action + " final corrected");
     m.appendChild(el("span", "amount", c.action === "none" ? "NO CHANGE · correction"
       : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
-    const was = (outcome, net) => (outcome ? outcome.toUpperCase() + " " : "")
-      + (net === null || net === undefined ? "—" : (Number(net) > 0 ? "+" : "") + grouped(net));
     // until the chips have moved (or a supervisor waived it) the round's books and the table differ
     const done = adjustState(state.round.adjustment, name);
-    m.appendChild(el("small", "paid", "paid " + was(c.paid_outcome, c.paid_net) + " · now " + was(c.outcome, c.net)
+    m.appendChild(el("small", "paid", "paid " + lineText(c.paid_outcome, c.paid_net) + " · now " + lineText(c.outcome, c.net)
       + (done ? " · " + done : "")));
     if (done === "outstanding") m.classList.add("outstanding");
     return m;
@@ -466,7 +483,8 @@
       totals.appendChild(el("div", "t-title", r.bets_open ? "Bets open for round " + (r.no + 1) : "Round " + r.no));
     }
     drawActions();
-    $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled" ? "Settled. Clear the cards for the next round."
+    $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled"
+      ? "Settled. Bets are open for round " + (r.no + 1) + ": enter them (Same bets) as the cards are cleared."
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));
@@ -756,7 +774,14 @@
     correcting = { seat: seat, code: code, round: round, settled: settled };
     chosen = null;
     $("correct-title").textContent = "Correct " + code + " · " + seatTitle(seat) + " · round " + round;
-    $("correct-note").textContent = settled
+    // After Settle a card the camera has since read as another (flagged "?") is confirmed by the
+    // dealer who looked, with no PIN: nothing changes.  Only a change needs the supervisor.
+    const flagged = settled && round === state.round.no && state.round.state === "settled"
+      && state.seats.some((s) => s.name === seat && s.cards.some((c) => c.code === code && c.confirm));
+    $("correct-note").textContent = flagged
+      ? "The camera has read this card as another since Settle. If " + code + " is on the table, tap Card is "
+        + "right (no PIN). If another card is, pick it: a supervisor's PIN and a reason, and the settlement is recomputed."
+      : settled
       ? "This round is settled: a supervisor's PIN and a reason are required, and the settlement is recomputed."
       : "Pick the card that is really on the table.";
     $("correct-pin-label").hidden = !settled;
@@ -765,7 +790,7 @@
     showError($("correct-error"), "");
     $("correct-new").textContent = "…";
     $("correct-submit").disabled = true;
-    $("correct-confirm").hidden = settled;
+    $("correct-confirm").hidden = settled && !flagged;
     $("correct-remove").hidden = settled;
     const used = usedCodes(hands, seat, code);
     $("grid52").querySelectorAll(".gcard").forEach((g) => {
@@ -796,7 +821,9 @@
         if ($("history-dialog").open) $("history-dialog").close();
         const said = "Correction recorded: " + seatTitle(body.seat) + " " + (body.old || "") + " → " + (newCode || "removed");
         const result = (answer && answer.result) || {};
-        if (result.settled) {
+        if (result.action === "confirmed") {
+          toast(seatTitle(body.seat) + ": " + body.old + " confirmed", "ok");
+        } else if (result.settled) {
           // A settled round's correction moves money the table already paid: say what to pay or collect.
           // what the round now owes, whoever pays whom (a player-banker included)
           toast(said + " · " + (result.adjust_text || "no money to pay or collect"), "ok", 15000);
@@ -1009,9 +1036,10 @@
     h.alerts.forEach((a) => box.appendChild(el("p", "alert", "⚠ " + a)));
     const table = el("table", "detail");
     const head = el("tr");
-    // Corrected after it was paid: the result and net are as corrected, beside what was paid at the table.
+    // Corrected after it was paid: the result and net are as corrected; where the chips stand is
+    // the table below it.
     const paid = h.paid_lines;
-    (paid ? ["Seat", "Cards", "Hand", "Bet", "Result", "Net as corrected", "Paid at the table", "Difference"]
+    (paid ? ["Seat", "Cards", "Hand", "Bet", "Result", "Net as corrected"]
       : ["Seat", "Cards", "Hand", "Bet", "Result", "Net"]).forEach((t) => head.appendChild(el("th", null, t)));
     table.appendChild(head);
     Object.keys(h.hands).forEach((seat) => {
@@ -1037,19 +1065,11 @@
       tr.appendChild(el("td", line ? line.outcome : "", line ? line.outcome.toUpperCase() : ""));
       tr.appendChild(el("td", null, line ? grouped(line.net) + (Number(line.commission) > 0 ? " (comm. " + grouped(line.commission) + ")" : "")
         + (line.short ? " (short " + grouped(line.short) + " of " + grouped(line.owed) + ")" : "") : ""));
-      if (paid) {
-        const was = paid[seat];
-        tr.appendChild(el("td", was ? was.outcome : "", was ? was.outcome.toUpperCase() + " " + (Number(was.net) > 0 ? "+" : "") + grouped(was.net) : ""));
-        const d = (h.paid_difference || {})[seat];
-        const other = state.table.banking === "player" ? "the banker" : "the house";
-        tr.appendChild(el("td", "difference", d === undefined || Number(d) === 0 ? "" : Number(d) < 0
-          ? seatTitle(seat) + " owes " + other + " " + grouped(d.replace("-", ""))
-          : other + " owes " + seatTitle(seat) + " " + grouped(d)));
-      }
       table.appendChild(tr);
     });
     box.appendChild(table);
     const adj = h.adjustment;
+    if (paid && adj && adj.standing.length) box.appendChild(standingTable(h));
     if (adj) {
       // what the correction's difference has become: owed still, paid, waived, or not known
       if (adj.outstanding.length) {
@@ -1072,6 +1092,31 @@
       if (b && !b.disabled) openCorrection(b.dataset.seat, b.dataset.code, h.round, true, h.hands);
     });
     return box;
+  }
+
+  // Per party where its chips stand, as the round page's table and the seat box tell it (QA49
+  // supervisor L4; the rows are kiosk.adjustment_words.standing's): Settle's line alone, with its
+  // own "owes" worked out here, still said 97.50 was owed after the dealer had paid it.
+  function standingTable(h) {
+    const table = el("table", "detail standing");
+    const head = el("tr");
+    ["Seat", "Paid at Settle", "Paid, collected or waived since", "At the table now", "As corrected", "Still owed"]
+      .forEach((t) => head.appendChild(el("th", null, t)));
+    table.appendChild(head);
+    h.adjustment.standing.forEach((row) => {
+      const tr = el("tr");
+      tr.dataset.party = row.party;
+      const settled = h.paid_lines[row.party];
+      const now = h.lines[row.party];
+      tr.append(el("td", null, row.name),
+        el("td", null, settled ? lineText(settled.outcome, settled.net) : lineText(null, row.settled)),
+        el("td", null, row.since),
+        el("td", null, row.held === null ? "not known: corrected before adjustments were recorded" : lineText(null, row.held)),
+        el("td", null, now ? lineText(now.outcome, now.net) : lineText(null, row.now)),
+        el("td", "owed" + (Number(row.owed) ? " outstanding" : ""), row.owes));
+      table.appendChild(tr);
+    });
+    return table;
   }
 
   $("history").addEventListener("click", (e) => {

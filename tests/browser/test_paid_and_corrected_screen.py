@@ -41,8 +41,8 @@ def test_a_settled_correction_shows_the_difference_to_pay_or_collect(browser, li
     # the round in the history strip: paid at the table beside the result as corrected
     service.observe([], 2)
     click(driver, '.tile[data-round="1"]')
-    wait_text(driver, "#history-detail", "Paid at the table")
+    wait_text(driver, "#history-detail", "Paid at Settle")
     detail = driver.find_element(By.ID, "history-detail").text
     assert "Net as corrected" in detail and "LOSE -50.00" in detail
-    assert "the house owes Seat 2 97.50" in detail
+    assert "the house owes seat 2 97.50 USD" in detail
     shots(driver, "dealer-history-paid-and-corrected")

@@ -58,3 +58,15 @@ def test_a_settled_rounds_cards_swept_beside_the_next_deals_first_are_no_fault(d
     table.frames(4.0)
     codes = [a["code"] for a in dealer.state()["round"]["alerts"]]
     assert "table_empty_unsettled" not in codes
+
+
+def test_a_reading_answered_stays_answered_when_the_card_reads_as_a_third(dealer, service):
+    """QA49 dealing2 L2: after "Card is right" for 4H read as AH, a later steady reading as
+    2H showed both alerts again; the dealer has only the new reading to look at."""
+    table = dealt(dealer, service)
+    swap(table, "4H", "AH")
+    service.correct("1", "4H", "4H", "dealer1", "looked: it is the 4 of hearts")
+    swap(table, "AH", "2H")
+    alerts = dealer.state()["round"]["alerts"]
+    assert [a["message"][:22] for a in alerts] == ["4H on seat 1 has read "]
+    assert "as 2H" in alerts[0]["message"] and "as AH" not in alerts[0]["message"]

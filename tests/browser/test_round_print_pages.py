@@ -1,0 +1,60 @@
+"""QA49 watch L2, in a real browser: the printed round's key frames are the page's width (at
+48 % the disputed card could not be read on paper), it ends with a block to sign, and each
+sheet's foot names the round and the page ("Round 1 · page 2 of 3")."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from kiosk_testing import hand
+from test_dealer_screen import log_in
+from test_review_print import pdf_pages, shown
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_printed_round_has_wide_frames_a_sign_off_block_and_page_numbers(browser, live_kiosk):
+    from kiosk.table_service import Approval
+
+    driver, service = browser, live_kiosk.service
+    service.set_bet("1", "100", "equal", "dealer1")
+    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 3)
+    service.settle("dealer1")
+    service.observe([], 4)
+    service.correct("1", "AS", "AD", "dealer1", "player disputes: an ace of diamonds", Approval("dealer1", "super1"),
+                    round_no=1)
+    folder = live_kiosk.app.extensions["niuniu"].data_dir / "recordings" / "t1" / "20260101T000000Z-round-0001"
+    (folder / "frames").mkdir(parents=True)
+    (folder / "meta.json").write_text('{"round_no": 1}')
+    for frame_no in range(1, 6):
+        cv2.imwrite(str(folder / "frames" / f"{frame_no:08d}.jpg"), np.full((720, 1280, 3), 40 * frame_no, np.uint8))
+
+    log_in(driver, live_kiosk.url, "watch1")
+    WebDriverWait(driver, 5).until(lambda d: d.find_elements(By.ID, "round-list"))
+    driver.get(live_kiosk.url + "review/round/1")
+    WebDriverWait(driver, 5).until(lambda d: shown(d, "#timeline"))
+    assert not shown(driver, "#sign-off")                      # on the screen: nothing to sign
+
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    [sign_off] = shown(driver, "#sign-off")
+    for field in ("Case number", "Reviewed by", "Date", "Signature"):
+        assert field in sign_off.text
+    kept = shown(driver, ".frames figure")
+    page_width = driver.execute_script("return document.querySelector('main').getBoundingClientRect().width")
+    assert kept and all(f.size["width"] >= 0.9 * page_width for f in kept), [f.size for f in kept]   # was 48 %
+    footer = driver.execute_script(
+        "return [...document.styleSheets].flatMap(s => [...s.cssRules]).flatMap("
+        "r => r.media ? [...r.cssRules] : [r]).filter(r => r instanceof CSSPageRule).map(r => r.cssText).join(' ')")
+    # the foot of each sheet: the round's title and the page (Chromium's @page margin boxes)
+    footer = driver.execute_script(
+        "return [...document.styleSheets].flatMap(s => [...s.cssRules]).filter(r => r instanceof CSSPageRule)"
+        ".map(r => r.cssText).join(' ')")
+    assert 'var(--print-title, "") "page " counter(page) " of " counter(pages)' in footer, footer
+    title = driver.execute_script("return getComputedStyle(document.documentElement).getPropertyValue('--print-title')")
+    assert title.strip() == '"Round 1 · table t1" " · "', title
+    assert driver.execute_script("return getComputedStyle(document.body).page") == "titled"
+    assert pdf_pages(driver) <= 4
