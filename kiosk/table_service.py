@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -1146,15 +1146,55 @@ class TableService:
                 return self._confirm_settled(target, seat, old, actor, reason, approval)
             return self._correct_settled(target, seat, old, new, actor, reason, approval)
 
+    def _settled_as(self) -> dict[tuple[str, str], str]:
+        """Each (seat, card) of the machine's record a supervisor's correction after Settle has
+        replaced -> the card the log has in its place now.  The machine keeps the cards as they
+        were at Settle; the dealer sees, confirms and is asked about the log's (QA50 review M2:
+        after 4H was corrected to AH, the screen showed AH and asked about 4H)."""
+        override = self._round_extra.get("hands") or {}
+        return {(seat, card.code): now
+                for seat, hand in self.machine.hands.items() if override.get(seat)
+                for card, now in zip(hand.cards, override[seat]) if card.code != now}
+
+    def _log_hand(self, seat: str) -> list[str] | None:
+        """Seat ``seat``'s cards as the log has them now (the machine's, corrected since Settle)."""
+        hand = self.machine.hands.get(seat)
+        if hand is None:
+            return None
+        return list((self._round_extra.get("hands") or {}).get(seat) or [c.code for c in hand.cards])
+
     def _change_readings(self) -> dict[tuple[str, str], str | None]:
         """Each (seat, card) the machine has in ``card_changed`` now -> what it reads as (the
-        ``read_as`` of its newest alert)."""
+        ``read_as`` of its newest alert), the card named as the log has it now
+        (:meth:`_settled_as`).  A card the camera reads as the one a correction put in its
+        place is no fault: the camera reads what the log says."""
         readings: dict[tuple[str, str], str | None] = dict.fromkeys(self.machine.changed_cards)
         for alert in self.machine.alerts:
             key = (alert.seat, alert.card)
             if key in readings and alert.data.get("code") == AlertCode.card_changed:
                 readings[key] = alert.data.get("read_as")
-        return readings
+        now = self._settled_as()
+        mapped = {(seat, now.get((seat, card), card)): read_as for (seat, card), read_as in readings.items()}
+        return {key: read_as for key, read_as in mapped.items() if read_as != key[1]}
+
+    def _alerts_as_corrected(self, alerts: Iterable[RoundEvent]) -> list[RoundEvent]:
+        """The round's alerts with a ``card_changed`` one naming its card as the log has it
+        now (:meth:`_settled_as`), so the "?" card, the alert and the dealer's "Card is right"
+        are about one card; the log keeps the alert as raised."""
+        now = self._settled_as()
+        out = []
+        for alert in alerts:
+            card = now.get((alert.seat, alert.card)) if alert.data.get("code") == AlertCode.card_changed else None
+            if card is None:
+                out.append(alert)
+                continue
+            message = str(alert.data.get("message") or "")
+            said = f"{alert.card} on seat {alert.seat} "
+            if message.startswith(said):
+                message = f"{card} on seat {alert.seat} " + message[len(said):]
+            message += f", and a supervisor corrected it to {card} since"
+            out.append(replace(alert, card=card, data={**alert.data, "message": message}))
+        return out
 
     def _open_readings(self, changed: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         """What each card in ``changed`` (not yet answered) reads as now."""
@@ -1168,7 +1208,8 @@ class TableService:
         are the log's (QA49 dealing2 L1: "Card is right" was refused, and the alert stayed even
         after the supervisor corrected the card).  What a person answered after Settle, the
         dealer's confirmation or a settled correction of the card, is kept here, for the reading
-        it had: read as yet another card since, the card is told again."""
+        it had and under the card the log has now: read as yet another card since, the card is
+        told again."""
         looked = self._round_extra.get("looked") or set()
         return {key for key, read_as in self._change_readings().items() if (*key, read_as) not in looked}
 
@@ -1186,6 +1227,18 @@ class TableService:
             raise TableError(f"round {round_no}'s cards are no longer on the table: only a card of the settled round "
                              "on the screen can be confirmed; to change a card of a settled round, pick the card "
                              "that is really there (a supervisor's PIN and a reason)")
+        hand = self._log_hand(seat)
+        if hand is None:
+            raise TableError(f"seat {seat} has no cards in round {round_no}: there is nothing to confirm; "
+                             "pick a card of a seat that was dealt")
+        if card not in hand:
+            # a card a supervisor corrected away: confirming it would contradict the correction
+            settled = self.machine.hands[seat].cards
+            put = next((hand[i] for i, c in enumerate(settled) if c.code == card and i < len(hand)), None)
+            since = f" (a supervisor corrected it to {put} after Settle)" if put else ""
+            raise TableError(f"{card} is not on seat {seat} in round {round_no} as the log has it now{since}: the "
+                             f"seat holds {' '.join(hand)}; confirm the card the log has, or pick the card that is "
+                             "really there to correct it (a supervisor's PIN and a reason)")
         read_as = self._change_readings().get((seat, card))
         if (seat, card) not in self._changed_cards():
             raise TableError(f"{card} on seat {seat} has not been read as another card since round {round_no} was "
@@ -1296,10 +1349,10 @@ class TableService:
         # nor this correction's own difference (QA49 supervisor H1: corrected and corrected back
         # before anything moved, that said PAY 195.00 where nothing was owed).
         if round_no == self.machine.round_no:
-            # A supervisor looked at the card: its reading as another is answered, and so is one as
-            # the card it was corrected to, raised later (the camera reads what the record now says).
-            looked = self._round_extra.setdefault("looked", set())
-            looked.update({(seat, old_c, new_c), (seat, old_c, self._change_readings().get((seat, old_c)))})
+            # A supervisor looked at the card: its reading as another is answered, under the card
+            # the log has there now (a reading as that card is no fault: _change_readings).
+            reading = self._change_readings().get((seat, old_c))
+            self._round_extra.setdefault("looked", set()).add((seat, new_c, reading))
             self._round_extra["hands"] = hands
             self._round_extra["lines"] = {line["seat"]: dict(line) for line in new_lines}
             self._round_extra["settlement"] = settlement
@@ -1571,7 +1624,8 @@ class TableService:
                       "settle_blocker": blocker, "can_void": m.can_void(), "can_correct": m.can_correct()
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
                       "alerts": [] if between else self._open_alerts(
-                          m.alerts, codes, m.absent_cards, m.round_no, m.doubtful_cards, self._open_readings(changed),
+                          self._alerts_as_corrected(m.alerts), codes, m.absent_cards, m.round_no, m.doubtful_cards,
+                          self._open_readings(changed),
                           unsettled=state in (RoundState.dealing, RoundState.complete), bets_in=bool(self._pending)),
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet
@@ -1668,11 +1722,10 @@ def history_item(summary: dict, unit: Decimal = Decimal("0.01"), currency: str =
             "bets": {seat: shown_bet(bet, unit) for seat, bet in (summary["bets"] or {}).items()},
             "void": summary["void"], "interrupted": summary["interrupted"],
             "banker_bid": (summary.get("settlement") or {}).get("banker_bid"),
-            # A settlement corrected after it was paid: what was paid at the table, and per seat
-            # the difference to it (as corrected - paid, the player's side).
+            # A settlement corrected after it was paid: what was paid at the table (what is still
+            # owed since is the adjustment's to say).
             "paid_lines": {seat: shown_line(line, unit) for seat, line in summary["paid_lines"].items()}
             if summary.get("settlement_corrections") else None,
-            "paid_difference": {seat: shown(d, unit) for seat, d in summary.get("paid_difference", {}).items()},
             "adjustment": adjustment_view(summary.get("adjustment"), summary["round"], unit, currency)}
 
 

@@ -168,12 +168,16 @@ class Say:
     @staticmethod
     def card_change(data: dict) -> str:
         """What a card correction did to the card (a log from before corrections named their
-        action holds replacements, and confirmations where old and new are one card)."""
+        action holds replacements, and confirmations where old and new are one card).  A
+        confirmation after Settle names the reading it answered (``read_as``): alone, "4H
+        confirmed" does not say what the dealer looked at (QA50 review L4)."""
         old, new, action = data.get("old"), data.get("new"), data.get("action")
         if action is None:
             action = "replaced" if old != new else "confirmed"
+        read_as = data.get("read_as")
+        seen = f"; the camera had read it as {read_as}" if isinstance(read_as, str) and read_as else ""
         return {"replaced": f"card {old} replaced by {new}", "added": f"card {new} added",
-                "removed": f"card {old} removed", "confirmed": f"card {old} confirmed (not changed)"}.get(
+                "removed": f"card {old} removed", "confirmed": f"card {old} confirmed (not changed{seen})"}.get(
             action, f"card {old} → {new} ({action})")
 
 
