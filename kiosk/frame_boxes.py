@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-# Where a label goes is the live view's placement (vision.overlay_labels), named here too as
-# kiosk.frame_boxes.label_places for the callers that drew with this module's own copy.
-from vision.overlay_labels import label_places  # noqa: F401
 from vision.record import META, read_jsonl
 from vision.table import TableConfig
 

@@ -84,6 +84,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--data-dir", type=Path,
                      help="the kiosk's data directory whose audit log sealed the recording (default: the one the "
                           "recording lies in, if it has an audit.sqlite3): each recording is checked against its seal")
+    rep.add_argument("--public-key", type=Path,
+                     help="the table's published public key (PEM, from `niuniu audit public-key`): for a recording "
+                          "inside an unzipped evidence package, check the package's signature, without which its "
+                          "seal is only the package's own")
     rep.set_defaults(func=replay_command)
 
     try:
@@ -492,7 +496,7 @@ def replay_command(args: argparse.Namespace) -> int:
     """Rounds to stdout; each recording or frame that could not be read as one error line
     on stderr (after the rounds that could), and then exit 2."""
     rounds = replay(args.path, config=args.config, redetect=args.redetect, model=args.model, fps=args.fps,
-                    data_dir=args.data_dir)
+                    data_dir=args.data_dir, public_key=args.public_key)
     errors = [r for r in rounds if "error" in r]
     if args.json:
         json.dump(jsonable(rounds), sys.stdout, indent=2)

@@ -70,9 +70,10 @@ settled hand), and where it was settled, voided or cleared (for a person's actio
 on screen when they acted, the one the event names), as the camera delivered it (no overlay).
 Every file is written by one writer thread, in the order the recorder was told (see
 :class:`RoundRecorder`): the camera never waits for the disk.  A disk so slow that
-``MAX_QUEUED_KEY_FRAMES`` key frames already wait for it gets no more until it catches up:
-each one dropped is named in ``meta.json`` (``dropped_key_frames``) and in the pipeline
-status.  Lines, events and a round's end are never dropped.
+``MAX_QUEUED_KEY_FRAMES`` key frames already wait for it gets no more of the camera's until it
+catches up: each one dropped is named in ``meta.json`` (``dropped_key_frames``) and in the
+pipeline status.  A person's action's key frame (Settle, Void, a manual Clear: a few per round,
+and what a dispute turns on) is never dropped, nor are lines, events and a round's end.
 
 Every line is flushed as it is written, so a crash loses at most what the writer had not
 written yet (the line being written, unless the disk was behind); a disk error stops this
@@ -181,7 +182,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
 class _RoundFiles:
     """One round's folder, made, written and finished by the recorder's writer thread only.
 
-    ``pending_keys``, ``keys``, ``close_after`` and ``last_frame`` are the recorder's
+    ``pending_keys``, ``keys``, ``dropped``, ``close_after`` and ``last_frame`` are the recorder's
     bookkeeping of what it queued (under its lock).  Write failures stop this round's files, never the caller."""
 
     def __init__(self, base: Path, meta: dict, jpeg_quality: int, on_error) -> None:
@@ -189,8 +190,10 @@ class _RoundFiles:
         self.folder: Path | None = None        # once the writer has made it
         self.det_fh: TextIO | None = None
         self.ev_fh: TextIO | None = None
-        self.pending_keys: set[int] = set()    # key frames whose frame has not come yet
+        # key frames whose frame has not come yet -> whether a person's action named it
+        self.pending_keys: dict[int, bool] = {}
         self.keys: set[int] = set()            # key frames queued (or dropped): each once
+        self.dropped: set[int] = set()         # of those, the camera's dropped (a person's action may take one)
         self.close_after: int | None = None    # cleared at this frame, not come yet
         self.last_frame: int | None = None     # the last frame whose detections line is queued
 
@@ -240,6 +243,12 @@ class _RoundFiles:
             path.write_bytes(buf.tobytes())
         except OSError as exc:
             self.on_error(f"cannot write key frame {path}: {exc}")
+            return
+        dropped = self.meta.get("dropped_key_frames", [])
+        if frame_no in dropped:        # dropped as the camera's, then named by a person's action
+            dropped.remove(frame_no)
+            if not dropped:
+                del self.meta["dropped_key_frames"]
 
     def note_dropped(self, frame_no: int) -> None:
         self.meta.setdefault("dropped_key_frames", []).append(frame_no)
@@ -374,10 +383,11 @@ class RoundRecorder:
                 return  # between rounds: camera events go to the audit log, not to a round
             self._put(files.write_event, event)
             if event.kind in _KEY_FRAME_KINDS and event.frame_no is not None:
+                person = event.is_manual
                 if not files.queued(event.frame_no):
-                    files.pending_keys.add(event.frame_no)
+                    files.pending_keys[event.frame_no] = files.pending_keys.get(event.frame_no, False) or person
                 elif self._last_image is not None and self._last_image[0] == event.frame_no:
-                    self._queue_key(files, event.frame_no, self._last_image[1])   # a person's action
+                    self._queue_key(files, event.frame_no, self._last_image[1], person=person)   # a person's action
             if event.kind == EventKind.round_cleared:
                 self._current = None
                 if files.queued(event.frame_no):
@@ -449,17 +459,23 @@ class RoundRecorder:
         self._put(files.write_detections, line)
         frame_no = files.last_frame = line["frame_no"]
         if frame_no in files.pending_keys and image is not None:
-            files.pending_keys.discard(frame_no)
-            self._queue_key(files, frame_no, image)
+            self._queue_key(files, frame_no, image, person=files.pending_keys.pop(frame_no))
 
-    def _queue_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray) -> None:
-        """A key frame for the writer, or, where the disk is too far behind, its drop noted."""
-        if frame_no in files.keys:      # a person acted on the frame the camera made a key frame
-            return
+    def _queue_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray, *, person: bool = False) -> None:
+        """A key frame for the writer, or, where the disk is too far behind, its drop noted.
+
+        Only the camera's own key frames are dropped: a person's action's (``person``: Settle,
+        Void, a manual Clear) is what a dispute turns on, and they are a few per round, so
+        they never make the frames waiting much more than ``MAX_QUEUED_KEY_FRAMES`` (QA50
+        review L1: the Settle frame was dropped like any other)."""
+        if frame_no in files.keys and not (person and frame_no in files.dropped):
+            return                      # a person acted on the frame the camera made a key frame
         files.keys.add(frame_no)
-        if sum(fn == self._write_key for fn, _ in self._tasks) < MAX_QUEUED_KEY_FRAMES:
+        if person or sum(fn == self._write_key for fn, _ in self._tasks) < MAX_QUEUED_KEY_FRAMES:
+            files.dropped.discard(frame_no)
             self._put(self._write_key, files, frame_no, image)
             return
+        files.dropped.add(frame_no)
         self._fail(f"key frame {frame_no} of round {files.meta['round_no']} dropped: {MAX_QUEUED_KEY_FRAMES} "
                    "key frames still wait for the disk (check the data disk: a failing SD card?); the round's "
                    "meta.json names it in dropped_key_frames")

@@ -23,7 +23,8 @@ Output, one dict per round, oldest first::
      "recording": path, "matches_recording": true, "differences": [],
      "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
-                                                          # (or in an unzipped package: "package": its folder)
+                                                          # (or in an unzipped package: "package": its folder,
+                                                          # "verified", "signature": see below)
      "seal_unchecked": "why",                             # a recording with no audit log beside it
      "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
              "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
@@ -36,6 +37,17 @@ also checked against its ``recording_sealed`` record in the audit log (:class:`S
 a folder whose name says another round than its ``meta.json`` is always warned about.  A
 recording inside an unzipped evidence package (``recording/<folder>`` beside the package's
 ``audit.json`` and ``MANIFEST.json``) is checked against the package's records instead.
+
+A package's records vouch for nothing by themselves: whoever can change a key frame can
+rewrite its seal in ``audit.json`` and list the new ``audit.json`` in ``MANIFEST.json`` (QA50
+review M1).  Only the table's signature over the manifest (``SIGNATURE.json``) ties them to the
+table, so a package's seal says ``"verified": true`` only when that signature was checked with
+the key the casino published (``public_key``, ``niuniu replay --public-key KEY``, by the same
+``kiosk.signing.check_signature`` that ``niuniu audit check-evidence`` uses); otherwise
+``"verified": false``, and the text says the seal is the package's own and how to check it.
+A signature that does not hold (or a package the key cannot vouch for) is the seal's
+``error``: the replay exits 1.  ``"signature"`` says what was found: the signer's key, or
+that the package is not signed.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -74,7 +87,7 @@ class ReplayError(NiuniuError):
 
 def replay(path: str | Path, config: TableConfig | str | Path | None = None, redetect: bool = False, *,
            detector: Detector | None = None, model: str | Path | None = None, fps: float | None = None,
-           data_dir: str | Path | None = None) -> list[dict]:
+           data_dir: str | Path | None = None, public_key: str | Path | None = None) -> list[dict]:
     """Every round found at ``path`` (a round folder, a folder of them, a video or a frame folder).
 
     In a folder of recordings a recording that cannot be read does not hide the others: it
@@ -94,7 +107,7 @@ def replay(path: str | Path, config: TableConfig | str | Path | None = None, red
     damaged = damaged_recordings(path) if path.is_dir() else []
     if recordings or damaged:
         checker = (detector or load_detector(model)) if redetect else None
-        seals = SealBook(data_dir)
+        seals = SealBook(data_dir, public_key)
         if recordings == [path]:
             return [seals.check(path, replay_recording(path, config, redetect_with=checker))]
         out = []
@@ -126,15 +139,23 @@ class SealBook:
     A recording at ``<package>/recording/<round>`` of an unzipped evidence package is checked
     against the package's ``audit.json``, the round's records as the kiosk exported them (QA49
     watch L6: the officer holding only the package was told "seal not checked", and the replay
-    named none of the corrections the package holds).  That file is trusted only while it is
-    the one the package's ``MANIFEST.json`` lists; whether the manifest is the table's own is
-    the signature's question, which ``niuniu audit check-evidence`` answers."""
+    named none of the corrections the package holds).  That file is used only while it is
+    the one the package's ``MANIFEST.json`` lists, and vouched for only where the table's
+    signature over that manifest holds under ``public_key`` (the casino's published key): the
+    module docstring says why."""
 
-    def __init__(self, data_dir: str | Path | None = None) -> None:
+    def __init__(self, data_dir: str | Path | None = None, public_key: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.public_key = None
+        if public_key is not None:
+            # The kiosk's loader and verifier, imported only here: a replay without a key needs
+            # no cryptography.  A key that cannot be read is an error before any replay.
+            from kiosk.signing import load_public_key
+
+            self.public_key = load_public_key(public_key)
         self._logs: dict[Path, dict[tuple[str, str], Any] | str] = {}
-        # an unzipped package's folder -> its audit.json records, or why they cannot be used
-        self._packages: dict[Path, list | str] = {}
+        # an unzipped package's folder -> its audit.json records and signature, or why they cannot be used
+        self._packages: dict[Path, tuple[list, dict] | str] = {}
         # (table, round) -> its card and settlement corrections, read with the seals
         self._corrections: dict[Path, dict[tuple[str, int], list]] = {}
 
@@ -160,10 +181,13 @@ class SealBook:
         if log_dir is None:
             # Said, not left out: a replay that matches proves only that the recording agrees with
             # itself, and an officer reading an unzipped evidence package must know what checks the rest.
+            key = (" (--public-key checks only a recording inside an unzipped evidence package: "
+                   f"<package>/{PACKAGE_RECORDING}/<folder> beside {PACKAGE_RECORDS} and {PACKAGE_MANIFEST})"
+                   if self.public_key is not None else "")
             summary["seal_unchecked"] = (
                 f"no kiosk audit log beside {folder.name} (not under <data dir>/{RECORDINGS}/<table>/): check "
                 "the evidence package it came from with `niuniu audit check-evidence PACKAGE.zip --data-dir DIR` "
-                "(or --public-key KEY), or replay it with --data-dir DIR")
+                f"(or --public-key KEY), or replay it with --data-dir DIR{key}")
             return summary
         seals = self._seals(log_dir)
         if isinstance(seals, str):
@@ -187,20 +211,23 @@ class SealBook:
         from kiosk.audit import AuditType
         from kiosk.rounds import ROUND_TYPES, fold_round
 
-        records = self._package_records(package)
-        if isinstance(records, str):
-            summary["seal"] = {"seq": None, "ok": False, "changes": [], "error": records, "package": str(package)}
+        read = self._package_records(package)
+        if isinstance(read, str):
+            summary["seal"] = {"seq": None, "ok": False, "changes": [], "error": read, "package": str(package),
+                               "verified": False}
             return summary
+        records, signed = read
         seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED
                      and r.data.get("folder") == folder.name), None)
         if seal is None:
-            summary["seal"] = {"seq": None, "ok": True, "changes": [], "package": str(package),
+            summary["seal"] = {"seq": None, "ok": True, "changes": [], "package": str(package), **signed,
                                "note": f"the package's {PACKAGE_RECORDS} has no recording_sealed record for "
                                        f"{folder.name} (recorded before sealing, or the kiosk stopped before "
                                        "sealing it)"}
             return summary
         changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
-        summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "package": str(package)}
+        summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "package": str(package),
+                           **signed}
         round_no = summary.get("round")
         if isinstance(round_no, int):
             ours = [r for r in records if r.round_no == round_no and r.table_id == seal.table_id]
@@ -209,10 +236,11 @@ class SealBook:
                 summary["log"] = _as_corrected(corrections, fold_round([r for r in ours if r.type in ROUND_TYPES]))
         return summary
 
-    def _package_records(self, package: Path) -> list | str:
-        """The package's audit records, or why they cannot stand in for the kiosk's log."""
+    def _package_records(self, package: Path) -> tuple[list, dict] | str:
+        """The package's audit records and what its signature says of them (``verified``,
+        ``signature``), or why they cannot stand in for the kiosk's log."""
         if package not in self._packages:
-            self._packages[package] = _read_package_records(package)
+            self._packages[package] = _read_package_records(package, self.public_key)
         return self._packages[package]
 
     @staticmethod
@@ -287,22 +315,40 @@ def package_of(folder: Path) -> Path | None:
     return root if (root / PACKAGE_RECORDS).is_file() and (root / PACKAGE_MANIFEST).is_file() else None
 
 
-def _read_package_records(package: Path) -> list | str:
+def _read_package_records(package: Path, published=None) -> tuple[list, dict] | str:
     """audit.json's records, where it is the file MANIFEST.json lists and each record matches
-    its own hash; otherwise why not (a replay must not vouch for a seal or corrections someone
-    wrote into the package after its export)."""
+    its own hash, with what the package's signature says of them; otherwise why not (a replay
+    must not vouch for a seal or corrections someone wrote into the package after its export).
+
+    The signature is checked by ``kiosk.signing.check_signature``, as ``niuniu audit
+    check-evidence`` checks it (one verifier): with ``published`` (the casino's key) a signature
+    that holds makes the records ``verified``; without it a signature that holds only names its
+    key, since anyone can sign a rewritten manifest with a key of their own."""
     import hashlib
 
     from kiosk.audit import AuditRecord
+    from kiosk.signing import SIGNATURE, check_signature
 
     check = ("check the package with `niuniu audit check-evidence PACKAGE.zip --public-key KEY` "
              "(or --data-dir DIR at the kiosk)")
     try:
         raw = (package / PACKAGE_RECORDS).read_bytes()
-        manifest = json.loads((package / PACKAGE_MANIFEST).read_text(encoding="utf-8"))
+        raw_manifest = (package / PACKAGE_MANIFEST).read_bytes()
+        manifest = json.loads(raw_manifest)
         listed = manifest.get("files", {}).get(PACKAGE_RECORDS) if isinstance(manifest, dict) else None
+        signature = (package / SIGNATURE).read_bytes() if (package / SIGNATURE).is_file() else None
     except (OSError, ValueError, AttributeError) as exc:
         return f"the package in {package} cannot be read ({exc}); {check}"
+    problems: list[str] = []
+    facts: list[str] = []
+    check_signature(signature, raw_manifest, manifest, published, None, problems, facts)
+    if problems:
+        return (f"the package's signature check failed: {'; '.join(problems)}; neither the package's seal nor its "
+                "corrections are used")
+    if signature is None:
+        signed = {"verified": False, "signature": f"absent: the package has no {SIGNATURE}"}
+    else:
+        signed = {"verified": published is not None, "signature": facts[0] if facts else "present"}
     if listed != hashlib.sha256(raw).hexdigest():
         return (f"the package's {PACKAGE_RECORDS} is not the file the package's {PACKAGE_MANIFEST} lists: it was "
                 f"changed after export, so neither its seal nor its corrections are used; {check}")
@@ -313,7 +359,7 @@ def _read_package_records(package: Path) -> list | str:
     bad = [r.seq for r in records if r.expected_hash() != r.hash]
     if bad:
         return f"record seq {bad[0]} of the package's {PACKAGE_RECORDS} does not match its own hash; {check}"
-    return records
+    return records, signed
 
 
 def _as_corrected(corrections: list, now: dict) -> dict:
@@ -637,7 +683,8 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
         summary["warnings"] = warnings
     summary["matches_recording"] = not differences
     summary["differences"] = differences
-    summary["tracker"] = {"recorded": meta.get("tracker"), "replayed": TRACKER_VERSION}
+    # The rules the replay ran (QA50 review L5: it said today's of a recording replayed as it ran)
+    summary["tracker"] = {"recorded": meta.get("tracker"), "replayed": rules}
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
@@ -860,14 +907,27 @@ def seal_line(seal: dict) -> str:
         return f"seal NOT CHECKED: {seal['error']}"
     if seal.get("seq") is None:
         return f"seal: none: {seal.get('note', '')}"
+    if seal["ok"] and seal.get("package") and not seal.get("verified"):
+        return f"seal: every file matches the package's own seal in its {PACKAGE_RECORDS} (seq {seal['seq']}); " \
+               f"{unverified(seal)}"
     where = f"the package's {PACKAGE_RECORDS}" if seal.get("package") else "the audit log"
     if seal["ok"]:
-        vouched = ("; that the package is the table's own is its signature's to say: niuniu audit check-evidence "
-                   "PACKAGE.zip --public-key KEY") if seal.get("package") else ""
+        vouched = f", verified: {seal['signature']}" if seal.get("verified") else ""
         return f"seal: every file is as sealed in {where} (seq {seal['seq']}){vouched}"
     shown = "; ".join(seal["changes"][:5]) + (f"; and {len(seal['changes']) - 5} more" if len(seal["changes"]) > 5
                                                   else "")
     return f"seal: the recording is NOT AS SEALED in {where} (seq {seal['seq']}): {shown}"
+
+
+def unverified(seal: dict) -> str:
+    """Why a package's own seal proves nothing yet, and the command that checks it (QA50 review M1)."""
+    said = ("UNVERIFIED: the seal is the package's own, and whoever changes a key frame can rewrite it (and the "
+            f"corrections beside it) in {PACKAGE_RECORDS} and {PACKAGE_MANIFEST}")
+    if str(seal.get("signature", "")).startswith("absent"):
+        return (f"{said}; the package is not signed, so only the kiosk's log can vouch for it: "
+                "niuniu audit check-evidence PACKAGE.zip --data-dir DIR")
+    return (f"{said}; {seal.get('signature')}; to verify: niuniu replay {shlex.quote(seal['package'])} "
+            "--public-key TABLE-KEY.pem")
 
 
 def log_lines(r: dict) -> list[str]:
@@ -901,7 +961,8 @@ def _tracker_note(r: dict) -> list[str]:
     if r.get("matches_recording", True) or tracker.get("recorded") == tracker.get("replayed"):
         return []
     made = tracker.get("recorded") or "unknown (the recording predates tracker versions)"
-    return [f"  note: recorded with tracker rules {made}, replayed with {tracker.get('replayed')}: "
+    used = tracker.get("replayed") or "the oldest (0)"
+    return [f"  note: recorded with tracker rules {made}, replayed with {used}: "
             "differences in accepted cards may come from the changed rules, not from the recording; "
             "replay it with the niuniu release that made it to check the recording itself"]
 

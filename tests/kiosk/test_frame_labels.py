@@ -12,6 +12,7 @@ import numpy as np
 
 from kiosk.frame_boxes import FrameBoxes
 from vision.corners import Detection
+from vision.overlay_labels import label_places
 
 # Five cards fanned 28 px apart on a 1280 x 720 frame (the banker's hand of QA49's frame 1873).
 FAN = [("2S", 0.83), ("QH", 0.76), ("10D", 0.70), ("JC", 0.81), ("9H", 0.90)]
@@ -46,8 +47,6 @@ def test_each_label_of_a_fanned_hand_reads_on_its_own(tmp_path):
 
 
 def test_no_two_labels_of_a_fanned_hand_meet(tmp_path):
-    from kiosk.frame_boxes import label_places
-
     detections = [Detection.from_json(b) for b in BOXES]
     places = label_places(detections, 1280, 720)
     for a, b in itertools.combinations(places, 2):
@@ -58,8 +57,6 @@ def test_no_two_labels_of_a_fanned_hand_meet(tmp_path):
 
 def test_a_fan_at_the_top_of_the_frame_puts_its_labels_below_inside_the_frame(tmp_path):
     """No room above the cards: the labels go below them, not off the frame."""
-    from kiosk.frame_boxes import label_places
-
     high = [{**b, "box": [b["box"][0], 2, b["box"][2], 132]} for b in BOXES]
     places = label_places([Detection.from_json(b) for b in high], 1280, 720)
     assert all(top >= 132 for _, top, _, _ in places)

@@ -10,7 +10,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-from scripted_frames import coded_image
+from scripted_frames import HEIGHT, WIDTH, coded_image
 from test_record_replay import CONFIG, ROUND_A, ScriptedDetector, dealing
 
 from scoring.settle import Bet
@@ -18,7 +18,7 @@ from vision import record
 from vision.pipeline import TablePipeline
 from vision.record import read_jsonl
 from vision.replay import replay
-from vision.round import RoundState
+from vision.round import EventKind, RoundEvent, RoundState
 from vision.sources import Frame
 
 BETS = {"1": Bet("1", Decimal("100"), "double"), "2": Bet("2", Decimal("20"), "equal")}
@@ -91,7 +91,9 @@ def test_key_frames_beyond_what_may_wait_for_the_disk_are_dropped_and_named(tmp_
     pipeline.stop()
     [(folder, meta)] = told
     keys, written = key_frame_events(folder), {int(p.stem) for p in (folder / "frames").glob("*.jpg")}
-    assert len(written) == 2 and sorted(keys - written) == meta["dropped_key_frames"]
+    [settled] = [e["frame_no"] for e in read_jsonl(folder / "events.jsonl") if e["kind"] == "round_settled"]
+    assert settled in written                 # a person's action's frame is never dropped (QA50 review L1)
+    assert len(written - {settled}) == 2 and sorted(keys - written) == meta["dropped_key_frames"]
     assert meta["outcome"] == "settled" and meta["interrupted"] is False
     frames = [line["frame_no"] for line in read_jsonl(folder / "detections.jsonl")]
     assert frames == list(range(frames[0], meta["last_frame"] + 1))     # every frame's line is there
@@ -116,3 +118,43 @@ def test_a_full_disk_is_said_and_what_was_written_is_kept(tmp_path, monkeypatch)
     assert meta["outcome"] == "settled" and not list((folder / "frames").iterdir())
     [result] = replay(folder)
     assert result["matches_recording"] is True, result["differences"]
+
+
+def test_a_persons_key_frame_is_written_however_far_the_disk_is_behind(tmp_path, monkeypatch):
+    """QA50 review L1: with the key frames waiting at the cap, the Void and the manual Clear frame
+    were dropped like the camera's.  A person's action is few frames and what a dispute turns on:
+    only the camera's are dropped, also where a person acts on a frame whose camera key frame was
+    dropped, or names a frame the recorder has not been given yet."""
+    monkeypatch.setattr(record, "MAX_QUEUED_KEY_FRAMES", 2)
+    stalled = threading.Event()
+    write = record._RoundFiles.write_key_frame
+
+    def stalled_disk(self, frame_no, image):
+        stalled.wait(10)                      # the disk writes nothing until the round is over
+        write(self, frame_no, image)
+
+    monkeypatch.setattr(record._RoundFiles, "write_key_frame", stalled_disk)
+    recorder = record.RoundRecorder(tmp_path, CONFIG, model_name="scripted-v1")
+    told = []
+    recorder.on_finished = lambda folder, meta: told.append((folder, meta))
+
+    def event(kind, frame_no, **data):       # the machine tells its event before the frame's line
+        recorder.on_event(RoundEvent(kind, 1, 1_700_000_000.0 + frame_no, frame_no, data=data))
+
+    def frame(frame_no):
+        recorder.on_frame(frame_no, 1_700_000_000.0 + frame_no, (WIDTH, HEIGHT), [], coded_image(frame_no))
+
+    event(EventKind.round_start, 0)
+    frame(0)
+    for frame_no in (1, 2, 3, 4):            # the camera's: two wait for the stalled disk, 3 and 4 dropped
+        event(EventKind.card_accepted, frame_no)
+        frame(frame_no)
+    event(EventKind.round_void, 4, actor="super1", reason="misdeal")      # on the frame just dropped
+    event(EventKind.round_cleared, 5, manual=True, actor="dealer1")      # before its frame's line came
+    frame(5)
+    stalled.set()
+    recorder.close()
+    [(folder, meta)] = told
+    assert {int(p.stem) for p in (folder / "frames").glob("*.jpg")} == {1, 2, 4, 5}
+    assert meta["dropped_key_frames"] == [3]
+    assert json.loads((folder / "meta.json").read_text())["dropped_key_frames"] == [3]
