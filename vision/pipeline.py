@@ -92,6 +92,8 @@ class TablePipeline:
                 stale_cards=lambda: self.machine.stale_cards,
                 hold_unsettled=lambda: self.machine.hold_unsettled,
                 waiting_cards=lambda: self.machine.waiting_cards,
+                stale_tracks=lambda: self.machine.stale_tracks,
+                shown_cards=lambda: self.machine.shown_cards,
             )
         self.machine.add_listener(self._dispatch)
         self._lock = threading.Lock()        # guards the latest frame and the counters

@@ -32,6 +32,10 @@ if that name exists)::
      "first_frame": 1203, "last_frame": 1650, "frame_size": [1920, 1080],
      "ignored_at_start": [["3", "KH"]],   # left-overs of the previous round being ignored
                                           # ([seat, card, frames]: forgotten if unseen that long)
+     "ignored_tracks": [{"seat": "3", "card": "KH", "track": 1012, "seen": true, "shown": true}],
+                                     # tracker rules 7 only: the track (first frame) each left-over
+                                     # lies on, so a replay ignores that physical card and not
+                                     # another of its code (absent: left-overs go by code)
      "dropped_key_frames": [1410],   # only where the disk fell too far behind (see below)
      "table": {...}}                 # the whole table config in force (thresholds too)
 
@@ -44,6 +48,9 @@ A round begun with a card that waited alone for a second one (on a finished roun
 or beside its left-overs after a manual clear: ``vision.round``) has a longer pre-roll, from
 ``3 n + 5`` frames before that card was first seen alone: the tracker accepted it back then,
 and a replay's tracker must see it accepted on the same frames to give it the same confidence.
+Under tracker rules 7 the pre-roll reaches back the same way to the first frame of every card
+shown when the round starts that is not a left-over (a round often starts seconds after its first
+cards landed, returned or over another card, never alone).
 A pre-roll is at most ``MAX_PREROLL`` frames: one that could not reach back far enough is
 marked in ``meta.json`` (``"preroll_cut": {"needed_from": frame, "cards": [[seat, card,
 frame first seen alone], ...]}``), and a replay takes those cards' confidence from the
@@ -308,7 +315,7 @@ class RoundRecorder:
 
     def __init__(self, root: str | Path, config: TableConfig, *, model_name: str, model_sha256: str | None = None,
                  stale_cards=lambda: [], preroll: int | None = None, hold_unsettled=lambda: True,
-                 waiting_cards=lambda: []) -> None:
+                 waiting_cards=lambda: [], stale_tracks=lambda: [], shown_cards=lambda: []) -> None:
         self.root = Path(root)
         self.config = config
         self.model = {"name": model_name, "sha256": model_sha256}
@@ -317,6 +324,8 @@ class RoundRecorder:
         self._preroll_frames = preroll or (3 * config.thresholds.n + 5)
         self._preroll: deque[dict] = deque(maxlen=MAX_PREROLL)
         self._waiting_cards = waiting_cards
+        self._stale_tracks = stale_tracks
+        self._shown_cards = shown_cards
         # (seat, card, frame first seen alone) waiting to start a round, as of the last frame:
         # the pre-roll reaches back to them (the machine forgets them as the round starts)
         self._waiting: list = []
@@ -365,11 +374,10 @@ class RoundRecorder:
                 self._queue_frame(self._current, line, image)
             # Always kept, even while a round is open: the next round may start on the very
             # frame that clears this one, and its tracker needs the frames before it.
+            # All MAX_PREROLL frames are kept: which cards the next round holds (so how far its
+            # pre-roll must reach back) is known only when it starts (``_open`` cuts it then).
             self._preroll.append(line)
             self._waiting = waiting
-            first = self._needed_from()
-            while len(self._preroll) > self._preroll_frames and (first is None or self._preroll[0]["frame_no"] < first):
-                self._preroll.popleft()
 
     def on_event(self, event: RoundEvent) -> None:
         with self._lock:
@@ -418,12 +426,25 @@ class RoundRecorder:
 
     # ------------------------------------------------------------ queued (under the lock)
 
-    def _needed_from(self) -> int | None:
-        """The first frame a pre-roll needs for the cards waiting to start a round, if any."""
-        since = [frame for _, _, frame in self._waiting]
+    def _needed_from(self, shown=()) -> int | None:
+        """The first frame a pre-roll needs for the cards waiting to start a round, and for the
+        round's cards already shown as it starts (``shown``, rules 7), if any."""
+        since = [frame for _, _, frame in list(self._waiting) + list(shown)]
         return min(since) - self._preroll_frames if since else None
 
+    def _cut_to(self, needed: int | None) -> list[dict]:
+        """The pre-roll a round starting now keeps: its last ``preroll`` frames, and back to
+        ``needed``."""
+        frames = list(self._preroll)
+        keep = max(0, len(frames) - self._preroll_frames)
+        while keep > 0 and needed is not None and frames[keep - 1]["frame_no"] >= needed:
+            keep -= 1
+        return frames[keep:]
+
     def _open(self, event: RoundEvent) -> _RoundFiles:
+        shown = [tuple(card) for card in self._shown_cards()]
+        needed = self._needed_from(shown)
+        preroll = self._cut_to(needed)
         meta = {
             "format": FORMAT,
             "table_id": self.config.table_id,
@@ -438,21 +459,27 @@ class RoundRecorder:
             "state": "dealing",
             "outcome": None,
             "interrupted": False,
-            "first_frame": self._preroll[0]["frame_no"] if self._preroll else event.frame_no,
+            "first_frame": preroll[0]["frame_no"] if preroll else event.frame_no,
             "last_frame": None,
-            "frame_size": self._preroll[-1]["size"] if self._preroll else None,
+            "frame_size": preroll[-1]["size"] if preroll else None,
             "ignored_at_start": [list(p) for p in self._stale_cards()],
             "table": self.config.model_dump(mode="json"),
         }
-        needed = self._needed_from()
-        if needed is not None and self._preroll and self._preroll[0]["frame_no"] > needed:
+        tracks = [dict(t) for t in self._stale_tracks()]
+        if tracks:   # rules 7: which physical card each left-over is (older readers skip the key)
+            meta["ignored_tracks"] = tracks
+        if needed is not None and preroll and preroll[0]["frame_no"] > needed \
+                and len(self._preroll) == self._preroll.maxlen:   # frames were let go, not never seen
             # QA49 review M4: a card waited longer than MAX_PREROLL frames; what the replay
             # cannot see is said, not left to look like a changed recording
-            meta["preroll_cut"] = {"needed_from": needed, "cards": [list(w) for w in self._waiting]}
+            waiting = {(seat, code) for seat, code, _ in self._waiting}
+            cut = [card for card in shown if (card[0], card[1]) not in waiting
+                   and card[2] - self._preroll_frames < preroll[0]["frame_no"]]
+            meta["preroll_cut"] = {"needed_from": needed, "cards": [list(w) for w in list(self._waiting) + cut]}
         base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
         files = _RoundFiles(base, meta, self.config.camera.jpeg_quality, self._fail)
-        self._put(files.open, list(self._preroll))
-        files.last_frame = self._preroll[-1]["frame_no"] if self._preroll else None
+        self._put(files.open, preroll)
+        files.last_frame = preroll[-1]["frame_no"] if preroll else None
         return files
 
     def _queue_frame(self, files: _RoundFiles, line: dict, image: np.ndarray | None) -> None:

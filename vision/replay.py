@@ -645,6 +645,7 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     problems: list[dict] = []
     warnings: list[str] = []
     cut = meta.get("preroll_cut") if isinstance(meta.get("preroll_cut"), dict) else None
+    left_overs = meta.get("ignored_tracks") if isinstance(meta.get("ignored_tracks"), list) else None
     for event in before:
         _reapply(pipeline.machine, event, problems)
     for line in lines:
@@ -660,6 +661,14 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
             if started_at is not None and frame_no < started_at:
                 pipeline.tracker.update(normalise_detections(detections), frame_no, ts if mono is None else mono,
                                         tuple(line["size"]))
+            elif left_overs is not None:
+                # The machine's first look: first which physical card each left-over is, as the
+                # live machine knew it when the round started (rules 7: by track, not by code).
+                hands = pipeline.tracker.update(normalise_detections(detections), frame_no,
+                                                ts if mono is None else mono, tuple(line["size"]))
+                pipeline.machine.ignore_on_tracks(_left_over_tracks(left_overs, hands, first))
+                left_overs = None
+                pipeline.machine.observe(hands, frame_no, ts, mono=ts if mono is None else mono)
             else:
                 pipeline.process(frame_no, ts, tuple(line["size"]), detections, mono=mono)
         except (KeyError, TypeError, ValueError, CardError) as exc:
@@ -688,6 +697,29 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
+
+
+def _left_over_tracks(left_overs: list, hands: dict, first_frame) -> list[tuple[str, str, int | None, bool]]:
+    """``ignored_tracks`` (rules 7) as this replay's tracks.  A track is named by its first
+    frame, so one begun within the recording keeps its name; a left-over lying since before the
+    pre-roll began has a later one here: it is the earliest track of its card the replay shows
+    (a card of its code dealt since began later, and the pre-roll reaches back to it)."""
+    out = []
+    for entry in left_overs:
+        if not isinstance(entry, dict):
+            continue
+        seat, code, track = str(entry.get("seat")), str(entry.get("card")), entry.get("track")
+        if track is not None and entry.get("shown"):
+            hand = hands.get(seat)
+            tracks = [t for c, t in zip(hand.cards, hand.first_frames) if c.code == code and t is not None] \
+                if hand is not None else []
+            if tracks and track not in tracks and (first_frame is None or track < first_frame):
+                track = min(tracks)
+        try:
+            out.append((seat, code, track if track is None else int(track), bool(entry.get("seen"))))
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
 def _cut_preroll(tracker, cut: dict, recorded: list[RoundEvent], round_no: int, kept_from) -> list[str]:

@@ -438,6 +438,42 @@ class RoundMachine:
                                            if (seat, card) in self._stale_frames_left else [])
                       for seat, card in self._stale)
 
+    @property
+    def stale_tracks(self) -> list[dict]:
+        """Rules 7: each left-over's track (its first frame; None: not known yet), whether it was
+        seen, and whether that track is shown now.  Rules 7 tell a left-over from a card of its
+        code dealt again by the track, so a recording that stored only (seat, card) replayed the
+        other physical card as the left-over (QA50 dealing3 H2); [] under older rules."""
+        with self._lock:
+            if self.rules < 7:
+                return []
+            return [{"seat": seat, "card": card.code, "track": self._stale_tracks.get((seat, card)), "seen": seen,
+                     "shown": self._stale_tracks.get((seat, card)) in self._current_tracks.get((seat, card), ())}
+                    for (seat, card), seen in sorted(self._stale.items(), key=lambda kv: (kv[0][0], kv[0][1].code))]
+
+    @property
+    def shown_cards(self) -> list[tuple[str, str, int]]:
+        """Rules 7: (seat, card, its track's first frame) of each card shown now that is not a
+        left-over.  A round often starts seconds after its first cards landed (returned or lying
+        over a card, never waiting alone), and a recording's pre-roll must reach back to them for
+        its replay to accept them as the live tracker did (QA50 dealing3 H2); [] under older rules."""
+        with self._lock:
+            if self.rules < 7:
+                return []
+            return sorted((seat, card.code, track) for (seat, card), tracks in self._current_tracks.items()
+                          for track in tracks if track is not None and not self._is_stale(seat, card, track))
+
+    def ignore_on_tracks(self, left_overs: Iterable[tuple[str, str | Card, int | None, bool]]) -> None:
+        """Put back which track each left-over lies on, and whether it was seen (rules 7), as
+        :attr:`stale_tracks` recorded them: a replay then tells the left-over from a card of its
+        code dealt again as the live machine did.  Cards not being ignored are left alone."""
+        with self._lock:
+            for seat, c, track, seen in left_overs:
+                key = (seat, _card(c))
+                if key in self._stale:
+                    self._stale[key] = bool(seen)
+                    self._stale_tracks[key] = track
+
     # ------------------------------------------------------------ the camera's side
 
     def observe(self, hands: Mapping[str, SeatHand], frame_no: int, ts: float,
@@ -449,12 +485,13 @@ class RoundMachine:
         ``ts`` where none is given), so NTP stepping the wall clock neither raises nor holds
         back an alert; a left-over is forgotten after a number of frames."""
         with self._lock:
-            shown = (self.stale_cards, self.absent_cards)
+            shown = (self.stale_cards, self.absent_cards, self.next_deal_cards)
             events = self._observe(hands, frame_no, ts, ts if mono is None else mono)
-            if not events and (self.stale_cards, self.absent_cards) != shown:
+            if not events and (self.stale_cards, self.absent_cards, self.next_deal_cards) != shown:
                 # no event, but what the dealer's screen shows changed: the left-overs it
                 # ignores (one swept away, or first seen after a restart), or a card that had
-                # left its seat is seen there again (its alert is answered)
+                # left its seat is seen there again (its alert is answered), or the next deal's
+                # cards came or went (bets close while any lies there)
                 for listener in self._view_listeners:
                     listener()
             return events
@@ -691,6 +728,24 @@ class RoundMachine:
         with self._lock:
             return sorted((seat, card.code, since) for (seat, card), (_, since, _) in self._lone.items()) \
                 if self.rules >= 6 else []
+
+    @property
+    def next_deal_cards(self) -> list[tuple[str, str]]:
+        """(seat, card) the last frame showed that are the next deal's, not the finished round's:
+        new, returned (rules 7) or waiting to start a round.  The next round may start only several
+        cards later (a returned card counts for nothing), and bets taken meanwhile would be placed
+        with cards seen (QA50 dealing3 H1: past-posting), so the kiosk closes them on any."""
+        with self._lock:
+            out = {(seat, card) for seat, card in self._lone} if self.rules >= 6 else set()
+            if self.state in (RoundState.settled, RoundState.void):
+                visible: dict[str, list] = {}
+                for (seat, card), tracks in self._current_tracks.items():
+                    if (seat in self.config.seat_names and (seat, card) not in self._suppressed
+                            and any(not self._is_stale(seat, card, track) for track in tracks)):
+                        visible.setdefault(seat, []).append((card, None, False))
+                new, returned = self._new_on_finished(visible)
+                out |= new | returned
+            return sorted((seat, card.code) for seat, card in out)
 
     def _moved_from(self, seat: str, card: Card, visible) -> str | None:
         """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
