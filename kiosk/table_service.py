@@ -210,15 +210,17 @@ def lone_card_words(alert: RoundEvent, bets_in: bool) -> str:
     """A ``card_after_round`` as the dealer's screen says it: what to do, not only what was seen.
 
     The machine's words (the log keeps them) say the card starts no round alone; what the dealer
-    does about it is the kiosk's to say.  Bets for the next round are open from Settle on, so the
-    next deal's first card laid before the sweep needs only its round's bets (QA49 dealing2 M4:
-    the words said to deal on while bets were closed, and that round began with none)."""
+    does about it is the kiosk's to say.  Bets for the next round open at Settle and close at the
+    next deal's first card (QA50 dealing3 H1), so with none entered the card must come off before
+    they can go in (QA49 dealing2 M4: "deal on" with bets closed gave a round with none)."""
     finished = "voided" if alert.data.get("state") == RoundState.void else "settled"
     after = alert.round_no + 1
-    todo = (f"deal on (the bets for round {after} are in)" if bets_in
-            else f"enter the bets for round {after} (Same bets) and deal on")
+    todo = (f"If it is the next deal's first card, deal on: round {after} has the bets entered; if not, take it "
+            "off the table" if bets_in
+            else f"No bets are entered for round {after}, and they are closed while it lies there: take it off "
+            "the table, enter the bets (Same bets), then deal")
     return (f"{alert.card} lies alone on seat {alert.seat} beside round {alert.round_no}'s cards, {finished} "
-            f"without it. If it is the next deal's first card: {todo}; if not, take it off the table")
+            f"without it. {todo}")
 
 
 def corrected_rounds(log: AuditLog, *, since: str | None = None, until: str | None = None) -> Iterator[int]:
@@ -849,8 +851,30 @@ class TableService:
         fast lays the next deal's first card before the sweep, and with bets closed until the
         kiosk cleared the round that round began with none (QA49 dealing2 M4).  What is entered
         waits in the next round's bets (``_pending``); the round on the table keeps its own, so
-        a settled round's stakes can never change after Settle."""
+        a settled round's stakes can never change after Settle.  They close at the next deal's first
+        card, though that round may start cards later (QA50 dealing3 H1: stakes raised with cards
+        seen became the round's): :meth:`_next_deal_shown`."""
+        return self._next_bets_shown() and self._next_deal_shown() is None
+
+    def _next_bets_shown(self) -> bool:
+        """No round is being dealt: the screen shows the next round's bets, bid and stack."""
         return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.settled, RoundState.void)
+
+    def _next_deal_shown(self) -> str | None:
+        """Where the next deal's cards lie on a table showing no round being dealt (None: none)."""
+        cards = self.machine.next_deal_cards
+        if not cards:
+            return None
+        where = ", ".join(f"seat {seat}: {code}" for seat, code in cards[:3]) + (", ..." if len(cards) > 3 else "")
+        return f"the next deal's cards are on the table ({where})"
+
+    def _closed_words(self, what: str, enter: str) -> str:
+        """Why ``what`` cannot be entered now, and when it can."""
+        if not self._next_bets_shown():
+            return (f"{what} closed: round {self.machine.round_no} is {self.machine.state}; "
+                    f"{enter} for the next round when this one is settled or voided")
+        return (f"{what} closed: {self._next_deal_shown()}; round {self.machine.round_no + 1} starts with "
+                f"the cards dealt; {enter} before the next deal")
 
     def _check_running(self) -> None:
         """Refuse an action once :meth:`stop` has run (checked under the lock, which ``stop``
@@ -861,8 +885,7 @@ class TableService:
 
     def _check_bets_open(self) -> None:
         if not self.can_take_bets():
-            raise TableError(f"bets are closed: round {self.machine.round_no} is {self.machine.state}; "
-                             "bets for the next round open when this one is settled or voided")
+            raise TableError(self._closed_words("bets are", "enter bets"))
 
     @property
     def default_bid(self) -> int:
@@ -977,8 +1000,7 @@ class TableService:
                 raise TableError(f"preset {self.preset.name} takes no bank bids: its banker is chosen by "
                                  f"{self.preset.banker.selection.value}")
             if not self.can_take_bets():
-                raise TableError(f"bids are closed: round {self.machine.round_no} is {self.machine.state}; "
-                                 "the bank bid for the next round opens when this one is settled or voided")
+                raise TableError(self._closed_words("bids are", "enter the bank bid"))
             value = self._check_bid(bid)
             # On the log first, then in memory: a bid the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
@@ -1017,9 +1039,7 @@ class TableService:
                 raise TableError(f"preset {self.preset.name} pays every win in full: the banker's stack is not "
                                  "entered at this table (banker.cover = 'unlimited')")
             if not self.can_take_bets():
-                raise TableError(f"the banker's stack is closed: round {self.machine.round_no} is "
-                                 f"{self.machine.state}; enter it for the next round when this one is settled or "
-                                 "voided")
+                raise TableError(self._closed_words("the banker's stack is", "enter it"))
             stack = self._check_stack(amount)
             # On the log first, then in memory: a stack the log refused (disk full) is not entered.
             self.audit.append(AuditType.BETS_PLACED, actor, {
@@ -1609,11 +1629,11 @@ class TableService:
         if self.grab:
             table.update(bids=list(self.preset.banker.bids), bet_multiples=list(self.preset.banker.bet_multiples))
             # While bets are open the screen shows the next round's bid, as it shows the next stakes.
-            bank["banker_bid"] = (self._pending_bid or self.default_bid) if self.can_take_bets() \
+            bank["banker_bid"] = (self._pending_bid or self.default_bid) if self._next_bets_shown() \
                 else self._round_bid
         if self.covered:
             table["banker_cover"] = self.preset.banker_cover.value
-            stack = self._pending_stack if self.can_take_bets() else self._round_stack
+            stack = self._pending_stack if self._next_bets_shown() else self._round_stack
             bank["banker_stack"] = shown(stack, unit)
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {

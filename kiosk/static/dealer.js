@@ -68,6 +68,12 @@
     return r.bets_open && (r.state === "settled" || r.state === "void");
   }
 
+  // Bets close at the next deal's first card, before its round starts (QA50 dealing3 H1).
+  function nextBetsWords(r) {
+    return r.bets_open ? "Bets are open for round " + (r.no + 1)
+      : "Bets for round " + (r.no + 1) + " are closed: its cards are on the table";
+  }
+
   // Only a table whose banker pays as far as a stack goes sends the stack (banker.cover).
   function covered() { return Boolean(state && state.table.banker_cover); }
 
@@ -468,7 +474,7 @@
       // Never "If settled now" after a void: that preview is what no one may pay or collect.
       totals.appendChild(el("div", "t-title", "Round " + r.no + " voided"));
       totals.appendChild(el("div", "t-line void", "No money moves"));
-      totals.appendChild(el("div", "t-line small", "Pay nothing, collect nothing. Bets are open for round " + (r.no + 1) + "."));
+      totals.appendChild(el("div", "t-line small", "Pay nothing, collect nothing. " + nextBetsWords(r) + "."));
     } else if (state.totals) {
       const t = state.totals;
       totals.appendChild(el("div", "t-title", t.final ? "Round " + r.no + " settled" + (t.corrected ? " (corrected)" : "") : "If settled now"));
@@ -484,7 +490,8 @@
     }
     drawActions();
     $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled"
-      ? "Settled. Bets are open for round " + (r.no + 1) + ": enter them (Same bets) as the cards are cleared."
+      ? (r.bets_open ? "Settled. Bets are open for round " + (r.no + 1) + ": enter them (Same bets) as the cards are cleared."
+        : "Settled. " + nextBetsWords(r) + ".")
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     const alerts = $("alerts");
     alerts.replaceChildren(...r.alerts.map((a) => el("p", "alert", "⚠ " + a.message)));

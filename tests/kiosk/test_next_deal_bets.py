@@ -43,7 +43,6 @@ def lay(table, seat_name, i, code):
 
 def test_the_next_deals_bets_go_in_after_settle_and_the_round_they_start_has_them(dealer, service, audit):
     table = settled_round(dealer, service)
-    lay(table, "1", 0, NEXT_SEAT1[0])              # the next deal's first card, beside the settled hands
     # Same bets at once, as the screen says: the next round's stakes, not the settled round's
     state = dealer.post("/dealer/api/repeat-bets")["state"]
     assert (state["round"]["no"], state["round"]["state"], state["round"]["bets_open"]) == (1, "settled", True)
@@ -52,6 +51,7 @@ def test_the_next_deals_bets_go_in_after_settle_and_the_round_they_start_has_the
     state = dealer.post("/dealer/api/bet", {"seat": "1", "amount": "250", "kind": "double"})["state"]
     assert seat(state, "1")["line"]["net"] == "95.00"
     assert audit.last().type == AuditType.BETS_PLACED and audit.last().data["for_round"] == 2
+    lay(table, "1", 0, NEXT_SEAT1[0])              # the next deal's first card, beside the settled hands
 
     table.cards = {NEXT_SEAT1[0]: low("1", 0)}     # the sweep, then the deal goes on
     table.frames(0.5)
@@ -94,5 +94,5 @@ def test_a_lone_card_after_settle_says_what_to_do(dealer, service):
     assert alert["code"] == "card_after_round"
     said = alert["message"]
     assert said.startswith("6D lies alone on seat 1 beside round 1's cards")
-    assert "the next deal's first card: enter the bets for round 2 (Same bets) and deal on" in said
-    assert "if not, take it off the table" in said
+    assert said.endswith("No bets are entered for round 2, and they are closed while it lies there: take it "
+                         "off the table, enter the bets (Same bets), then deal")    # QA50 dealing3 H1
