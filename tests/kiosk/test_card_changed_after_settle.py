@@ -43,6 +43,8 @@ def test_the_dealer_confirms_the_card_and_the_alert_leaves_the_screen_not_the_lo
     page = watcher.get("/review/round/1").get_data(as_text=True)
     assert "4H on seat 1 has read as AH" in page
     assert "card 4H confirmed (not changed; the camera had read it as AH) after settlement, by dealer1" in page
+    corrections = page.split('id="corrections"', 1)[1].split("</table>", 1)[0]   # the table, not the log list
+    assert "4H confirmed (not changed; the camera had read it as AH) (after settlement)" in corrections
 
 
 def test_a_new_reading_after_the_confirmation_is_told_again(dealer, service):
