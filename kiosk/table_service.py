@@ -1216,13 +1216,9 @@ class TableService:
             out.append(replace(alert, card=card, data={**alert.data, "message": message}))
         return out
 
-    def _open_readings(self, changed: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
-        """What each card in ``changed`` (not yet answered) reads as now."""
-        readings = self._change_readings()
-        return {key: readings.get(key) for key in changed}
-
-    def _changed_cards(self) -> set[tuple[str, str]]:
-        """The cards read as another since they were accepted that no person has answered yet.
+    def _changed_cards(self) -> dict[tuple[str, str], str | None]:
+        """The cards read as another since they were accepted that no person has answered yet,
+        each with what it reads as now (the screen shows only the reading still open).
 
         The machine takes a confirmation only while the round is dealt; after Settle its cards
         are the log's (QA49 dealing2 L1: "Card is right" was refused, and the alert stayed even
@@ -1231,7 +1227,7 @@ class TableService:
         it had and under the card the log has now: read as yet another card since, the card is
         told again."""
         looked = self._round_extra.get("looked") or set()
-        return {key for key, read_as in self._change_readings().items() if (*key, read_as) not in looked}
+        return {key: read_as for key, read_as in self._change_readings().items() if (*key, read_as) not in looked}
 
     def _confirm_settled(self, round_no: int, seat: str, code: str, actor: str, reason: str,
                          approval: Approval | None) -> dict:
@@ -1645,7 +1641,7 @@ class TableService:
                       or settled, "can_clear": m.can_clear(), "bets_open": self.can_take_bets(),
                       "alerts": [] if between else self._open_alerts(
                           self._alerts_as_corrected(m.alerts), codes, m.absent_cards, m.round_no, m.doubtful_cards,
-                          self._open_readings(changed),
+                          changed,
                           unsettled=state in (RoundState.dealing, RoundState.complete), bets_in=bool(self._pending)),
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet

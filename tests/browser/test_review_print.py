@@ -28,22 +28,29 @@ def shown(driver, css: str) -> list:
     return [e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
 
 
-def test_a_printed_round_is_a_short_summary_and_a_note_is_added_from_its_page(browser, live_kiosk):
+def corrected_round_with_frames(live_kiosk, count: int) -> None:
+    """Round 1 settled and corrected after Settle, with ``count`` key frames at the camera's size."""
     from kiosk.table_service import Approval
 
-    driver, service = browser, live_kiosk.service
+    service = live_kiosk.service
     service.set_bet("1", "100", "equal", "dealer1")
     service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 3)
     service.settle("dealer1")
     service.observe([], 4)
     service.correct("1", "AS", "AD", "dealer1", "player disputes: an ace of diamonds", Approval("dealer1", "super1"),
                     round_no=1)
-    # a busy round's recording: thirty key frames at the camera's size
     folder = live_kiosk.app.extensions["niuniu"].data_dir / "recordings" / "t1" / "20260101T000000Z-round-0001"
     (folder / "frames").mkdir(parents=True)
     (folder / "meta.json").write_text('{"round_no": 1}')
-    for frame_no in range(1, 31):
-        cv2.imwrite(str(folder / "frames" / f"{frame_no:08d}.jpg"), np.full((720, 1280, 3), 8 * frame_no, np.uint8))
+    for frame_no in range(1, count + 1):
+        shade = 240 * frame_no // count
+        cv2.imwrite(str(folder / "frames" / f"{frame_no:08d}.jpg"), np.full((720, 1280, 3), shade, np.uint8))
+
+
+def test_a_printed_round_is_a_short_summary_and_a_note_is_added_from_its_page(browser, live_kiosk):
+
+    driver = browser
+    corrected_round_with_frames(live_kiosk, 30)    # a busy round's recording: thirty key frames
 
     log_in(driver, live_kiosk.url, "watch1")
     WebDriverWait(driver, 5).until(lambda d: d.find_elements(By.ID, "round-list"))     # logged in: the list

@@ -6,35 +6,21 @@ from __future__ import annotations
 
 import base64
 
-import cv2
-import numpy as np
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from kiosk_testing import hand
 from printed_pdf import page_texts
 from test_dealer_screen import log_in
-from test_review_print import shown
+from test_review_print import corrected_round_with_frames, shown
 
 pytestmark = pytest.mark.browser
 
 
 def test_a_printed_round_has_wide_frames_a_sign_off_block_and_page_numbers(browser, live_kiosk):
-    from kiosk.table_service import Approval
 
-    driver, service = browser, live_kiosk.service
-    service.set_bet("1", "100", "equal", "dealer1")
-    service.observe([hand("banker", "4S 6H QD 9C 9H"), hand("1", "AS 2S 3D 4D 5C")], 3)
-    service.settle("dealer1")
-    service.observe([], 4)
-    service.correct("1", "AS", "AD", "dealer1", "player disputes: an ace of diamonds", Approval("dealer1", "super1"),
-                    round_no=1)
-    folder = live_kiosk.app.extensions["niuniu"].data_dir / "recordings" / "t1" / "20260101T000000Z-round-0001"
-    (folder / "frames").mkdir(parents=True)
-    (folder / "meta.json").write_text('{"round_no": 1}')
-    for frame_no in range(1, 6):
-        cv2.imwrite(str(folder / "frames" / f"{frame_no:08d}.jpg"), np.full((720, 1280, 3), 40 * frame_no, np.uint8))
+    driver = browser
+    corrected_round_with_frames(live_kiosk, 5)
 
     log_in(driver, live_kiosk.url, "watch1")
     WebDriverWait(driver, 5).until(lambda d: d.find_elements(By.ID, "round-list"))

@@ -75,16 +75,22 @@ def test_a_slow_disk_does_not_stall_the_camera_at_a_rounds_end(tmp_path, monkeyp
     assert {int(p.stem) for p in (folder / "frames").glob("*.jpg")} == key_frame_events(folder)
 
 
-def test_key_frames_beyond_what_may_wait_for_the_disk_are_dropped_and_named(tmp_path, monkeypatch):
+def stall_the_disk(monkeypatch) -> threading.Event:
+    """Two key frames may wait, and the disk writes nothing until the returned event is set."""
     monkeypatch.setattr(record, "MAX_QUEUED_KEY_FRAMES", 2)
     stalled = threading.Event()
     write = record._RoundFiles.write_key_frame
 
     def stalled_disk(self, frame_no, image):
-        stalled.wait(10)                      # the disk writes nothing until the round is over
+        stalled.wait(10)
         write(self, frame_no, image)
 
     monkeypatch.setattr(record._RoundFiles, "write_key_frame", stalled_disk)
+    return stalled
+
+
+def test_key_frames_beyond_what_may_wait_for_the_disk_are_dropped_and_named(tmp_path, monkeypatch):
+    stalled = stall_the_disk(monkeypatch)
     pipeline, told = dealt_and_settled(tmp_path, dealing(ROUND_A))
     assert "key frames still wait for the disk" in pipeline.status()["recording_error"]
     stalled.set()
@@ -125,15 +131,7 @@ def test_a_persons_key_frame_is_written_however_far_the_disk_is_behind(tmp_path,
     were dropped like the camera's.  A person's action is few frames and what a dispute turns on:
     only the camera's are dropped, also where a person acts on a frame whose camera key frame was
     dropped, or names a frame the recorder has not been given yet."""
-    monkeypatch.setattr(record, "MAX_QUEUED_KEY_FRAMES", 2)
-    stalled = threading.Event()
-    write = record._RoundFiles.write_key_frame
-
-    def stalled_disk(self, frame_no, image):
-        stalled.wait(10)                      # the disk writes nothing until the round is over
-        write(self, frame_no, image)
-
-    monkeypatch.setattr(record._RoundFiles, "write_key_frame", stalled_disk)
+    stalled = stall_the_disk(monkeypatch)
     recorder = record.RoundRecorder(tmp_path, CONFIG, model_name="scripted-v1")
     told = []
     recorder.on_finished = lambda folder, meta: told.append((folder, meta))
