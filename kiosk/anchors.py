@@ -117,6 +117,31 @@ def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made:
                   f"{held[0].hash[:16]}... — the history up to it was changed and the chain recomputed; {WHAT_NOW}")
 
 
+COMPARED = (HELD, SUPERSEDED, REWRITTEN, MISSING)
+
+
+def nothing_compared(anchors: list[Anchor], destination: str | Path, data_dir: str | Path) -> str | None:
+    """Why ``verify --against`` must not pass where no backup was compared, or None where one was.
+
+    An unmounted backup drive leaves its mount point, an empty folder on the SD card: "none to
+    compare with" and exit 0 read as "history confirmed" (QA51 operator M7).  The nightly backup
+    refuses the same case (``--other-disk``); here it is said, with its likely cause."""
+    if any(a.verdict in COMPARED for a in anchors):
+        return None
+    unreadable = sum(a.verdict == UNREADABLE for a in anchors)
+    found = (f"{destination} holds {unreadable} backup folder{'s' if unreadable > 1 else ''} but no readable "
+             f"{MANIFEST}" if unreadable else f"{destination} holds no backup (no {PREFIX}* folder)")
+    try:
+        same = Path(destination).stat().st_dev == Path(data_dir).stat().st_dev
+    except OSError:
+        same = False
+    cause = (f"it is on the same disk as {data_dir}, so the backup drive is most likely not mounted there"
+             if same else "the backup drive may not be mounted, or this is not the folder the nightly backup "
+             "writes to (NIUNIU_BACKUP_DIR)")
+    return (f"NOT CHECKED: {found}, so the log was compared with nothing: {cause}; mount the drive (or name the "
+            "right folder) and run this again")
+
+
 def summary(anchors: list[Anchor]) -> str:
     """One line for the console: how many backups agree, or the first that does not."""
     failed = [a for a in anchors if a.failed]

@@ -42,6 +42,24 @@ class AuditError(NiuniuError):
     """The audit log cannot be opened, read or written; the message says which file and why."""
 
 
+class DamagedRecord(AuditError, ValueError):
+    """A record whose payload no longer reads as the JSON object the kiosk wrote: bytes of it
+    changed on the disk (an SD card's bit rot) or by hand.  SQLite still opens the file, so
+    nothing else says so until the payload is read.
+
+    One condition, raised in one place (:attr:`AuditRecord.data`), so that each reader decides
+    what a damaged record means to it (the round folding marks its round ``damaged``, the shift
+    report names it and goes on) instead of a ``JSONDecodeError`` traceback taking down the
+    kiosk's start or a whole report.  Also a ``ValueError``, as that error was, so the readers
+    that already guarded a payload that is not JSON still do."""
+
+    def __init__(self, record: "AuditRecord", why: str) -> None:
+        self.seq, self.type, self.why = record.seq, record.type, why
+        super().__init__(f"audit record seq {record.seq} ({record.type}) cannot be read: {why}; the log was "
+                         "damaged (on the disk, or edited): run niuniu audit verify, keep the data directory as it "
+                         "is and call surveillance")
+
+
 class AuditDiskError(AuditError, sqlite3.OperationalError):
     """The disk refused an append (full, or failing); nothing of it was written.
 
@@ -106,6 +124,7 @@ class AuditType(StrEnum):
     RECORDING_SEALED = "recording_sealed"
     RECORDING_CHANGED = "recording_changed"
     RECORDING_HOLD_LOST = "recording_hold_lost"     # the log holds a recording whose hold.json is gone
+    RECORDING_FAILED = "recording_failed"   # a round's recording failed or lost part of itself (vision.record)
     BACKUP_MADE = "backup_made"
     BACKUP_FAILED = "backup_failed"
     BACKUP_RESTORED = "backup_restored"
@@ -343,7 +362,30 @@ class AuditRecord:
 
     @property
     def data(self) -> dict:
-        return json.loads(self.payload)
+        """The payload as the object the kiosk wrote; :class:`DamagedRecord` where it is not one."""
+        return self._decoded()
+
+    def _decoded(self) -> dict:
+        try:
+            value = json.loads(self.payload)
+        except ValueError as exc:       # JSONDecodeError, or a character JSON cannot hold
+            raise DamagedRecord(self, f"its payload is not JSON ({getattr(exc, 'msg', exc)} at character "
+                                      f"{getattr(exc, 'pos', '?')})") from None
+        except RecursionError:
+            raise DamagedRecord(self, "its payload is nested too deep to be the kiosk's") from None
+        if not isinstance(value, dict):
+            raise DamagedRecord(self, f"its payload is a JSON {type(value).__name__}, not the object the kiosk "
+                                      "writes")
+        return value
+
+    @property
+    def damage(self) -> str | None:
+        """Why the payload cannot be read (:class:`DamagedRecord`'s reason), None where it can."""
+        try:
+            self._decoded()
+        except DamagedRecord as exc:
+            return exc.why
+        return None
 
     def body(self) -> str:
         return canonical_json({"seq": self.seq, "ts": self.ts, "table_id": self.table_id,
@@ -354,9 +396,16 @@ class AuditRecord:
         return record_hash(self.prev_hash, self.body())
 
     def to_json(self) -> dict:
+        """The record as an export holds it; a payload that cannot be read goes out as the text
+        stored (``payload`` a string, ``damaged`` saying why), so the export still holds every
+        record and :meth:`from_json` gives back the very text hashed, damage and all."""
+        try:
+            payload, damaged = self.data, None
+        except DamagedRecord as exc:
+            payload, damaged = self.payload, exc.why
         return {"seq": self.seq, "ts": self.ts, "table_id": self.table_id, "type": self.type,
-                "actor": self.actor, "round": self.round_no, "payload": self.data,
-                "prev_hash": self.prev_hash, "hash": self.hash}
+                "actor": self.actor, "round": self.round_no, "payload": payload,
+                "prev_hash": self.prev_hash, "hash": self.hash, **({"damaged": damaged} if damaged else {})}
 
     @classmethod
     def from_json(cls, item: dict) -> "AuditRecord":
@@ -364,9 +413,11 @@ class AuditRecord:
 
         Raises KeyError, ValueError or TypeError where ``item`` is not one: a seq or round that
         is not a whole number (``1.0``, ``true``) is no record the log could have written."""
+        payload = item["payload"]
+        text = payload if item.get("damaged") and isinstance(payload, str) else canonical_json(payload)
         return cls(seq=_whole(item["seq"]), ts=item["ts"], table_id=item["table_id"], type=item["type"],
                    actor=item["actor"], round_no=None if item["round"] is None else _whole(item["round"]),
-                   payload=canonical_json(item["payload"]), prev_hash=item["prev_hash"], hash=item["hash"])
+                   payload=text, prev_hash=item["prev_hash"], hash=item["hash"])
 
 
 def _whole(value) -> int:

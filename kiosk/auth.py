@@ -780,6 +780,12 @@ def _landing(role: Role, target: str | None) -> str:
     return target
 
 
+def _setup_code_matches(sent: str, expected: str) -> bool:
+    """An empty expected code matches nothing: an empty ``setup_code`` file would otherwise
+    let anyone who reached the screen first make the administrator with an empty form."""
+    return bool(expected) and hmac.compare_digest(sent.encode(), expected.encode())
+
+
 @bp.route("/setup", methods=("GET", "POST"))
 def setup():
     conn = db.get_db()
@@ -803,7 +809,7 @@ def setup():
             wait = _lock_remaining(conn, "setup", keys, now)
             if wait > 0:
                 error, status = f"too many wrong setup codes; wait {int(wait) + 1} s and try again", 429
-            elif not hmac.compare_digest(code.encode(), db.setup_code(runtime().data_dir).encode()):
+            elif not _setup_code_matches(code, db.setup_code(runtime().data_dir)):
                 _record_failure(conn, "setup", keys, now)
                 error = "setup code is wrong; it is printed on the console where the kiosk was started"
             elif password != request.form.get("password2", ""):

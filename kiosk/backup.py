@@ -359,13 +359,43 @@ def _shown(value) -> str:
     return text if len(text) <= 24 else text[:24] + "..."
 
 
-def writable_dir(path: str | Path) -> None:
+# The databases the kiosk and ``users add`` write in place, each with SQLite's companions.
+DATABASES = (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal", f"{KIOSK_DB}-shm")
+
+
+def writable_dir(path: str | Path, *, files: tuple[str, ...] = ()) -> None:
     """Refuse, before anything is written, a data directory that cannot be one: a file, a
     path under a file, or a directory (or the nearest one to be created under) this user
     cannot write to.  ``restore``, ``users add`` and ``kiosk`` ask this first, so a mistyped
     --data-dir or a read-only disk is one line naming the fix, not a traceback halfway
-    through (a restore that has moved the old files aside, an account without its record)."""
+    through (a restore that has moved the old files aside, an account without its record).
+
+    ``files`` (``DATABASES`` for a command that writes them in place): those of them that
+    exist must be writable too.  A writable directory holding an ``audit.sqlite3`` left owned
+    by root (a ``sudo sqlite3``, a ``sudo cp``) otherwise passes, and the kiosk dies at its
+    first record.  A restore moves the old files aside instead, so it asks about none."""
     path = Path(path)
+    _writable_parent(path)
+    for name in files:
+        file = path / name
+        if file.exists() and not os.access(file, os.W_OK):
+            raise BackupError(unwritable_file(file))
+
+
+def unwritable_file(file: Path) -> str:
+    """One line for a file in the data directory this user cannot write, naming its owner and the fix."""
+    try:
+        import pwd
+        owner = pwd.getpwuid(file.stat().st_uid).pw_name
+    except (ImportError, KeyError, OSError):
+        owner = "another user"
+    return (f"cannot write {file}: it belongs to {owner} and is not writable by this user; give it back to the "
+            f"kiosk's user (sudo chown niuniu:niuniu {file}; chmod u+w if it is read-only), or run the command as "
+            "that user (sudo -u niuniu ...)")
+
+
+def _writable_parent(path: Path) -> None:
+    """The directory half of :func:`writable_dir`."""
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -387,8 +417,7 @@ def writable_dir(path: str | Path) -> None:
 
 # What a restore writes into the data directory, each database with SQLite's companions: a
 # -wal left beside a database it did not come from would be applied to it at the next open.
-_RESTORED = (AUDIT_FILE, f"{AUDIT_FILE}-wal", f"{AUDIT_FILE}-shm", KIOSK_DB, f"{KIOSK_DB}-wal", f"{KIOSK_DB}-shm",
-             *PRIVATE_FILES)
+_RESTORED = (*DATABASES, *PRIVATE_FILES)
 
 
 def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, replace: bool = False,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
 
 from scoring.errors import NiuniuError
@@ -60,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()      # here, not at exit: there a full disk is "Exception ignored" and status 120
+        return code
     except NiuniuError as exc:
         print(f"niuniu {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -68,10 +71,33 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `niuniu ... --json | head`: the reader left; that is not an error of ours.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        # `niuniu audit report > FILE` onto a full disk (QA51 operator L5): the output is what could
+        # not be written, said in one line.  Only where standard output itself still fails to take
+        # what is pending: any other OSError was not handled where it happened, and stays loud.
+        if not _stdout_refuses():
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())    # the exit's own flush must not fail again
+        print(f"niuniu {args.command}: error: cannot write the output ({exc.strerror}); free space where it goes "
+              "(or write it elsewhere) and run it again", file=sys.stderr)
+        return NiuniuError.exit_code
+
+
+def _stdout_refuses() -> bool:
+    """Whether standard output takes no more: a byte written straight to it fails too (what the
+    failed write left buffered may be dropped already, so a flush alone proves nothing)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return False            # no stream of the system's (a test's capture): nothing to tell
+    try:
+        sys.stdout.flush()
+        os.write(fd, b"\n")
+    except OSError:
+        return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -159,7 +159,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     recs.add_argument("--to", dest="until", help="... until then, not including it (a bare date is the whole day)")
     recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
     recs.add_argument("--table", help="only this table id")
-    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing} as JSON")
+    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing, failed} as JSON")
     recs.set_defaults(func=run_audit_check_recordings)
 
     check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
@@ -234,6 +234,9 @@ def _open_audit(data_dir: str, *, read_only: bool = False) -> AuditLog:
     """The data directory's log.  ``read_only`` for the commands that only read it, so that they
     run on a seized disk or a write-protected copy too (``AuditLog``'s ``read_only``)."""
     path = Path(data_dir)
+    if path.is_file():          # the log itself, typed for its directory: said as the kiosk says it
+        raise AuditError(f"{path} is a file; pass --data-dir the kiosk's data directory (e.g. /var/lib/niuniu"
+                         + (f", here {path.parent}" if path.name == AUDIT_FILE else "") + ")")
     if not path.is_dir():
         raise AuditError(f"data directory {path} does not exist; pass the --data-dir the kiosk runs with")
     return AuditLog.in_dir(path, create=False, read_only=read_only)
@@ -263,7 +266,7 @@ def _own_file(target: str | Path, data_dir: str) -> None:
 
 
 def run_audit_verify(args) -> int:
-    from kiosk.anchors import check_against_backups, check_head, parse_head, summary
+    from kiosk.anchors import check_against_backups, check_head, nothing_compared, parse_head, summary
 
     if args.against and not Path(args.against).is_dir():
         raise AuditError(f"{args.against} is not a directory; pass the NIUNIU_BACKUP_DIR the nightly backup writes "
@@ -276,18 +279,22 @@ def run_audit_verify(args) -> int:
         written = [check_head(log, seq, digest) for seq, digest in heads]
     finally:
         log.close()
-    ok = result.ok and not any(a.failed for a in [*(anchors or []), *written])
+    # Nothing compared is no pass: an empty --against is most often a backup drive not mounted.
+    unchecked = nothing_compared(anchors, args.against, args.data_dir) if anchors is not None else None
+    ok = result.ok and not unchecked and not any(a.failed for a in [*(anchors or []), *written])
     if args.json:
         extra = {"ok": ok} if anchors is not None or written else {}
         if anchors is not None:
             extra["backups"] = [a.to_json() for a in anchors]
+        if unchecked:
+            extra["backups_not_checked"] = unchecked
         if written:
             extra["heads"] = [h.to_json() for h in written]
         print(json.dumps({**result.to_json(), **extra}))
     else:
         print(result.summary())
         if anchors is not None:
-            print(summary(anchors))
+            print(unchecked or summary(anchors))
         for head in written:
             print(head.line())
     return 0 if ok else 1
@@ -302,6 +309,7 @@ def _time_zone(name: str):
 
 
 def run_audit_export(args) -> int:
+    from kiosk.evidence import PARTIAL, write_new
     from kiosk.exports import statement_path
 
     since, until = parse_period(args.since, args.until, zone=args.timezone)
@@ -330,24 +338,25 @@ def run_audit_export(args) -> int:
         created: list[Path] = []     # half an export, or one without its statement, is no export
         try:
             if args.output:
-                # "x" unless overwriting was asked for: a file made since the check above is kept.
-                with open(args.output, "w" if args.force else "x", encoding="utf-8", newline="") as fh:
-                    created.append(Path(args.output))
-                    count = log.export(fh, args.format, since=since, until=until, upto_seq=upto)
+                # Written whole into <name>.partial, then put in place (over a file only with --force):
+                # an export that fails part-way leaves nothing behind to block its retry (QA51 operator M1).
+                count = write_new(Path(args.output), lambda fh: _export_into(fh, log, args.format, since, until, upto),
+                                  overwrite=args.force)
+                created.append(Path(args.output))
             else:
                 count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
             if statement:
                 _sign_export(args, log, since, until, upto, Path(statement), created)
         except BrokenPipeError:
             raise                     # `export | head`: the reader left; the root command ends quietly
-        except (OSError, AuditError) as exc:
+        except BaseException as exc:  # whatever stopped it: no export left without its statement
             for path in created:
                 path.unlink(missing_ok=True)
             if isinstance(exc, FileExistsError):      # made meanwhile, by another export: kept
-                raise AuditError(f"{exc.filename} exists; give the export a new file name") from None
+                raise AuditError(f"{exc.filename or args.output} exists; give the export a new file name") from None
             if isinstance(exc, OSError):
-                raise AuditError(f"cannot write {exc.filename or args.output or 'the export to standard output'}: "
-                                 f"{exc.strerror}") from None
+                name = str(exc.filename or args.output or "the export to standard output").removesuffix(PARTIAL)
+                raise AuditError(f"cannot write {name}: {exc.strerror}") from None
             raise
     finally:
         log.close()
@@ -357,6 +366,18 @@ def run_audit_export(args) -> int:
     elif statement:
         print(f"signed statement of {count} records written to {statement}", file=sys.stderr)
     return 0
+
+
+def _export_into(fh, log: AuditLog, fmt: str, since, until, upto: int) -> int:
+    """:meth:`AuditLog.export` into a binary file, as UTF-8 text."""
+    import io
+
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+    try:
+        return log.export(text, fmt, since=since, until=until, upto_seq=upto)
+    finally:
+        text.flush()
+        text.detach()      # the file is write_new's to close
 
 
 def _sign_export(args, log: AuditLog, since, until, upto: int, statement: Path, created: list[Path]) -> None:
@@ -414,15 +435,21 @@ def run_audit_evidence(args) -> int:
             f"no recording: MISSING (sealed at log seq {missing['seq']}, but gone from the disk and no retention "
             "record deleted it; the package's manifest says so as recording_missing)" if missing else
             "no recording (none on this kiosk for this round)")
+    # A package of damaged records is made (it is the disputed round's evidence), but is no clean export.
+    broken = manifest.get("broken_records") or []
     if args.json:
         print(json.dumps({"package": str(output), **manifest}))
-        return 0
+        return 1 if broken else 0
     print(f"round {args.round_no} of table {table_id}: {manifest['records']} audit records, {kept} -> {output}")
     print("  its summary.txt tells the round in plain words (derived, not sealed; the records are the evidence)")
     if missing and not missing["restore_seq"]:
         print(f"WARNING: round {args.round_no}'s sealed recording {missing['folder']} was deleted or moved by hand "
               "(niuniu audit check-recordings)", file=sys.stderr)
-    return 0
+    for b in broken:
+        print(f"WARNING: {b['file']} holds seq {b['seq']} ({b['type']}), which {b['problem']}: it is packed as the "
+              "log holds it (MANIFEST.json's broken_records names it); run niuniu audit verify and call "
+              "surveillance", file=sys.stderr)
+    return 1 if broken else 0
 
 
 def _console_user() -> str:
@@ -550,16 +577,19 @@ def run_audit_check_recordings(args) -> int:
         log.close()
     if args.json:
         print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone,
-                          "missing": sweep.missing}))
+                          "missing": sweep.missing, "failed": sweep.failed}))
         return 0 if sweep.ok else 1
     for label, changes in sweep.changed.items():
         for change in changes:
             print(f"PROBLEM: {label}: {change}")
     for label in sweep.missing:
         print(f"MISSING: {label}: no longer on disk, and no recordings_pruned record says retention deleted it")
+    for label in sweep.failed:
+        print(f"FAILED: {label}")
     print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
           f"sealed, {len(sweep.gone)} deleted as the log records (retention, or a restore), {len(sweep.missing)} "
-          "missing")
+          f"missing, {len(sweep.failed)} round{'s' if len(sweep.failed) != 1 else ''} whose recording failed "
+          "or is incomplete")
     return 0 if sweep.ok else 1
 
 
@@ -766,8 +796,15 @@ def _print_report(report, zone) -> None:
 def _read_secret(prompt: str, from_stdin: bool) -> str:
     if from_stdin:
         return sys.stdin.readline().rstrip("\n")
-    first = getpass.getpass(prompt)
-    if getpass.getpass("again: ") != first:
+    try:
+        first = getpass.getpass(prompt)
+        again = getpass.getpass("again: ")
+    except EOFError:
+        # No terminal and nothing on standard input (ssh without -t, a script, cron).
+        raise NiuniuError("no terminal to type the password on: run it in a terminal (ssh -t), or pass "
+                          "--password-stdin and send the password on standard input (a supervisor's PIN on "
+                          "the next line)") from None
+    if again != first:
         raise NiuniuError("the two entries differ; run the command again")
     return first
 
@@ -780,7 +817,7 @@ def run_users_add(args) -> int:
     written, and the account is committed only once its record is on disk."""
     from kiosk import db
     from kiosk.auth import check_username, create_user, validate_account
-    from kiosk.backup import writable_dir
+    from kiosk.backup import DATABASES, writable_dir
 
     data_dir = Path(args.data_dir)
     check_username(args.username)            # before the prompts that name it
@@ -788,7 +825,7 @@ def run_users_add(args) -> int:
     pin = _read_secret(f"PIN for supervisor {args.username} (4-8 digits): ", args.password_stdin) \
         if args.role == "supervisor" else None
     validate_account(args.username, args.role, password, pin)
-    writable_dir(data_dir)
+    writable_dir(data_dir, files=DATABASES)
     actor = _console_user()
     data_dir.mkdir(parents=True, exist_ok=True)
     log = AuditLog.in_dir(data_dir)          # a log that cannot be opened stops here, no account made
@@ -833,8 +870,7 @@ def _kiosk_db(data_dir: Path, *, create: bool):
             # SQLite writes beside a WAL database (its -shm) even to read it.
             raise NiuniuError(f"cannot open the accounts in {data_dir / db.KIOSK_DB} ({exc}), which needs a "
                               f"writable disk even to read: {why}") from None
-        raise NiuniuError(f"cannot open the accounts in {data_dir / db.KIOSK_DB}: {exc}; is it the kiosk's "
-                          "database? (restore it with `niuniu restore`)") from None
+        raise NiuniuError(db.damaged_accounts(data_dir / db.KIOSK_DB, exc)) from None
 
 
 def run_users_list(args) -> int:
@@ -898,6 +934,8 @@ def build_kiosk(config, source, detector, data_dir: Path, *, demo: bool = False,
     for attr in READING_FILES:
         if getattr(detector, attr, None) is not None:
             info[attr] = str(getattr(detector, attr))
+    if getattr(detector, "orientation_missing", None) is not None:
+        info["orientation_missing"] = str(detector.orientation_missing)    # read unturned: on the record
     kinds = load_preset(config.rules).bet_kinds
     service = TableService(config, log, pipeline=pipeline, detector_info=info,
                            auto_bets=default_bets(kinds) if demo else None)
@@ -961,7 +999,8 @@ def _first_run_notice(data_dir: Path, url: str) -> None:
 
 
 def run_kiosk_command(args) -> int:
-    from kiosk.backup import writable_dir
+    from kiosk.backup import DATABASES, writable_dir
+    from kiosk.server import listen
     from vision.sources import open_source
     from vision.table import load_table_config
 
@@ -971,18 +1010,27 @@ def run_kiosk_command(args) -> int:
         raise NiuniuError(f"no camera given: pass --source (picamera2, 0, a URL, a video or a folder) or set "
                           f"camera.source in {args.config}")
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    writable_dir(data_dir)        # a file, or a read-only disk: one line now, not a traceback
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if not is_loopback(args.host):
-        print(f"warning: binding {args.host} exposes the kiosk to the network; keep it on 127.0.0.1 behind a "
-              "TLS reverse proxy (--behind-proxy) and a firewall", file=sys.stderr)
-    cam = config.camera
-    source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
-    detector = _detector(args)
-    view = _calibration_view(args.config)
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live, view=view,
-                                         app_config={"TABLE_FILE": str(Path(args.config).resolve()),
-                                                     "BEHIND_PROXY": args.behind_proxy})
+    # A file, a read-only disk, a database left owned by root: one line now, not a traceback.
+    writable_dir(data_dir, files=DATABASES)
+    # The port before anything is logged or started: a busy one found after kiosk_start was
+    # written left a start with no stop (read as a crash at the next start), and the
+    # pipeline's threads still running made the interpreter abort (exit 134).
+    listener = listen(args.host, args.port)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        if not is_loopback(args.host):
+            print(f"warning: binding {args.host} exposes the kiosk to the network; keep it on 127.0.0.1 behind a "
+                  "TLS reverse proxy (--behind-proxy) and a firewall", file=sys.stderr)
+        cam = config.camera
+        source = open_source(spec, width=cam.width, height=cam.height, fps=cam.fps)
+        detector = _detector(args)
+        view = _calibration_view(args.config)
+        app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live,
+                                             view=view, app_config={"TABLE_FILE": str(Path(args.config).resolve()),
+                                                                    "BEHIND_PROXY": args.behind_proxy})
+    except BaseException:
+        listener.close()
+        raise
     retention = _retention(config, data_dir, service, pipeline)
     forwarder = _forwarder(config, data_dir, service)
     clock = ClockWatchThread(service.clock_watch)
@@ -1005,7 +1053,7 @@ def run_kiosk_command(args) -> int:
             forwarder.stop_event.set()
             forwarder.join(timeout=5)
 
-    return serve(app, args.host, args.port, on_ready=ready, on_stop=stopped, pipeline=pipeline)
+    return serve(app, args.host, args.port, on_ready=ready, on_stop=stopped, pipeline=pipeline, listener=listener)
 
 
 def run_demo_command(args) -> int:

@@ -7,9 +7,11 @@ that matters to a dispute is also written to the audit log.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from flask import Flask, current_app, g, jsonify, render_template, request
@@ -20,6 +22,8 @@ from scoring.errors import NiuniuError
 KIOSK_DB = "kiosk.sqlite3"
 SECRET_FILE = "secret_key"
 SETUP_CODE_FILE = "setup_code"
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -74,14 +78,55 @@ def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
         raise NiuniuError(f"no kiosk database at {path}; check --data-dir (the kiosk creates it on first start, "
                           "`niuniu users add` before that)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = _open(path)
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode=WAL")
-    have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
-    if not _SCHEMA_NAMES <= have:
-        conn.executescript(_SCHEMA)
-    _migrate(conn)
+    conn = None
+    try:
+        conn = _open(path)
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        if not _SCHEMA_NAMES <= have:
+            conn.executescript(_SCHEMA)
+        _migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise        # a disk or permission problem: the caller knows the data directory's state
+        # A damaged or foreign file ("file is not a database"): one line with the fix, at the
+        # kiosk's start as in `niuniu users`, not a traceback in a restart loop.
+        raise NiuniuError(damaged_accounts(path, exc)) from None
     return conn
+
+
+def damaged_accounts(path: Path, exc: Exception) -> str:
+    """What to say of an accounts database SQLite cannot read as one."""
+    return f"cannot open the accounts in {path}: {exc}; is it the kiosk's database? (restore it with `niuniu restore`)"
+
+
+def account_roles(data_dir: str | Path) -> dict[str, int] | None:
+    """How many accounts of each role ``data_dir``'s database holds (None: it has no
+    database yet), read without writing or creating a file: ``niuniu check`` may run as
+    another user than the kiosk, and a ``-shm`` it left behind, owned by that user, would
+    stop the kiosk.  A damaged database is a :class:`NiuniuError` with the fix."""
+    path = Path(data_dir) / KIOSK_DB
+    if not path.exists():
+        return None
+    wal = path.with_name(path.name + "-wal")
+    query = "mode=ro" if wal.exists() else "mode=ro&immutable=1"     # as AuditLog reads: no files made
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=30)
+        try:
+            rows = conn.execute("SELECT role, COUNT(*) FROM users GROUP BY role").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return {}
+        raise NiuniuError(f"cannot read the accounts in {path}: {exc}; run the command as the kiosk's user "
+                          "(sudo -u niuniu ...)") from None
+    except sqlite3.DatabaseError as exc:
+        raise NiuniuError(damaged_accounts(path, exc)) from None
+    return dict(rows)
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -172,16 +217,74 @@ def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
 
+# The shortest value each private file may hold; what ``make`` writes is longer (64 and 8
+# characters).  Anything shorter is a file cut short, most often the 0 bytes a power cut
+# leaves when it comes between creating the file and writing it.
+MIN_LENGTH = {SECRET_FILE: 32, SETUP_CODE_FILE: 8}
+
+
+def private_file_problem(path: Path) -> str | None:
+    """Why the private file at ``path`` cannot be used as it is (None: it can, or it does
+    not exist yet), in words for ``niuniu check`` and the kiosk's journal.
+
+    An empty secret key is no key (every login fails, HTTP 500) and an empty setup code
+    is a code anyone can type: neither may ever be used."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        return f"{path} is not text (damaged)"
+    except OSError as exc:
+        raise NiuniuError(f"cannot read {path}: {exc.strerror or exc}; it must belong to the kiosk's user "
+                          f"(sudo chown niuniu:niuniu {path}), or run the command as that user") from None
+    if not text:
+        return f"{path} is empty (a start cut short, by a power cut or a full disk?)"
+    if len(text) < MIN_LENGTH[path.name]:
+        return f"{path} holds only {len(text)} characters, not the {MIN_LENGTH[path.name]} or more it is made with"
+    return None
+
+
 def _private_file(path: Path, make) -> str:
-    """Read a secret from ``path``, creating it readable by the owner only on first use."""
-    if path.exists():
+    """Read a secret from ``path``, creating it readable by the owner only on first use.
+
+    It is written whole or not at all (a temporary file, synced, then renamed over), and a
+    file found empty or cut short is made again, said once in the journal: these files hold
+    nothing worth keeping (a new secret key logs everyone out once; a new setup code is
+    printed at start), and used as they are they lock every account out or let anyone in."""
+    problem = private_file_problem(path)
+    if problem is None and path.exists():
         return path.read_text(encoding="utf-8").strip()
+    if problem is not None:
+        log.warning("%s: making a new one", problem)
     path.parent.mkdir(parents=True, exist_ok=True)
     value = make()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(value + "\n")
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")     # made 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(value + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    _sync_dir(path.parent)
     return value
+
+
+def _sync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` survive a power cut (where the system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def secret_key(data_dir: str | Path) -> str:

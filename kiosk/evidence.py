@@ -146,10 +146,14 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     missing = None if recording or deleted else _missing_recording(log, records)
     summary = fold_round(records)
     camera = camera_during(log, summary["first_seq"], summary["ended_seq"], table_id=table_id)
-    staff = staff_records(log, records)
+    # The plain-words summary reads each record's payload; one that cannot be read (damaged on the
+    # disk) is packed as stored and named as broken, and the summary is told the rest.
+    staff = staff_records(log, _readable(records))
     configured = log.records(types=[AuditType.CONFIG_LOADED], table_id=table_id, upto_seq=summary["first_seq"],
                              newest_first=True, limit=1)
-    table = TableView.of(configured[0] if configured else None)
+    table = TableView.of(next(iter(_readable(configured)), None))
+    broken = broken_records({"audit.json": records, "camera.json": camera, "staff.json": staff,
+                             "table.json": configured})
     head = log.last()
     files: dict[str, bytes] = {
         "audit.json": _json_bytes([dataclasses.asdict(r) for r in records]),
@@ -192,11 +196,16 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
                     "signing_key": fingerprint(signer.public_key()) if signer else None,
                     "recording_deleted": {"seq": deleted.seq, "ts": deleted.ts, "reasons": deleted.data.get("reasons")}
                     if deleted else None,
-                    "recording_missing": missing}
-        sections = summary_sections(summary, records, camera=camera, staff=staff, table=table, manifest=manifest,
-                                    frames=frames, boxed=boxed, zones=zones, stray=stray)
+                    "recording_missing": missing,
+                    # only where a record is broken, so other packages' manifests keep their shape
+                    **({"broken_records": broken} if broken else {})}
+        sections = summary_sections(summary, _readable(records), camera=_readable(camera), staff=_readable(staff),
+                                    table=table, manifest=manifest, frames=frames, boxed=boxed, zones=zones,
+                                    stray=stray)
+        if broken:
+            sections.insert(0, ("Broken records", broken_words(broken)))
         for name, text in ((SUMMARY, summary_text(sections, manifest, table)),
-                           (SUMMARY_HTML, summary_html(sections, manifest, records, frames, boxed, table))):
+                           (SUMMARY_HTML, summary_html(sections, manifest, _readable(records), frames, boxed, table))):
             data = text.encode("utf-8")
             digests[name] = sha256(data)
             package.writestr(name, data)
@@ -208,19 +217,51 @@ def write_evidence(out: IO[bytes], log: AuditLog, *, table_id: str, round_no: in
     return manifest
 
 
+def _readable(records: list[AuditRecord]) -> list[AuditRecord]:
+    return [r for r in records if r.damage is None]
+
+
+def broken_records(files: dict[str, list[AuditRecord]]) -> list[dict]:
+    """``{file, seq, type, problem}`` of each packed record that fails its hash or cannot be
+    read, as the package holds it: said at export, so whoever opens the package of a disputed
+    round learns before reading the summary that a record of it is damaged (QA51 operator H3:
+    the package of the very round in dispute must still be made, the damage named)."""
+    found = []
+    for name, records in files.items():
+        for r in records:
+            why = r.damage
+            if why is not None:
+                found.append({"file": name, "seq": r.seq, "type": r.type,
+                              "problem": f"cannot be read ({why})"
+                                         + ("" if r.expected_hash() == r.hash else " and does not match its hash")})
+            elif r.expected_hash() != r.hash:
+                found.append({"file": name, "seq": r.seq, "type": r.type, "problem": "does not match its hash"})
+    return found
+
+
+def broken_words(broken: list[dict]) -> list[str]:
+    """The package's broken records in plain words (summary.txt's first section, and the console)."""
+    return [f"  {b['file']}: seq {b['seq']} ({b['type']}) {b['problem']}: it was damaged on the kiosk's disk or "
+            "edited before this export; it is packed as the log holds it, and what it held is missing from this "
+            "summary. Run niuniu audit verify on the kiosk and look for the record in a backup made before the damage."
+            for b in broken]
+
+
 Written = TypeVar("Written")
 PARTIAL = ".partial"
 
 
-def write_new(path: Path, write: Callable[[IO[bytes]], Written]) -> Written:
+def write_new(path: Path, write: Callable[[IO[bytes]], Written], *, overwrite: bool = False) -> Written:
     """Write a file that must not exist yet, all or nothing: into ``<name>.partial`` beside it,
-    then put in place only once whole, never over a file of that name.
+    then put in place only once whole, never over a file of that name (``overwrite``: over
+    one, as a log export's ``--force`` asks, still only once whole).
 
     A package half-written under its final name (QA49 review H2: an export that failed left a
     zip with no manifest) reads as a damaged package, and blocks the retry that would replace
-    it, since a package is never overwritten.  Raises FileExistsError where ``path`` exists;
-    whatever ``write`` raises, the partial file is removed and ``path`` is left as it was."""
-    if path.exists():
+    it, since a package is never overwritten; so did half a JSON export (QA51 operator M1).
+    Raises FileExistsError where ``path`` exists (and not ``overwrite``); whatever ``write``
+    raises, the partial file is removed and ``path`` is left as it was."""
+    if path.exists() and not overwrite:
         raise FileExistsError(path)
     partial = path.with_name(path.name + PARTIAL)
     try:
@@ -228,6 +269,9 @@ def write_new(path: Path, write: Callable[[IO[bytes]], Written]) -> Written:
             written = write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if overwrite:
+            os.replace(partial, path)
+            return written
         try:
             os.link(partial, path)        # fails where path exists: no package is ever replaced
         except FileExistsError:
@@ -248,7 +292,7 @@ def _missing_recording(log: AuditLog, records: list[AuditRecord]) -> dict | None
     though its own audit.json holds the seal: the manifest names the seal (and a backup
     restore after it, which explains a recording left on the replaced disk), so whoever
     receives the package is told the video was removed, not that there never was one."""
-    seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
+    seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED and r.damage is None), None)
     if seal is None:
         return None
     restore = next(iter(log.records(types=[AuditType.BACKUP_RESTORED], after_seq=seal.seq, limit=1)), None)
@@ -437,7 +481,7 @@ def _check_recording_seal(package: zipfile.ZipFile, names: set[str], manifest: d
     a frame changed on the kiosk's disk before the export shows, not only one changed since."""
     folder = manifest.get("recording")
     seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED), None)
-    if seal is None or seal.expected_hash() != seal.hash:
+    if seal is None or seal.expected_hash() != seal.hash or seal.damage is not None:
         return
     if not folder:
         _check_missing_recording(manifest, seal, problems, facts)
@@ -504,8 +548,11 @@ def _compare_with_log(records: list[AuditRecord], stored: dict[int, AuditRecord]
         if row is None or row.hash != record.hash:
             problems.append(f"{what} seq {record.seq} is not the one the log holds at that seq")
         elif row.expected_hash() != row.hash:
+            # "As written" only of a copy that re-hashes: one exported after the change holds it changed too.
             problems.append(f"the log's record seq {record.seq} no longer matches its hash: the log was edited; "
-                            "the package holds the record as written")
+                            + ("the package holds the record as written" if record.expected_hash() == record.hash
+                               else "the package holds it damaged as well (exported after the change): look for "
+                                    "the record as written in a backup made before then"))
 
 
 def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list[AuditRecord],
@@ -513,8 +560,8 @@ def _check_against_log(log: AuditLog, manifest: dict, digest: str, records: list
     # The round's records and its exports, each one indexed query (exports are logged under the round).
     held = log.records(round_no=manifest.get("round"), table_id=manifest.get("table_id"))
     _compare_with_log(records, {r.seq: r for r in held}, "audit record", problems)
-    vouched = next((r for r in held if r.type == AuditType.EXPORTED and r.data.get("format") == "evidence"
-                    and r.data.get("manifest_sha256") == digest), None)
+    vouched = next((r for r in held if r.type == AuditType.EXPORTED and r.damage is None
+                    and r.data.get("format") == "evidence" and r.data.get("manifest_sha256") == digest), None)
     if vouched is not None:
         facts.append(f"the log records this export: seq {vouched.seq}, by {vouched.actor} at {vouched.ts}")
     else:

@@ -350,8 +350,8 @@ def summary_sections(summary: dict, records: list[AuditRecord], *, camera: list[
              f"  Status:   {status}",
              f"  Started:  {words.when(summary.get('started'))}",
              f"  Ended:    {words.when(summary.get('ended'))}",
-             f"  Records:  {len(records)} in audit.json, log seq {summary.get('first_seq')} to "
-             f"{summary.get('last_seq')}"]
+             f"  Records:  {manifest.get('records', len(records))} in audit.json, log seq "
+             f"{summary.get('first_seq')} to {summary.get('last_seq')}"]
     if settled is not None:
         about.append(f"  Settled by {words.who(settled.actor, settled.seq)} at {words.when(settled.ts)}")
     if summary.get("void"):

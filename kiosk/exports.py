@@ -299,19 +299,24 @@ def _check_records_against_log(log: AuditLog, records: list[AuditRecord], proble
         # each row compared is re-hashed too, or "the one the log holds" is untrue.
         held = {r.seq: r for r in records}
         matched: set[int] = set()
-        edited: list[int] = []
+        edited: list[tuple[int, bool]] = []     # (seq, whether the file's copy re-hashes: holds it as written)
         for row in log.iter_records(after_seq=records[0].seq - 1, upto_seq=records[-1].seq):
             mine = held.get(row.seq)
             if mine is not None and row.hash == mine.hash:
                 matched.add(row.seq)
                 if row.expected_hash() != row.hash:
-                    edited.append(row.seq)
+                    edited.append((row.seq, mine.expected_hash() == mine.hash))
         changed = [r.seq for r in records if r.seq not in matched]
         if changed:
             problems.append(f"{len(changed)} audit records are not the ones the log holds at their seq (first: "
                             f"seq {changed[0]})")
-        problems.extend(f"the log's record seq {seq} no longer matches its hash: the log was edited; the file holds "
-                        "the record as written" for seq in edited[:PROBLEMS_NAMED])
+        # "As written" only of a copy that re-hashes (QA51 operator M6): one exported after the change
+        # holds it changed too, and must not read as the good copy.
+        problems.extend(f"the log's record seq {seq} no longer matches its hash: the log was edited; "
+                        + ("the file holds the record as written" if sound else
+                           "the file holds it damaged as well (exported after the change): look for the record as "
+                           "written in a backup made before then")
+                        for seq, sound in edited[:PROBLEMS_NAMED])
         if len(edited) > PROBLEMS_NAMED:
             problems.append(f"and {len(edited) - PROBLEMS_NAMED} more records of the log edited")
         if not changed and not edited:
@@ -321,7 +326,7 @@ def _check_records_against_log(log: AuditLog, records: list[AuditRecord], proble
 def _check_statement_logged(log: AuditLog, signed: dict, problems: list[str], facts: list[str]) -> None:
     after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
     vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)
-                    if r.data.get("signature") == signed.get("signature")), None)
+                    if r.damage is None and r.data.get("signature") == signed.get("signature")), None)
     if vouched is None:
         problems.append("the log has no audit_exported record of this statement: it was not signed by this log's "
                         "kiosk as it is")

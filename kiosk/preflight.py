@@ -19,9 +19,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditLog
-from kiosk.backup import backup_status
+from kiosk.backup import DATABASES, BackupError, backup_status, writable_dir
+from kiosk.db import KIOSK_DB, SECRET_FILE, SETUP_CODE_FILE, account_roles, private_file_problem
 from scoring.errors import NiuniuError
 from vision.aim import MIN_VIEW_FEATURES, TableView, ViewError, load_view, view_path
+from vision.record import RECORDINGS, recordings_dir
 from vision.retention import disk_of
 from vision.table import TableConfig, load_table_config
 
@@ -101,9 +103,13 @@ def _reader(build: Callable[[], object]) -> Finding:
     except NiuniuError as exc:
         return Finding("card model", FAIL, str(exc))
     files = [Path(getattr(reader, attr)).name for attr in READING_FILES if getattr(reader, attr, None) is not None]
+    missing = getattr(reader, "orientation_missing", None)
+    upright = "" if missing is None else (f"; no orientation model ({missing} is missing): the cards are read "
+                                          "without being turned upright, as the classifiers were trained, and are "
+                                          f"misread more; restore models/{Path(missing).name} from the repository")
     mirror = "" if getattr(reader, "mirror_judge", None) else "; no mirror judge: a mirroring camera goes unnoticed"
-    return Finding("card model", OK if not mirror else WARN,
-                   f"{' + '.join(files)} loaded in {time.monotonic() - started:.1f} s{mirror}")
+    return Finding("card model", OK if not (mirror or upright) else WARN,
+                   f"{' + '.join(files)} loaded in {time.monotonic() - started:.1f} s{upright}{mirror}")
 
 
 def _camera(spec: str | None, config: TableConfig, view: TableView | None) -> Finding:
@@ -167,8 +173,13 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     disk = Finding("data directory", OK if free > 2 * need else WARN,
                    f"{data_dir}: {free:.1f} GB free" + ("" if free > 2 * need else
                                                         f", close to the {need:g} GB retention keeps free"))
+    try:
+        writable_dir(data_dir, files=DATABASES)
+    except BackupError as exc:
+        disk = Finding("data directory", FAIL, f"{exc}: the kiosk would stop at its first record")
+    files = [*_recordings(data_dir, config), *_private_files(data_dir), *_accounts(data_dir)]
     if not (data_dir / AUDIT_FILE).exists():
-        return [disk, Finding("audit log", OK, "none yet: the kiosk starts one"),
+        return [disk, *files, Finding("audit log", OK, "none yet: the kiosk starts one"),
                 Finding("backup", WARN, "none yet: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env")]
     log = AuditLog.in_dir(data_dir, create=False)
     try:
@@ -192,12 +203,65 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
                                         f"the future ({backup['ts']}): check the clock"
                                         + (f"; {since} records written since are not in it" if since is not None
                                            else "") + f" ({backup.get('error') or backup.get('to')})")
-    elif not backup["ok"] or backup["stale"]:
-        saved = Finding("backup", WARN, f"the last backup {'failed' if not backup['ok'] else 'is'} "
-                                        f"{backup['age_days']} day(s) old ({backup.get('error') or backup.get('to')})")
+    elif not backup["ok"]:
+        saved = Finding("backup", WARN, f"the last backup, {_days_ago(backup['age_days'])}, failed: "
+                                        f"{backup.get('error') or backup.get('to')}")
+    elif backup["stale"]:
+        saved = Finding("backup", WARN, f"the last backup was made {_days_ago(backup['age_days'])} (to "
+                                        f"{backup.get('to')}): the nightly backup has stopped; check "
+                                        "NIUNIU_BACKUP_DIR and the backup drive")
     else:
         saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
-    return [disk, chain, saved, *history, key]
+    return [disk, *files, chain, saved, *history, key]
+
+
+def _recordings(data_dir: Path, config: TableConfig) -> list[Finding]:
+    """Where the kiosk makes each round's folder: not writable, every round is played and
+    settled with no recording (evidence lost), and the kiosk cannot refuse a round for it."""
+    folders = (data_dir / RECORDINGS, recordings_dir(data_dir, config.table_id))
+    for folder in folders:
+        if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+            return [Finding("recordings", FAIL, f"{folder} is not writable by {_user()}: the rounds would be played "
+                                                "with no recording; give it back to the kiosk's user (sudo chown -R "
+                                                f"niuniu:niuniu {folder}; chmod u+w if it is read-only)")]
+    return []
+
+
+def _private_files(data_dir: Path) -> list[Finding]:
+    """The secret key and the first-run setup code: said only when they are wrong (no file
+    yet is right: the kiosk makes them)."""
+    findings = []
+    for part, name, fix in (("secret key", SECRET_FILE, "the kiosk makes a new one at its next start (everyone "
+                                                        "logged in then logs in again)"),
+                            ("setup code", SETUP_CODE_FILE, "the kiosk makes a new one at its next start and prints "
+                                                            "it on its console")):
+        try:
+            problem = private_file_problem(data_dir / name)
+        except NiuniuError as exc:
+            findings.append(Finding(part, FAIL, str(exc)))
+            continue
+        if problem is not None:
+            findings.append(Finding(part, WARN, f"{problem}: {fix}"))
+    return findings
+
+
+def _accounts(data_dir: Path) -> list[Finding]:
+    """The accounts database, opened as the kiosk will (a damaged one stops its start)."""
+    try:
+        roles = account_roles(data_dir)
+    except NiuniuError as exc:
+        return [Finding("accounts", FAIL, str(exc))]
+    if roles is None:
+        return []            # none yet: the kiosk makes it, and the first start offers the setup
+    if not roles:
+        return [Finding("accounts", WARN, f"{data_dir / KIOSK_DB} holds no account: the kiosk's first-run "
+                                          "setup page makes the administrator with the code it prints")]
+    listed = ", ".join(f"{count} {role}" for role, count in sorted(roles.items()))
+    return [Finding("accounts", OK, f"{sum(roles.values())} accounts: {listed}")]
+
+
+def _days_ago(days: int) -> str:
+    return "today" if days == 0 else "yesterday" if days == 1 else f"{days} days ago"
 
 
 def _history(log: AuditLog, backup: dict | None) -> list[Finding]:

@@ -288,9 +288,10 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
     head_seq = last.seq if last else 0
     reports: dict[str, PeriodReport] = {}
     read: list[AuditRecord] = []     # checked a few hundred rounds at a time: one query for all their neighbours
+    unreadable: dict[int, str] = {}  # seq: why, of the records read whose payload the folding could not read
 
     def check() -> None:
-        for r, problem in unsound(log, read, head_seq):
+        for r, problem in unsound(log, read, head_seq, unreadable):
             reports[r.table_id].add_broken(r, problem)
         read.clear()
 
@@ -300,7 +301,9 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
         # settlement (as last corrected), which holds them again, and parsing them costs a third.
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
         report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
-        report.add(fold_round(books))
+        summary = fold_round(books)
+        unreadable.update((d["seq"], d["problem"]) for d in summary["damaged"])
+        report.add(summary)
         untrusted = _untrusted_end(spans.get(table, []), records)
         if untrusted is not None:
             insort(report.clock_untrusted, untrusted, key=lambda u: u["round"])
@@ -311,7 +314,9 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
                                                upto_seq=head_seq):
         report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
-        report.add_adjustment(books[0].round_no, fold_round(books)["adjustment"], earlier=True)
+        summary = fold_round(books)
+        unreadable.update((d["seq"], d["problem"]) for d in summary["damaged"])
+        report.add_adjustment(books[0].round_no, summary["adjustment"], earlier=True)
         read.extend(records)     # the amounts listed are read off them: checked like the period's
     check()
     for table, moved in _played_here(log, spans, table_id=table_id, since=since, until=until,
@@ -476,13 +481,18 @@ def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
     return lines
 
 
-def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tuple[AuditRecord, str]]:
-    """Each of ``records`` that does not hash to its stored hash or is not linked to the records
-    on either side of it in the chain, with what is wrong.  ``head_seq``: the log's last seq
-    (a record there has no record after it to link to it).
+def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int,
+            unreadable: dict[int, str] | None = None) -> list[tuple[AuditRecord, str]]:
+    """Each of ``records`` that does not hash to its stored hash, is not linked to the records
+    on either side of it in the chain, or cannot be read, with what is wrong.  ``head_seq``: the
+    log's last seq (a record there has no record after it to link to it); ``unreadable``: seq:
+    why, of the records whose payload the folding found damaged (:class:`kiosk.audit.DamagedRecord`).
 
     Its own hash shows an edit left unhashed; the link from the record after it shows one
-    whose hash was recomputed too; a gap on either side, a record removed next to it."""
+    whose hash was recomputed too; a gap on either side, a record removed next to it.  A
+    payload that cannot be read left its amounts out of the figures, which the report must
+    say: counted as if read, the books would be short with nothing to show why."""
+    unreadable = unreadable or {}
     seqs = {r.seq for r in records}
     links = log.links({s + d for s in seqs for d in (-1, 1)} - seqs)
     links.update((r.seq, (r.prev_hash, r.hash)) for r in records)
@@ -492,13 +502,19 @@ def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int) -> list[tu
         linked_before = r.prev_hash == (GENESIS_HASH if r.seq == 1 else before[1] if before else None)
         linked_after = after[0] == r.hash if after else r.seq >= head_seq
         if r.expected_hash() != r.hash:
-            found.append((r, "does not match its hash: it was edited after it was written"))
+            why = unreadable.get(r.seq) or r.damage     # only a record that fails its hash is read again
+            found.append((r, f"does not match its hash and cannot be read ({why}): it was damaged on the disk or "
+                             "edited after it was written; what it held is left out of the figures below" if why
+                          else "does not match its hash: it was edited after it was written"))
         elif not linked_before:
             found.append((r, f"is not linked to the record before it (seq {r.seq - 1}): a record was removed or "
                              "replaced there"))
         elif not linked_after:
             found.append((r, f"is not the record the one after it (seq {r.seq + 1}) links to: it was replaced "
                              "(its hash recomputed), or the record after it removed"))
+        elif r.seq in unreadable:
+            found.append((r, f"cannot be read ({unreadable[r.seq]}) though it matches its hash: it was written so, "
+                             "or the history rewritten; what it held is left out of the figures below"))
     return found
 
 
@@ -513,8 +529,8 @@ def broken_lines(report: dict) -> list[str]:
         return []
     rounds = ", ".join(map(str, report["broken_rounds"]))
     lines = [f"WARNING: the audit records of round{'s' if len(report['broken_rounds']) > 1 else ''} {rounds} fail "
-             "their hash check; the figures below count them as the log holds them now, which is not what was "
-             "written: do not sign this report — run niuniu audit verify and call surveillance"]
+             "their hash check; the figures below count them as the log holds them now (what cannot be read left out), "
+             "which is not what was written: do not sign this report — run niuniu audit verify and call surveillance"]
     lines += [f"WARNING: round {b['round']}'s {b['type']} record (seq {b['seq']}) {b['problem']}"
               for b in broken[:BROKEN_NAMED]]
     if len(broken) > BROKEN_NAMED:

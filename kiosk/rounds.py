@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Iterable
 
 from kiosk.adjustment_words import BANKER, WAIVED, party_order
-from kiosk.audit import AuditLog, AuditRecord, AuditType
+from kiosk.audit import AuditLog, AuditRecord, AuditType, DamagedRecord
 from scoring.rules import Banking, PresetError, load_preset
 from scoring.settle import house_net, money_text
 from vision.round import HAND_SIZE
@@ -98,8 +98,22 @@ def _unscore(summary: dict, hands: dict[str, list], seats) -> None:
         summary["results"] = {seat: r for seat, r in summary["results"].items() if seat not in stale}
 
 
+# What a record whose payload cannot be read still tells by its kind alone (a column, read
+# whatever became of the payload): how the round ended.  Folded with no data, so that a round
+# whose settlement was damaged still counts as settled, with its amounts unknown.
+ENDED_BY_KIND = (AuditType.ROUND_COMPLETE, AuditType.ROUND_SETTLED, AuditType.ROUND_VOID,
+                 AuditType.ROUND_INTERRUPTED, AuditType.ROUND_CLEARED)
+
+
 def fold_round(records: Iterable[AuditRecord]) -> dict:
-    """Summarise one round's records (any order; sorted by seq here)."""
+    """Summarise one round's records (any order; sorted by seq here).
+
+    A record whose payload cannot be read (:class:`kiosk.audit.DamagedRecord`) is listed in
+    ``damaged`` (``{seq, type, problem}``) and folded by its kind alone: the round still ends
+    as its records say, but a damaged settlement, or a damaged correction of one, leaves
+    ``settlement`` unknown (None), so no figure is read off what the log no longer holds.  A
+    reader that must not show such a round as sound asks ``damaged``; none of them crashes on
+    it (QA51 operator H1: one such record in the last ten rounds kept the kiosk from starting)."""
     rows = sorted(records, key=lambda r: r.seq)
     summary: dict = {
         "round": rows[0].round_no if rows else None, "table_id": rows[0].table_id if rows else "",
@@ -107,14 +121,23 @@ def fold_round(records: Iterable[AuditRecord]) -> dict:
         "settlement": None, "lines": {}, "paid_settlement": None, "paid_lines": {}, "paid_difference": {},
         "corrections": [], "settlement_corrections": [], "adjustments": [],
         "void": None, "interrupted": None, "alerts": [], "recording_changed": [], "settled_by": None,
+        "damaged": [],
         "first_seq": rows[0].seq if rows else None,
         "last_seq": rows[-1].seq if rows else None,
     }
     hands: dict[str, list[str]] = defaultdict(list)
     staff: set[str] = set()
     for record in rows:
-        data = record.data
         kind = record.type
+        try:
+            data = record.data
+        except DamagedRecord as exc:
+            summary["damaged"].append({"seq": record.seq, "type": kind, "problem": exc.why})
+            if kind in (AuditType.ROUND_SETTLED, AuditType.SETTLEMENT_CORRECTED):
+                summary["settlement"] = None
+            if kind not in ENDED_BY_KIND:
+                continue
+            data = {}
         if record.actor not in MACHINE_ACTORS:
             staff.add(record.actor)
         if isinstance(data.get("approved_by"), str):

@@ -32,12 +32,15 @@ class SealSweep:
     gone: list[str] = field(default_factory=list)          # no longer on disk, and the log says why
     missing: list[str] = field(default_factory=list)       # no longer on disk, and nothing in the log says why
     changed: dict[str, list[str]] = field(default_factory=dict)   # "round N (folder)" -> what differs
+    # "round N: what its recording lost": the recorder logged it (recording_failed, QA51 H4); a
+    # recording never made leaves no seal, so nothing else here would name the round
+    failed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         # A recording gone with no record of its deletion is as much a finding as a changed one:
         # retention logs every folder it deletes, so surveillance can tell the two apart.
-        return not self.changed and not self.missing
+        return not self.changed and not self.missing and not self.failed
 
 
 def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | None = None,
@@ -70,6 +73,9 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
             sweep.changed[label] = changes
         else:
             sweep.intact += 1
+    for failed in log.records(types=[AuditType.RECORDING_FAILED], table_id=table_id, since=since, until=until):
+        what = failed.data.get("error") if isinstance(failed.data, dict) else None
+        sweep.failed.append(f"round {failed.round_no} (logged at seq {failed.seq}): {what or 'no error given'}")
     return sweep
 
 

@@ -117,7 +117,7 @@ def _camera_stuck(pipeline) -> str | None:
         return None
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     """Bind the port ourselves, so a busy port is one readable error instead of the
     development server's own exit."""
     try:
@@ -133,9 +133,10 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def serve(app, host: str, port: int, *, on_ready: Callable[[str], None] | None = None,
-          on_stop: Callable[[str], None] | None = None, pipeline=None) -> int:
-    """Run until Ctrl-C or SIGTERM; return the exit code."""
-    listener = _listen(host, port)
+          on_stop: Callable[[str], None] | None = None, pipeline=None, listener: socket.socket | None = None) -> int:
+    """Run until Ctrl-C or SIGTERM; return the exit code.  ``listener``: the port already
+    bound (:func:`listen`) by a caller that must know it is free before it writes anything."""
+    listener = listener or listen(host, port)
     server = make_server(host, listener.getsockname()[1], app, threaded=True, fd=listener.fileno())
     url = f"http://{host if ':' not in host else '[' + host + ']'}:{listener.getsockname()[1]}/"
     reason: dict = {"why": "stopped"}

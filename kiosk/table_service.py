@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
 from kiosk.clockwatch import ClockWatch
@@ -359,6 +359,7 @@ class TableService:
         self._adjustments: dict[int, dict] = {}
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
+        self._damaged_told: set[int] = set()     # seqs of damaged records already logged (_reload_history)
         # The last turn logged of each camera watch ("online" is unknown until the camera
         # reports), and since when and why the camera is on- or offline.
         self._camera_turns: dict[str, str] = {"online": "unknown", "mirror": "printed", "aim": "aimed"}
@@ -387,6 +388,7 @@ class TableService:
         recorder = getattr(pipeline, "recorder", None)
         if recorder is not None:
             recorder.on_finished = self.seal_recording
+            recorder.on_failed = self.recording_failed
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -444,6 +446,17 @@ class TableService:
             thread.start()
             self._sealing = [t for t in self._sealing if t.is_alive()] + [thread]
 
+    def recording_failed(self, round_no: int, data: dict) -> None:
+        """Log, under the round, that its recording failed or lost part of itself (the recorder's
+        ``on_failed``, once a round): the round is played and settled all the same, and a round
+        with no recording is evidence lost, which surveillance must learn from the log, not from
+        a dispute (QA51 H4: only the journal said so).  The dealer's screen shows the recorder's
+        error until a recording starts again."""
+        try:
+            self.audit.append(AuditType.RECORDING_FAILED, "system", data, round_no=round_no)
+        except (sqlite3.Error, OSError, AuditError) as exc:     # the screen's AUDIT LOG FAILURE says the rest
+            log.error("round %s's recording_failed could not be logged: %s (%s)", round_no, exc, data.get("error"))
+
     def wait_sealed(self, timeout: float = 30.0) -> None:
         """Wait for every seal started so far, and for any a seal being waited on starts meanwhile
         (a recording finished while the kiosk stops), up to ``timeout`` in all."""
@@ -485,7 +498,7 @@ class TableService:
             round_no = round_in_name(folder.name)
             seals = self.audit.records(round_no=round_no, table_id=self.config.table_id,
                                        types=[AuditType.RECORDING_SEALED])
-            if not any(s.data.get("folder") == folder.name for s in seals):
+            if not any(s.damage is None and s.data.get("folder") == folder.name for s in seals):
                 self.seal_recording(folder, {"round_no": round_no, "interrupted": not _finished(folder),
                                              "after_restart": previous})
 
@@ -509,7 +522,8 @@ class TableService:
             "hands": summary["hands"], "bets": summary["bets"], "last_state": summary["status"],
             "alerts": len(summary["alerts"]),
         }, numbers[0])]
-        start = next((r.data for r in records if r.type == AuditType.ROUND_START), {})
+        # (a round_start damaged on the disk: its bets cannot stand, the round is closed all the same)
+        start = next((r.data for r in records if r.type == AuditType.ROUND_START and r.damage is None), {})
         if start.get("bets"):
             # The chips are still on the layout and the cards still on the table: the bets stand
             # for the deal the camera now reads again, as after a void (checked against the
@@ -554,7 +568,8 @@ class TableService:
         """
         last = self.audit.records(types=[AuditType.BETS_PLACED], table_id=self.config.table_id,
                                   newest_first=True, limit=1)
-        if not last or last[0].data.get("auto_bets") or last[0].data.get("for_round") != self.machine.round_no + 1:
+        if not last or last[0].damage is not None or last[0].data.get("auto_bets") \
+                or last[0].data.get("for_round") != self.machine.round_no + 1:
             return
         data = last[0].data
         bets, problems = {}, []
@@ -593,7 +608,7 @@ class TableService:
                                   newest_first=True, limit=1)
         current = {"sha256": digest, "rules": self.config.rules, "currency": self.config.currency,
                    "seats": list(self.config.seat_names), "config": self.config.model_dump(mode="json")}
-        if last and last[0].data.get("sha256") != digest:
+        if last and last[0].damage is None and last[0].data.get("sha256") != digest:
             old = last[0].data
             changed = edited_keys(old.get("config", {}), current["config"])
             if changed:     # else an upgrade's new settings, at their defaults: no one edited the file
@@ -777,7 +792,7 @@ class TableService:
                      absent: set[tuple[str, str]] = frozenset(), round_no: int = 0,
                      doubtful: set[tuple[str, str]] = frozenset(),
                      changed: Mapping[tuple[str, str], str | None] = {}, unsettled: bool = True,
-                     bets_in: bool = False) -> list[dict]:
+                     bets_in: bool = False, lone: Collection[tuple[str, str, int | None]] = ()) -> list[dict]:
         """The round's alerts the dealer still has to act on.
 
         A sixth card taken off, a duplicate corrected, a card that left its seat seen there
@@ -787,7 +802,11 @@ class TableService:
         bets are entered (a lone card after the round is told what to do about them).  ``changed``:
         each card read as another and not yet answered -> the reading still open; an alert for a
         reading a person already answered stays answered (QA49 dealing2 L2: it came back beside
-        the new one when the card was later read as a third card)."""
+        the new one when the card was later read as a third card).  ``lone``: (seat, card, frame
+        first seen) of each card lying alone on the finished round's table now (:meth:`_lone_now`): a
+        ``card_after_round`` told the dealer to take its card off, and stayed after it was (the
+        dealer did as told and still read "take it off"); put back, the card is a new sighting,
+        alerted again by the machine if it lies there alone again, not the old alert shown twice."""
         def fixed(alert: RoundEvent) -> bool:
             code = alert.data.get("code")
             if code == AlertCode.too_many_cards:
@@ -801,6 +820,8 @@ class TableService:
             if code == AlertCode.card_changed:
                 key = (alert.seat, alert.card)                      # confirmed or corrected
                 return key not in changed or changed[key] not in (None, alert.data.get("read_as"))
+            if code == AlertCode.card_after_round:
+                return (alert.seat, alert.card, alert.data.get("since_frame")) not in lone
             return False
         listed = [{"code": a.data.get("code"), "seat": a.seat, "card": a.card,
                    "message": lone_card_words(a, bets_in) if a.data.get("code") == AlertCode.card_after_round
@@ -818,6 +839,15 @@ class TableService:
                            "cards shown if they are what was dealt, or call a supervisor to void it (its bets "
                            "then stand for the deal again)"}]
         return listed
+
+    def _lone_now(self) -> set[tuple[str, str, int | None]]:
+        """The cards a ``card_after_round`` may be about that lie on the table now, as the alert
+        names them: (seat, card, the frame it was first seen alone).  An alert naming another frame
+        was about an earlier sighting of the card, taken off since (rules 6 on); one with no frame (rules 5, before the
+        machine named it) is about its card for as long as that card lies there."""
+        m = self.machine
+        return ({(seat, code, since) for seat, code, since in m.waiting_cards}
+                | {(seat, code, None) for seat, code in m.next_deal_cards})
 
     def _line_view(self, line: Any, bet: Bet | None, bid: int, preset: Preset | None = None) -> dict:
         grab = self.grab if preset is None else is_grab(preset)
@@ -845,7 +875,9 @@ class TableService:
         return self.preset.bet_kinds
 
     def can_take_bets(self) -> bool:
-        """Bets are for the next round; they are open whenever no round is being dealt.
+        """Whether the dealer may enter or change bets, the bid and the stack now: the buttons, and
+        the refusal of a late entry.  Bets are for the next round; they are open whenever no round
+        is being dealt and no card of the next deal lies on the table.
 
         Open from Settle (and a void) on, not only once the table is cleared: a dealer working
         fast lays the next deal's first card before the sweep, and with bets closed until the
@@ -853,11 +885,16 @@ class TableService:
         waits in the next round's bets (``_pending``); the round on the table keeps its own, so
         a settled round's stakes can never change after Settle.  They close at the next deal's first
         card, though that round may start cards later (QA50 dealing3 H1: stakes raised with cards
-        seen became the round's): :meth:`_next_deal_shown`."""
-        return self._next_bets_shown() and self._next_deal_shown() is None
+        seen became the round's): :meth:`_next_deal_shown`.  Which round the chips stand for is
+        another question, :meth:`_chips_for_next_round`: closed, they are still the next round's."""
+        return self._chips_for_next_round() and self._next_deal_shown() is None
 
-    def _next_bets_shown(self) -> bool:
-        """No round is being dealt: the screen shows the next round's bets, bid and stack."""
+    def _chips_for_next_round(self) -> bool:
+        """Whether the bets, bid and stack the screen shows are the next round's, not the round on
+        the table's: so whenever no round is being dealt, a settled or voided one on the table too
+        (its own stakes are in its payout lines).  Not whether they may be changed now
+        (:meth:`can_take_bets`): they stay the next round's, and are marked so, while its first
+        cards close them (unmarked, a settled round's screen showed the next round's bid as its own)."""
         return self.machine.state in (RoundState.idle, RoundState.cleared, RoundState.settled, RoundState.void)
 
     def _next_deal_shown(self) -> str | None:
@@ -870,7 +907,7 @@ class TableService:
 
     def _closed_words(self, what: str, enter: str) -> str:
         """Why ``what`` cannot be entered now, and when it can."""
-        if not self._next_bets_shown():
+        if not self._chips_for_next_round():
             return (f"{what} closed: round {self.machine.round_no} is {self.machine.state}; "
                     f"{enter} for the next round when this one is settled or voided")
         return (f"{what} closed: {self._next_deal_shown()}; round {self.machine.round_no + 1} starts with "
@@ -1520,8 +1557,24 @@ class TableService:
                 continue
             if n == self.machine.round_no and summary["status"] in ("open", "complete"):
                 continue  # the round on the table is not history yet
+            if summary["damaged"]:
+                self._tell_damaged(summary)
+                continue  # what it says cannot be read: the round page and `audit verify` name it
             rounds.append(summary)
         self._history = deque(rounds[: self._history_size], maxlen=self._history_size)
+
+    def _tell_damaged(self, summary: dict) -> None:
+        """Log once per damaged record that a round is left out of the history strip: a
+        past round's record gone bad on the disk must not stop the table, but must not pass
+        unseen either (QA51 operator H1)."""
+        new = [d for d in summary["damaged"] if d["seq"] not in self._damaged_told]
+        if not new:
+            return
+        self._damaged_told.update(d["seq"] for d in new)
+        log.warning("round %s is left out of the history: its audit record%s %s cannot be read (%s); run niuniu "
+                    "audit verify --data-dir %s, keep the data directory as it is and call surveillance",
+                    summary["round"], "s" if len(new) > 1 else "",
+                    ", ".join(f"seq {d['seq']} ({d['type']})" for d in new), new[0]["problem"], self.audit.path.parent)
 
     def history(self) -> list[dict]:
         with self._lock:
@@ -1621,16 +1674,17 @@ class TableService:
                  "decks": self.preset.decks,
                  "bet_limits": {"minimum": shown(lim.minimum, unit), "maximum": shown(lim.maximum, unit)}
                  if (lim := self.config.bet_limits) else None}
-        bank: dict[str, Any] = {}     # the bank bid and the banker's stack, where the preset has them
+        bank: dict[str, Any] = {}     # the round the chips are for; the bank bid and stack where the preset has them
+        # The bid and stack are the next round's wherever the stakes are (chips_for says which round:
+        # the screen marks a settled or voided round's as the next one's, not its own).
+        following = self._chips_for_next_round()
+        bank["chips_for"] = m.round_no + 1 if following else m.round_no
         if self.grab:
             table.update(bids=list(self.preset.banker.bids), bet_multiples=list(self.preset.banker.bet_multiples))
-            # While bets are open the screen shows the next round's bid, as it shows the next stakes.
-            bank["banker_bid"] = (self._pending_bid or self.default_bid) if self._next_bets_shown() \
-                else self._round_bid
+            bank["banker_bid"] = (self._pending_bid or self.default_bid) if following else self._round_bid
         if self.covered:
             table["banker_cover"] = self.preset.banker_cover.value
-            stack = self._pending_stack if self._next_bets_shown() else self._round_stack
-            bank["banker_stack"] = shown(stack, unit)
+            bank["banker_stack"] = shown(self._pending_stack if following else self._round_stack, unit)
         repeat = self._bets_to_repeat() if self.can_take_bets() else None
         return {
             "run": self.run,
@@ -1642,7 +1696,8 @@ class TableService:
                       "alerts": [] if between else self._open_alerts(
                           self._alerts_as_corrected(m.alerts), codes, m.absent_cards, m.round_no, m.doubtful_cards,
                           changed,
-                          unsettled=state in (RoundState.dealing, RoundState.complete), bets_in=bool(self._pending)),
+                          unsettled=state in (RoundState.dealing, RoundState.complete), bets_in=bool(self._pending),
+                          lone=self._lone_now()),
                       "corrected": bool(self._round_extra.get("lines")),
                       # a settled round corrected since: whether the difference was paid yet
                       "adjustment": adjustment_view(self._round_extra.get("adjustment")

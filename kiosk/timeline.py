@@ -363,6 +363,16 @@ def _changed(data: dict, record, say: Say) -> str:
     return f"Recording {data['folder']} differs from its seal: {data.get('changed_files')} file(s)"
 
 
+def _recording_failed(data: dict, record, say: Say) -> str:
+    """A round played with no recording, or part of one: said as evidence lost, with the error
+    (the folder, its permission or the disk), so surveillance knows before a dispute asks."""
+    if data.get("stopped") is False:
+        return f"⚠ Recording incomplete: {data['error']}"
+    if data.get("folder"):
+        return f"⚠ Recording stopped: {data['error']}; {data['folder']} holds only what was written before"
+    return f"⚠ Not recorded: {data['error']} (this round has no recording)"
+
+
 def _exported(data: dict, record, say: Say) -> str:
     what = "Evidence package" if data.get("format") == "evidence" else f"Export ({data.get('format')})"
     return (f"{what} made by {record.actor}: {data.get('records', data.get('count'))} records, "
@@ -451,7 +461,8 @@ _WORDS = {
     AuditType.ROUND_VOID: _void, AuditType.ADJUSTMENT_SETTLED: _adjustment_settled,
     AuditType.ROUND_INTERRUPTED: _because, AuditType.ALERT: _alert,
     AuditType.RECORDING_SEALED: _sealed, AuditType.RECORDING_HELD: _held, AuditType.RECORDING_RELEASED: _released,
-    AuditType.RECORDING_CHANGED: _changed, AuditType.EXPORTED: _exported, AuditType.ROUND_NOTE: _note,
+    AuditType.RECORDING_CHANGED: _changed, AuditType.RECORDING_FAILED: _recording_failed,
+    AuditType.EXPORTED: _exported, AuditType.ROUND_NOTE: _note,
     AuditType.LOGIN: _login, AuditType.LOGIN_FAILED: _because, AuditType.PIN_FAILED: _pin_failed,
     AuditType.PIN_ACCEPTED: _pin_accepted,
     AuditType.LOGOUT: _session_ended, AuditType.SESSION_TIMEOUT: _session_ended, AuditType.KIOSK_START: _kiosk_start,

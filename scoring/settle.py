@@ -63,6 +63,7 @@ class Outcome(StrEnum):
 # Money as people write it: ASCII digits and one point.  Decimal() also reads "10_0" (100),
 # "1e3" and other scripts' digits, so a typo would become a different stake silently.
 _MONEY_TEXT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+_EXPONENT_TEXT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
 
 
 def to_money(value: Decimal | int | str, what: str = "amount") -> Decimal:
@@ -72,6 +73,9 @@ def to_money(value: Decimal | int | str, what: str = "amount") -> Decimal:
     if isinstance(value, str) and not _MONEY_TEXT.fullmatch(value.strip()):
         if value.strip().lower().lstrip("+-") in ("inf", "infinity", "nan"):
             raise SettlementError(f"{what} {value!r} is not a finite amount")
+        if _EXPONENT_TEXT.fullmatch(value.strip()):
+            raise SettlementError(f"{what} {value!r} is written in exponent form, not a number in digits; write "
+                                  "the amount in digits, like 100000 or 12.50 (amounts stay under 10^18)")
         raise SettlementError(f"{what} {value!r} is not a number; write it like 100 or 12.50")
     try:
         amount = value if isinstance(value, Decimal) else Decimal(str(value).strip())

@@ -213,19 +213,24 @@ _SLOT_STEM = {"index detector": DEFAULT_DETECTOR, "card classifier": DEFAULT_CLA
               "mirror-judge classifier": DEFAULT_MIRROR_JUDGE}
 
 
-def _load_yolo(path: Path, task: str, what: str, flag: str = "--model", classes: tuple[str, ...] | None = None):
+def _load_yolo(path: Path, task: str, what: str, flag: str | None = "--model",
+               classes: tuple[str, ...] | None = None):
     """Load one model of the reader and check it is the kind its slot needs: ``task``
     (detect, classify) and, where the slot fixes them, ``classes``.  ``flag`` is the
-    command-line option that names this file, for the error message.
+    command-line option that names this file, for the error message; None for a file found
+    beside another (the kiosk and `niuniu check` have no option for it: the fix is the file).
 
     The kind is checked because a model of the wrong task loads and runs without complaint:
     a classifier passed as the index detector finds no box in any image, so a table would
     read nothing with no error at all (an exported one fails inside ultralytics instead,
     with a message about tensor shapes)."""
-    fix = f"pass {flag} {MODELS_DIR / (_SLOT_STEM.get(what, DEFAULT_DETECTOR) + '.pt')} or leave {flag} out"
+    restore = f"restore models/{path.name} from the repository"
+    fix = (f"pass {flag} {MODELS_DIR / (_SLOT_STEM.get(what, DEFAULT_DETECTOR) + '.pt')} or leave {flag} out"
+           if flag else restore)
     if not path.exists():
-        raise ModelError(f"{what} model {path} not found; train one with `niuniu train` or pass {flag} PATH "
-                         f"(a .pt, .onnx or _ncnn_model folder from models/)")
+        raise ModelError(f"{what} model {path} not found; " + (
+            f"train one with `niuniu train` or pass {flag} PATH (a .pt, .onnx or _ncnn_model folder from models/)"
+            if flag else f"{restore} (or train one with `niuniu train`)"))
     if path.is_dir() and not (path / "model.ncnn.param").is_file():
         raise ModelError(f"{what} model {path} is a folder but not an NCNN model (it holds no model.ncnn.param); "
                          f"{fix}")
@@ -494,7 +499,7 @@ class CardDetector(IndexFinder):
     # needs none of them set by hand.
     aspects: tuple[tuple[float, float], ...] = ()
     zoom_out = despeckle = sharpen = False
-    mirror_judge = orientation = None
+    mirror_judge = orientation = orientation_missing = None
 
     def __init__(self, model_path: str | Path | None = None, classifier_path: str | Path | None = None, *,
                  second_opinion: str | Path | bool | None = None, fmt: str = "pt", imgsz: int = LIVE_IMGSZ,
@@ -508,7 +513,8 @@ class CardDetector(IndexFinder):
         cls_path = Path(classifier_path) if classifier_path else _companion(
             det_path if model_path is not None else _resolve(None, DEFAULT_CLASSIFIER, fmt))
         self.classifier_path = cls_path
-        self.classifier = _load_yolo(cls_path, "classify", "card classifier", "--classifier")
+        self.classifier = _load_yolo(cls_path, "classify", "card classifier",
+                                     "--classifier" if classifier_path else None)
         self.cls_imgsz, self.tta = cls_imgsz or trained_input_size(self.classifier, CROP_SIZE), tta
         self.min_card_conf = min_card_conf
         self.min_lone_conf = max(min_lone_conf, min_card_conf)
@@ -535,6 +541,13 @@ class CardDetector(IndexFinder):
         # A classifier trained on upright crops comes with the orientation model that turns them.
         self.orientation_path = _beside_classifier(cls_path, orientation, auto=classifier_path is None,
                                                    stem=DEFAULT_ORIENTATION)
+        # The shipped classifiers (v16 on) were trained on upright crops: found by default with
+        # no orientation model beside them (a copy of models/ that missed one file), they still
+        # read, but unturned, and misread more.  Not an error (the table plays on); kept here
+        # so `niuniu check` and the kiosk's model_loaded record name the file to restore.
+        self.orientation_missing = (
+            cls_path.parent / (DEFAULT_ORIENTATION + _SUFFIX_OF_FORMAT.get(_format_of(cls_path), ".pt"))
+            if self.orientation_path is None and orientation is None and classifier_path is None else None)
         self.orientation = self._angles = self.orientation_imgsz = None
         if self.orientation_path is not None:
             self.orientation = _load_yolo(self.orientation_path, "classify", "orientation", "--orientation")

@@ -37,6 +37,7 @@ if that name exists)::
                                      # lies on, so a replay ignores that physical card and not
                                      # another of its code (absent: left-overs go by code)
      "dropped_key_frames": [1410],   # only where the disk fell too far behind (see below)
+     "dropped_detections": {"count": 40, "frames": [[1500, 1539]]},   # the same, for detection lines
      "table": {...}}                 # the whole table config in force (thresholds too)
 
 ``detections.jsonl``: ``{"frame_no": 1203, "ts": 1735761599.7, "mono": 81234.56, "size": [1920, 1080],
@@ -50,7 +51,11 @@ or beside its left-overs after a manual clear: ``vision.round``) has a longer pr
 and a replay's tracker must see it accepted on the same frames to give it the same confidence.
 Under tracker rules 7 the pre-roll reaches back the same way to the first frame of every card
 shown when the round starts that is not a left-over (a round often starts seconds after its first
-cards landed, returned or over another card, never alone).
+cards landed, returned or over another card, never alone).  It does not reach back to the left-overs
+(that would hold most of the round before): the replay takes a card it sees from the pre-roll's first
+frames for a left-over, with the card ``ignored_tracks`` names (read as another under the next card
+for the frames it sees, it is still that card), or, where none names it, for a card whose track the
+live tracker had ended (``vision.replay``).
 A pre-roll is at most ``MAX_PREROLL`` frames: one that could not reach back far enough is
 marked in ``meta.json`` (``"preroll_cut": {"needed_from": frame, "cards": [[seat, card,
 frame first seen alone], ...]}``), and a replay takes those cards' confidence from the
@@ -79,12 +84,23 @@ Every file is written by one writer thread, in the order the recorder was told (
 :class:`RoundRecorder`): the camera never waits for the disk.  A disk so slow that
 ``MAX_QUEUED_KEY_FRAMES`` key frames already wait for it gets no more of the camera's until it
 catches up: each one dropped is named in ``meta.json`` (``dropped_key_frames``) and in the
-pipeline status.  A person's action's key frame (Settle, Void, a manual Clear: a few per round,
-and what a dispute turns on) is never dropped, nor are lines, events and a round's end.
+pipeline status's ``recording_warning`` (what the round being recorded lost while recording goes
+on; cleared as the next round starts), not its ``recording_error`` (a failure that stopped a
+recording; cleared once a later round's folder is made).  A person's action's key frame (Settle,
+Void, a manual Clear: a few per round, and what a dispute turns on) is never dropped.  Nor are
+events and a round's end: the queue of events is not capped (a few per second at most).  The
+queue of detection lines is (``MAX_QUEUED_LINES``, QA50 review L2: it grew memory without bound
+while the disk stalled): past it a frame's line is dropped, counted in ``meta.json``
+(``dropped_detections``: how many, and the runs of frames) and in ``recording_warning``, and a
+replay warns that a difference from there on may come from them.
 
 Every line is flushed as it is written, so a crash loses at most what the writer had not
 written yet (the line being written, unless the disk was behind); a disk error stops this
-round's recording (reported in the pipeline status), never the pipeline.
+round's recording (reported in the pipeline status), never the pipeline.  Either way the round is
+played on, so what its recording lost is told to ``RoundRecorder.on_failed`` once a round (a failure
+as it happens, dropped key frames or lines at the round's end): the kiosk logs it under the round
+(``recording_failed``), and ``niuniu audit check-recordings`` names it (QA51 H4: a recordings
+folder the kiosk could not write lost every round's recording, and only the journal said so).
 
 A finished folder is told to ``RoundRecorder.on_finished``; the kiosk then seals it: the
 SHA-256 of every file goes into the audit log (``recording_sealed``), so a key frame
@@ -134,8 +150,20 @@ MAX_PREROLL = 1200
 # The most key frames waiting for the writer thread at once: each is a whole camera frame in
 # memory (some 9 MB at 2304x1296), so a stalled disk holds at most ~300 MB of them.
 MAX_QUEUED_KEY_FRAMES = 32
+# The most detection lines waiting for the writer thread at once: a minute at 30 fps, some 20 KB each
+# at a full table (QA50 review L2: a disk falling behind grew the queue without bound).  Past it a
+# frame's line is dropped (counted in meta.json); events and a round's end never are.
+MAX_QUEUED_LINES = 1800
 # How long the writer thread waits for more to write before it ends (the next write starts one).
 WRITER_IDLE_S = 5.0
+
+
+def preroll_frames(config: TableConfig) -> int:
+    """The frames a round's pre-roll holds at least before its first cards were seen: ``3 n + 5``,
+    enough for the tracker to accept a card on the frames it did live.  A replay relies on it: a
+    card seen within that many frames of a recording's first frame lay there before the pre-roll
+    began, so it was not one of the round's cards (their pre-roll reaches back further)."""
+    return 3 * config.thresholds.n + 5
 
 
 def detections_line(frame_no: int, ts: float, size: tuple[int, int], detections: list[Detection],
@@ -189,12 +217,15 @@ def write_json_atomic(path: Path, data: Any) -> None:
 class _RoundFiles:
     """One round's folder, made, written and finished by the recorder's writer thread only.
 
-    ``pending_keys``, ``keys``, ``dropped``, ``close_after`` and ``last_frame`` are the recorder's
-    bookkeeping of what it queued (under its lock).  Write failures stop this round's files, never the caller."""
+    ``pending_keys``, ``keys``, ``dropped``, ``close_after``, ``last_frame`` and the dropped lines are
+    the recorder's bookkeeping of what it queued (under its lock).  Write failures stop this round's
+    files, never the caller."""
 
     def __init__(self, base: Path, meta: dict, jpeg_quality: int, on_error) -> None:
         self.base, self.meta, self.jpeg_quality, self.on_error = base, meta, jpeg_quality, on_error
         self.folder: Path | None = None        # once the writer has made it
+        # the first write failure: the one this round's recording_failed names (told once a round)
+        self.failure: str | None = None
         self.det_fh: TextIO | None = None
         self.ev_fh: TextIO | None = None
         # key frames whose frame has not come yet -> whether a person's action named it
@@ -203,6 +234,12 @@ class _RoundFiles:
         self.dropped: set[int] = set()         # of those, the camera's dropped (a person's action may take one)
         self.close_after: int | None = None    # cleared at this frame, not come yet
         self.last_frame: int | None = None     # the last frame whose detections line is queued
+        # frames whose detections line was dropped, the disk too far behind: [first, last] runs
+        self.dropped_lines: list[list[int]] = []
+        self.dropped_line_count = 0
+
+    def fail(self, message: str) -> None:
+        self.on_error(self, message)
 
     def queued(self, frame_no: int | None) -> bool:
         return frame_no is None or (self.last_frame is not None and frame_no <= self.last_frame)
@@ -219,7 +256,7 @@ class _RoundFiles:
             self.ev_fh = open(folder / EVENTS, "a", encoding="utf-8")
         except OSError as exc:
             self._close_files()
-            self.on_error(f"cannot start recording in {folder}: {exc}")
+            self.fail(f"cannot start recording in {folder}: {exc}")
             return
         self.folder = folder
         for line in preroll:  # frames before the round's start: the pre-roll
@@ -249,7 +286,7 @@ class _RoundFiles:
         try:
             path.write_bytes(buf.tobytes())
         except OSError as exc:
-            self.on_error(f"cannot write key frame {path}: {exc}")
+            self.fail(f"cannot write key frame {path}: {exc}")
             return
         dropped = self.meta.get("dropped_key_frames", [])
         if frame_no in dropped:        # dropped as the camera's, then named by a person's action
@@ -260,13 +297,25 @@ class _RoundFiles:
     def note_dropped(self, frame_no: int) -> None:
         self.meta.setdefault("dropped_key_frames", []).append(frame_no)
 
+    def drop_line(self, frame_no: int) -> None:
+        """Count a frame whose detections line is not written (runs of frames, so an hour's stall
+        stays a short list)."""
+        self.dropped_line_count += 1
+        if self.dropped_lines and self.dropped_lines[-1][1] < frame_no <= self.dropped_lines[-1][1] + 1:
+            self.dropped_lines[-1][1] = frame_no
+        else:
+            self.dropped_lines.append([frame_no, frame_no])
+
     def finish(self, interrupted: bool) -> None:
         self._close_files()
         self.meta["interrupted"] = interrupted
+        if self.dropped_line_count:   # no longer counted: the round's last line is behind us
+            self.meta["dropped_detections"] = {"count": self.dropped_line_count,
+                                               "frames": [list(run) for run in self.dropped_lines]}
         try:
             write_json_atomic(self.folder / META, self.meta)
         except OSError as exc:
-            self.on_error(f"cannot finish {self.folder / META}: {exc}")
+            self.fail(f"cannot finish {self.folder / META}: {exc}")
 
     def _write(self, fh: TextIO | None, data: dict, name: str) -> bool:
         if fh is None:
@@ -276,7 +325,7 @@ class _RoundFiles:
             fh.flush()
             return True
         except OSError as exc:
-            self.on_error(f"cannot write {self.folder / name}: {exc}")
+            self.fail(f"cannot write {self.folder / name}: {exc}")
             self._close_files()
             return False
 
@@ -321,7 +370,7 @@ class RoundRecorder:
         self.model = {"name": model_name, "sha256": model_sha256}
         self._stale_cards = stale_cards
         self._hold_unsettled = hold_unsettled
-        self._preroll_frames = preroll or (3 * config.thresholds.n + 5)
+        self._preroll_frames = preroll or preroll_frames(config)
         self._preroll: deque[dict] = deque(maxlen=MAX_PREROLL)
         self._waiting_cards = waiting_cards
         self._stale_tracks = stale_tracks
@@ -337,11 +386,25 @@ class RoundRecorder:
         self._current: _RoundFiles | None = None
         self._closing: list[_RoundFiles] = []  # cleared at a frame not yet queued
         self._last_image: tuple[int, np.ndarray] | None = None
+        # A failure that stopped (part of) a recording: cleared once a later round's folder is
+        # made, as recording works again.  ``warning``: what the round being recorded lost while it
+        # went on (key frames or detection lines dropped, the disk too far behind), cleared as the
+        # next round starts (QA50 review L2: one dropped key frame read "recording stopped" until
+        # a restart).  Both are logged; the round's meta.json names what was dropped.
         self.error: str | None = None
+        self.warning: str | None = None
+        self._queued_lines = 0               # detection lines waiting for the writer (MAX_QUEUED_LINES)
+        self._warned: set[str] = set()       # what this round's warning was logged for
         self.finished: deque[Path] = deque(maxlen=100)  # the latest finished round folders
         # Told (folder, meta) of each finished folder, on the writer thread with no lock held:
         # the kiosk seals the folder's files in its audit log.
         self.on_finished: Callable[[Path, dict], None] | None = None
+        # Told (round_no, what was lost) once a round whose recording failed or lost part of itself,
+        # on the writer thread with no lock held: the kiosk logs it under the round
+        # (``recording_failed``, QA51 H4), so a round played with no recording is on record before a
+        # dispute asks for it.  A failure is told as it happens (``stopped``: true); dropped key
+        # frames or lines, where nothing failed, at the round's end (``stopped``: false).
+        self.on_failed: Callable[[int, dict], None] | None = None
 
     @property
     def current_dir(self) -> Path | None:
@@ -386,6 +449,7 @@ class RoundRecorder:
                     self._put(self._finish, self._current, True)
                 self._current = self._open(event)
                 self._waiting = []
+                self.warning, self._warned = None, set()     # what the last round lost is in its meta.json
             files = self._current
             if files is None:
                 return  # between rounds: camera events go to the audit log, not to a round
@@ -478,13 +542,21 @@ class RoundRecorder:
             meta["preroll_cut"] = {"needed_from": needed, "cards": [list(w) for w in list(self._waiting) + cut]}
         base = self.root / f"{folder_time(event.ts)}{round_suffix(event.round_no)}"
         files = _RoundFiles(base, meta, self.config.camera.jpeg_quality, self._fail)
-        self._put(files.open, preroll)
+        self._put(self._start, files, preroll)
         files.last_frame = preroll[-1]["frame_no"] if preroll else None
         return files
 
     def _queue_frame(self, files: _RoundFiles, line: dict, image: np.ndarray | None) -> None:
-        self._put(files.write_detections, line)
         frame_no = files.last_frame = line["frame_no"]
+        if self._queued_lines < MAX_QUEUED_LINES:
+            self._queued_lines += 1
+            self._put(files.write_detections, line)
+        else:       # the disk too far behind: the line goes, never an event (what a dispute reads)
+            files.drop_line(frame_no)
+            self._warn("lines", f"{files.dropped_line_count} detection line(s) of round {files.meta['round_no']} "
+                       f"dropped: {MAX_QUEUED_LINES} lines still wait for the disk (check the data disk: a "
+                       "failing SD card?); its events and people's key frames are still written, and "
+                       "meta.json counts the lines in dropped_detections (its replay may differ there)")
         if frame_no in files.pending_keys and image is not None:
             self._queue_key(files, frame_no, image, person=files.pending_keys.pop(frame_no))
 
@@ -503,9 +575,10 @@ class RoundRecorder:
             self._put(self._write_key, files, frame_no, image)
             return
         files.dropped.add(frame_no)
-        self._fail(f"key frame {frame_no} of round {files.meta['round_no']} dropped: {MAX_QUEUED_KEY_FRAMES} "
-                   "key frames still wait for the disk (check the data disk: a failing SD card?); the round's "
-                   "meta.json names it in dropped_key_frames")
+        self._warn("key frames", f"{len(files.dropped)} key frame(s) of round {files.meta['round_no']} dropped, "
+                   f"the last {frame_no}: {MAX_QUEUED_KEY_FRAMES} key frames still wait for the disk (check the "
+                   "data disk: a failing SD card?); recording goes on, and the round's meta.json names them "
+                   "in dropped_key_frames")
         self._put(files.note_dropped, frame_no)
 
     def _put(self, write: Callable, *args) -> None:
@@ -530,7 +603,19 @@ class RoundRecorder:
                 log.exception("recording: %s failed", getattr(write, "__name__", write))
             with self._lock:
                 self._tasks.popleft()
+                if getattr(write, "__func__", None) is _RoundFiles.write_detections:
+                    self._queued_lines -= 1
                 self._changed.notify_all()
+
+    def _start(self, files: _RoundFiles, preroll: list[dict]) -> None:
+        """Make a round's folder; once made, an error before it (a failed disk that now takes
+        writes again) no longer stands in the status: that round's files say what it lost."""
+        before = self.error
+        files.open(preroll)
+        if files.folder is not None:
+            with self._lock:
+                if self.error is before:
+                    self.error = None
 
     def _write_key(self, files: _RoundFiles, frame_no: int, image: np.ndarray) -> None:
         files.write_key_frame(frame_no, image)
@@ -539,6 +624,11 @@ class RoundRecorder:
         if files.folder is None:    # never started (said when it failed): nothing to seal
             return
         files.finish(interrupted)
+        lost = dropped_words(files.meta)
+        if lost and files.failure is None:     # a failure was told already: one record a round
+            self._tell_failed(files, lost, stopped=False, **{
+                key: count for key, count in (("dropped_key_frames", len(files.meta.get("dropped_key_frames", []))),
+                                              ("dropped_detections", files.dropped_line_count)) if count})
         self.finished.append(files.folder)
         if self.on_finished is not None:
             try:
@@ -546,9 +636,40 @@ class RoundRecorder:
             except Exception:  # sealing must never stop the table
                 log.exception("telling that %s is finished failed", files.folder.name)
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, files: _RoundFiles, message: str) -> None:
         log.error("recording: %s", message)
         self.error = message
+        if files.failure is None:
+            files.failure = message
+            self._tell_failed(files, message, stopped=True)
+
+    def _tell_failed(self, files: _RoundFiles, message: str, *, stopped: bool, **counts: int) -> None:
+        if self.on_failed is None:
+            return
+        what: dict[str, Any] = {"error": message, "stopped": stopped}
+        if files.folder is not None:     # what part of the round there is on disk (sealed at its end)
+            what["folder"] = files.folder.name
+        try:
+            self.on_failed(files.meta["round_no"], {**what, **counts})
+        except Exception:  # telling must never stop the writer
+            log.exception("telling that round %s's recording failed failed", files.meta.get("round_no"))
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:      # logged once a round, not once a frame while the disk is behind
+            self._warned.add(kind)
+            log.warning("recording: %s", message)
+        self.warning = message
+
+
+def dropped_words(meta: dict) -> str | None:
+    """What a finished recording's ``meta.json`` says it lost to a disk too far behind, in words, or None."""
+    keys = len(meta.get("dropped_key_frames") or [])
+    lines = (meta.get("dropped_detections") or {}).get("count", 0)
+    lost = [f"{keys} key frame(s)" if keys else "", f"{lines} detection line(s)" if lines else ""]
+    if not keys and not lines:
+        return None
+    return (f"{' and '.join(w for w in lost if w)} of round {meta.get('round_no')} dropped: the data disk fell too far "
+            "behind (check it: a failing SD card?); the rest was recorded, and its meta.json names what was dropped")
 
 
 # ------------------------------------------------------------ sealing

@@ -62,10 +62,11 @@
   // Only a grab-the-banker table sends bids and multiples; every other table's screen is unchanged.
   function grab() { return Boolean(state && state.table.bet_multiples); }
 
-  // Bets are open on a round still on the table (settled or voided): they are the next round's.
+  // On a round still on the table (settled or voided) the bet, bid and stack chips are the next
+  // round's (chips_for), open or closed by the next deal's first card: marked so, not read as its own.
   function nextBets() {
     const r = state.round;
-    return r.bets_open && (r.state === "settled" || r.state === "void");
+    return r.chips_for !== r.no && (r.state === "settled" || r.state === "void");
   }
 
   // Bets close at the next deal's first card, before its round starts (QA50 dealing3 H1).
@@ -362,11 +363,15 @@
       // payout lines): entered now, before the sweep, they are there when the next deal begins.
       if (nextBets()) {
         betBtn.classList.add("next");
-        betBtn.title = "Bet for round " + (state.round.no + 1);
+        betBtn.title = "Bet for round " + state.round.chips_for;
       }
       head.appendChild(betBtn);
     } else if (grab()) {
-      const bidBtn = el("button", "bet-chip bid-chip", "Bid ×" + state.round.banker_bid);
+      // the settled round's own bid is in its payout lines ("×2 bid"); this one is the next round's
+      const next = nextBets();
+      const bidBtn = el("button", "bet-chip bid-chip" + (next ? " next" : ""),
+        (next ? "Next bid ×" : "Bid ×") + state.round.banker_bid);
+      if (next) bidBtn.title = "Bank bid for round " + state.round.chips_for;
       bidBtn.type = "button";
       bidBtn.dataset.bidChip = "1";
       bidBtn.dataset.key = "bid";
@@ -375,8 +380,10 @@
     }
     if (seat.name === "banker" && covered()) {
       const stack = state.round.banker_stack;
-      const stackBtn = el("button", "bet-chip stack-chip" + (stack ? "" : " empty"),
-        stack ? "Stack " + money(stack) : "Enter stack");
+      const next = nextBets();
+      const stackBtn = el("button", "bet-chip stack-chip" + (stack ? "" : " empty") + (next ? " next" : ""),
+        (stack ? (next ? "Next stack " : "Stack ") + money(stack) : (next ? "Next stack" : "Enter stack")));
+      if (next) stackBtn.title = "Banker's stack for round " + state.round.chips_for;
       stackBtn.type = "button";
       stackBtn.dataset.stackChip = "1";
       stackBtn.dataset.key = "stack";
@@ -632,6 +639,12 @@
     $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — " + s.audit_error : "";
     $("disk-warning").hidden = !s.disk_warning;
     $("disk-warning").textContent = s.disk_warning ? "⚠ DATA DISK LOW — call the supervisor: " + s.disk_warning : "";
+    // A round played with no recording is evidence lost (QA51 H4): said until a recording starts
+    // again (recording_error), or until the next round (recording_warning: what this one dropped).
+    const recording = s.recording_error ? "⚠ NOT RECORDING — call the supervisor: " + s.recording_error
+      : s.recording_warning ? "⚠ RECORDING INCOMPLETE — call the supervisor: " + s.recording_warning : "";
+    $("recording-warning").hidden = !recording;
+    $("recording-warning").textContent = recording;
     $("camera-warning").hidden = !s.camera_warning;
     $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";

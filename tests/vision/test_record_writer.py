@@ -92,7 +92,7 @@ def stall_the_disk(monkeypatch) -> threading.Event:
 def test_key_frames_beyond_what_may_wait_for_the_disk_are_dropped_and_named(tmp_path, monkeypatch):
     stalled = stall_the_disk(monkeypatch)
     pipeline, told = dealt_and_settled(tmp_path, dealing(ROUND_A))
-    assert "key frames still wait for the disk" in pipeline.status()["recording_error"]
+    assert "key frames still wait for the disk" in pipeline.status()["recording_warning"]
     stalled.set()
     pipeline.stop()
     [(folder, meta)] = told
