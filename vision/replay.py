@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 
-from scoring.cards import CardError
+from scoring.cards import Card, CardError
 from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import evaluate
@@ -71,7 +71,8 @@ from vision.corners import Detection
 from vision.images import ImageError, read_image
 from vision.pipeline import Detector, TablePipeline, normalise_detections
 from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RECORDINGS, RecordingError,
-                           find_recordings, read_jsonl, recording_digests, round_in_name, seal_changes)
+                           find_recordings, preroll_frames, read_jsonl, recording_digests, round_in_name,
+                           seal_changes)
 from vision.round import CAMERA_KINDS, HAND_SIZE, EventKind, RoundEvent, RoundMachine
 from vision.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, FrameSource, ImageFilesSource, VideoFileSource
 from vision.table import TableConfig, ZoneMap, load_table_config, table_config_from_dict
@@ -599,6 +600,7 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
         recorded = [RoundEvent.from_json(e) for e in events]
     except (OSError, NiuniuError) as exc:
         raise ReplayError(f"recording {folder} cannot be read: {exc}") from None
+    cut_short = _cut_short(folder, meta, lines, recorded)
 
     model = (meta.get("model") or {}).get("name") or "recorded"
     pipeline = TablePipeline(config, None, _RecordedModel(model), round_no=int(meta["round_no"]) - 1)
@@ -644,8 +646,17 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
                       None)
     problems: list[dict] = []
     warnings: list[str] = []
+    if isinstance(meta.get("dropped_detections"), dict):
+        warnings.append(_dropped_lines(meta["dropped_detections"]))
+    if cut_short:
+        warnings.append(cut_short)
     cut = meta.get("preroll_cut") if isinstance(meta.get("preroll_cut"), dict) else None
     left_overs = meta.get("ignored_tracks") if isinstance(meta.get("ignored_tracks"), list) else None
+    # The round's own cards, never taken for left-overs: those a cut pre-roll could not reach back
+    # to, and those the round accepted as it started (lying since a restart, before any frame was kept).
+    dealt = {(str(c[0]), str(c[1])) for c in (cut or {}).get("cards") or () if isinstance(c, list) and len(c) > 1}
+    dealt |= {(str(e.seat), str(e.card)) for e in recorded if e.kind == EventKind.card_accepted
+              and e.round_no == round_no and started_at is not None and e.frame_no == started_at}
     for event in before:
         _reapply(pipeline.machine, event, problems)
     for line in lines:
@@ -666,6 +677,8 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
                 # live machine knew it when the round started (rules 7: by track, not by code).
                 hands = pipeline.tracker.update(normalise_detections(detections), frame_no,
                                                 ts if mono is None else mono, tuple(line["size"]))
+                if _restore_left_overs(pipeline.tracker, left_overs, first, preroll_frames(config), dealt):
+                    hands = pipeline.tracker.hands()
                 pipeline.machine.ignore_on_tracks(_left_over_tracks(left_overs, hands, first))
                 left_overs = None
                 pipeline.machine.observe(hands, frame_no, ts, mono=ts if mono is None else mono)
@@ -697,6 +710,103 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
+
+
+def _cut_short(folder: Path, meta: dict, lines: list[dict], recorded: list[RoundEvent]) -> str | None:
+    """Whether ``detections.jsonl`` ends before the frame its finished ``meta.json`` names: a warning
+    where the round's start is still in it, a :class:`ReplayError` where it is not.
+
+    The recorder sets ``last_frame`` from the lines it wrote (dropped ones aside), so a finished
+    recording's file ends there; one ending earlier lost its end after the round (a power cut before
+    the disk had the last lines, a copy that stopped, a damaged disk).  Cut before the round's start,
+    the machine saw no round, and the people's actions came out as a DIFFERS with the dealer's words
+    ("deal a round first") under ``Round 5: None`` (QA51 L4): a damaged recording, not a changed
+    game.  A recording the kiosk never finished (a crash) has no ``last_frame``, and its torn last
+    line is skipped as before."""
+    last = meta.get("last_frame")
+    if not isinstance(last, int) or isinstance(last, bool):
+        return None
+    ends = lines[-1].get("frame_no") if lines else None
+    if isinstance(ends, int) and not isinstance(ends, bool) and ends >= last:
+        return None
+    where = "holds no whole line" if not lines else f"ends at frame {ends}"
+    start = next((e.frame_no for e in recorded if e.kind == EventKind.round_start
+                  and e.round_no == meta.get("round_no")), None)
+    if not lines or (isinstance(ends, int) and isinstance(start, int) and ends < start):
+        raise ReplayError(f"{folder / DETECTIONS} {where}, before the round's start (frame {start}), but the round "
+                          f"was recorded to frame {last} ({META}): the file was cut after it was written, so the "
+                          "round cannot be replayed; restore the recording from a backup or its evidence package")
+    return (f"{DETECTIONS} {where}, but the round was recorded to frame {last} ({META}): its last lines were lost "
+            "after they were written (a power cut as the round ended, or a cut copy), so a difference from there "
+            "on may come from them, not from a changed recording")
+
+
+def _dropped_lines(dropped: dict) -> str:
+    """What a recording's ``dropped_detections`` means for its replay: said, so that a difference
+    from those frames on is not read as a changed recording."""
+    runs = [run for run in dropped.get("frames") or () if isinstance(run, list) and len(run) == 2]
+    shown = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs[:5]) + (", ..." if len(runs) > 5 else "")
+    return (f"{dropped.get('count')} frame(s) of detections were not recorded, the disk too far behind"
+            f"{' (frames ' + shown + ')' if shown else ''}: the replay's tracker did not see them, so a difference "
+            "from there on may come from them, not from a changed recording")
+
+
+def _restore_left_overs(tracker, left_overs: list, first_frame, window: int, dealt=()) -> bool:
+    """Put the cards that lay on the table since before the recording began back as the live
+    tracker had them when the round started (rules 7); True if any was changed.
+
+    The live tracker accepted them when they were dealt, on clear reads; the replay's sees them
+    only from the pre-roll on, when the next card over an index (or a chip) may have one read as
+    another for most frames.  Every card shown as the round started lies further in than
+    ``window`` frames (:func:`vision.record.preroll_frames`), so a track the replay shows from the
+    recording's first ``window`` frames is a left-over, or a card the live tracker no longer showed,
+    unless it is one of ``dealt``, the (seat, card) the round accepted as it started or a cut pre-roll
+    names (the pipeline started, or the MAX_PREROLL frames kept began, after they were laid):
+
+    * a left-over (``ignored_tracks``, shown) none of the seat's tracks is accepted as is the seat's
+      track accepted as a card no left-over of the seat names, the one read as the left-over's card
+      most often: it gets that card (QA51: the replay took KC for KS, and the machine, told to
+      ignore seat 4's KC, dealt the KS into the new round; 2 of 15 busy-sim rounds did not replay);
+    * any other such track is dropped: live, that card's track had ended (a round's QD read as KD
+      under the next card, swept, and ended by the next deal's QD; the replay's KD was dealt into
+      the new round and then taken away)."""
+    if first_frame is None:
+        return False
+    missing: dict[str, list[Card]] = defaultdict(list)
+    codes: dict[str, set[str]] = defaultdict(set)
+    for entry in left_overs:
+        if not isinstance(entry, dict):
+            continue
+        seat, code, track = str(entry.get("seat")), str(entry.get("card")), entry.get("track")
+        codes[seat].add(code)
+        if entry.get("shown") and isinstance(track, int) and track < first_frame:
+            try:
+                missing[seat].append(Card.parse(code))
+            except CardError:
+                continue
+    older = [t for t in tracker.tracks if t.accepted is not None and t.first_frame < first_frame + window
+             and t.accepted.code not in codes[t.seat] and (t.seat, t.accepted.code) not in dealt]
+    restored = False
+    for seat, cards in missing.items():
+        for card in cards:
+            free = [t for t in older if t.seat == seat]
+            if not free or any(t.seat == seat and t.accepted == card for t in tracker.tracks):
+                continue
+            track = max(free, key=lambda t: (_readings(t, card), -t.first_frame, -t.track_id))
+            track.accepted = card
+            older.remove(track)
+            restored = True
+    for track in older:
+        tracker.end(track)     # as the live tracker had ended it
+        restored = True
+    return restored
+
+
+def _readings(track, card: Card) -> int:
+    """How often a track was read as ``card``: its sightings until its recheck, and its window's."""
+    evidence = track.evidence.get(card)
+    return (evidence.sightings if evidence is not None else 0) + sum(
+        1 for vote in track.votes if vote is not None and vote[0] == card)
 
 
 def _left_over_tracks(left_overs: list, hands: dict, first_frame) -> list[tuple[str, str, int | None, bool]]:
@@ -859,7 +969,8 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
         if "error" in r:      # a recording or frame that could not be read: the caller reports it
             continue
         frames = f" frames {r['frames'][0]}-{r['frames'][1]}" if r.get("frames") else ""
-        lines.append(f"Round {r['round']}: {r.get('state')}{frames}")
+        state = r.get("state") or "not seen in the replay (no frame of it was read)"
+        lines.append(f"Round {r['round']}: {state}{frames}")
         lines_by_seat = {ln["seat"]: ln for ln in (r.get("settlement") or {}).get("lines", [])}
         for seat, cards in r["seats"].items():
             who = "banker" if seat == "banker" else f"seat {seat}"

@@ -49,6 +49,19 @@ card misread after more than a few washed-out frames) starts no round (QA49 deal
 The dealer's Clear makes left-overs of the round's recorded cards the camera does not show
 then (a chip over one), until seen and gone or for ``UNSEEN_LEFT_OVER_S`` unseen, and while
 one may lie there a single new card waits (M6).
+Rules 8 (QA50 dealing3 M1, M2, L1, M4): a finished round's card whose track ended while it lay
+hidden alone (another of that round's cards on its seat still read, within ``HIDDEN_ALONE_S``, as
+its track ended: a chip over it, not a hand swept with it) was never seen to leave: it stays a
+left-over for ``UNSEEN_LEFT_OVER_S``, and seen again on its seat it is that card, whether the next
+deal, the dealer's Clear or neither came meanwhile.  Its hand must be read again after its track
+ended: a hand that left unread since (swept, the card under the dealer's hand with it) took it
+along, and a card of its code seen on its seat before its hand was read again is another (QA51).  On
+a one-deck table a left-over first read on another seat within ``LEFT_OVER_CARRIED_S`` after its
+last reading on its own is that left-over there too (dragged across the neighbour's seat while
+swept).  Every card of a round in play gone in the same frame, after a frame that read none of them,
+is the camera (dark, covered), not the table: one ``camera_shows_no_cards`` alert, no removals, and
+the cards it shows again are the same cards.  ``card_after_round`` counts only the finished round's
+own cards (not the next deal's codes of its record dealt again) as "beside" it.
 The known limit left: the same card dealt again in the very place the left-over was last seen
 is taken for it (Settle refuses the short hand; the dealer adds it with Correct card), as a
 gap alone is also what a left-over under the dealer's arm, or a camera back on dark frames,
@@ -72,6 +85,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from contextlib import contextmanager
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -99,6 +113,24 @@ LONE_CARD_S = 5.0
 # is ignored until it leaves; not seen, it was swept, and the same card dealt again to its seat later
 # must count (the kiosk waits as long for a restart's left-overs).
 UNSEEN_LEFT_OVER_S = 10.0
+# Rules 8: a finished round's card whose track ends unseen (remove_after_s after its last reading)
+# while another card of that round on its seat was read within this lay hidden alone (a chip over it)
+# beside its hand, not swept with it: it stays a left-over for UNSEEN_LEFT_OVER_S (QA50 dealing3 M1).
+# A card covered (a hand, a chip) and then swept with its hand ends after its hand left: measured on
+# dealing3's busy sim (15 fps), "read within 1 s after it was last read" kept such a card and took
+# the same card dealt again to its seat for it (1 in 100 rounds).
+HIDDEN_ALONE_S = 1.0
+# Rules 8, one deck: a left-over first read on another seat within this of its last reading on its own
+# is that left-over dragged across the seat (QA50 dealing3 M2): it is read from frame to frame as it
+# crosses the line (dealing3's drag, 10-30 fps: its track there began 0.4 s at most after its last
+# reading on its seat), while a card swept off the table and one dealt take longer (dealing3's busy sim
+# dealt a card of the code just swept off seat 7 onto seat 2 0.67 s after: a fresh pack each round).
+# Timed on the tracker's clock, not in frames: the camera's real rate is not always its setting.
+LEFT_OVER_CARRIED_S = 0.5
+# Rules 8: after a camera that showed no cards at all shows cards again, how long the round's cards
+# have to be seen again before one still missing is taken as removed (each comes back as a new track,
+# accepted after accept_after_s; QA50 dealing3 L1).
+CAMERA_BACK_S = 1.5
 
 
 class RoundState(StrEnum):
@@ -136,6 +168,7 @@ class AlertCode(StrEnum):
     card_reread = "card_reread"
     card_changed = "card_changed"          # read steadily as another card since (tracker rules 5)
     card_after_round = "card_after_round"  # a lone card on a settled or voided round's table
+    camera_shows_no_cards = "camera_shows_no_cards"  # every card of a round in play gone at once (rules 8)
 
 
 MANUAL_KINDS = frozenset({EventKind.card_corrected, EventKind.round_settled, EventKind.round_void})
@@ -159,7 +192,8 @@ class RoundEvent:
       seat now), and ``moved_from`` (a seat) or ``reopened: true`` when that applies;
     * ``card_removed``: only ``state`` (the alert, if any, is a separate event);
     * ``alert``: ``code`` (:class:`AlertCode`), ``message`` (for people), plus ``seats``
-      (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards),
+      (duplicate_card), ``moved_from``/``moved_to`` (card_moved), ``count`` (too_many_cards; camera_shows_no_cards:
+      the round's cards it lost, rules 8),
       ``read_as`` (card_reread, card_changed), ``seconds`` (card_changed: how long it had read so
       when raised), ``since_frame`` (card_changed: the frame it has read so since; card_after_round:
       the frame the card was first seen alone; rules 6), ``state`` (card_changed, card_after_round:
@@ -266,10 +300,28 @@ class RoundMachine:
         # within this many frames, else a card dealt again to its seat would be ignored.
         self._stale_frames_left: dict[tuple[str, Card], int] = {}
         self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
+        # Rules 8 (QA50 dealing3 M1, M2): the clock each card of a finished round (its record's, or a
+        # left-over) was last read at; the finished round's cards whose track ended while hidden
+        # alone (a chip over one), by the frame it ended; and the left-overs already kept past their
+        # track's end, or carried across seats (kept once: seen and gone again, they have left).
+        self._read_at: dict[tuple[str, Card], tuple[float, int]] = {}   # (clock, frame)
+        self._hidden: dict[tuple[str, Card], int] = {}
+        self._kept: set[tuple[str, Card]] = set()
+        # Those of the cards kept as hidden alone (in _hidden, or left-overs kept unseen) whose hand
+        # has not been read since their track ended, by that frame: their hand may have been swept
+        # with them under the cover, in the last frames before it (QA51: kept, the same card dealt
+        # again to the seat was taken for them)
+        self._unconfirmed: dict[tuple[str, Card], int] = {}
+        self._clocks: deque = deque(maxlen=256)   # (frame, clock) of the last frames, to time a track's start
+        # Rules 8 (QA50 dealing3 L1): while the camera shows no cards after every card of the round in
+        # play vanished in one frame, [the clock it went blind, the clock it showed cards again]
+        self._blind: list | None = None
+        self._none_read = False   # the last frame showed cards, none of them read (all kept unseen)
         # The tracker rules (vision.tracker.TRACKER_VERSION) whose round rules it runs: older
         # ones to replay a recording made under them as it ran (5: a lone card on a finished
         # round's table starts no round; 6: the same after a manual clear; 7: which card is which
-        # goes by the tracker's track, see the module docstring).
+        # goes by the tracker's track; 8: left-overs hidden alone, carried across seats, and a camera
+        # that shows no cards; see the module docstring).
         self.rules = TRACKER_VERSION
         # New cards waiting to start a round: (seat, card) -> [clock first seen, frame first seen,
         # alerted]; under rules 5, the lone cards alerted on this finished round (alerted at once).
@@ -395,12 +447,15 @@ class RoundMachine:
         return (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, record,
                 self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
                 set(self._suppressed), list(self._alerts), {k: list(v) for k, v in self._lone.items()},
-                self._finished_as, dict(self._stale_tracks), dict(self._current_tracks), self._finished_frame)
+                self._finished_as, dict(self._stale_tracks), dict(self._current_tracks), self._finished_frame,
+                dict(self._read_at), dict(self._hidden), set(self._kept),
+                None if self._blind is None else list(self._blind), self._none_read)
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
-         self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame) = saved
+         self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame,
+         self._read_at, self._hidden, self._kept, self._blind, self._none_read) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -485,9 +540,10 @@ class RoundMachine:
         ``ts`` where none is given), so NTP stepping the wall clock neither raises nor holds
         back an alert; a left-over is forgotten after a number of frames."""
         with self._lock:
-            shown = (self.stale_cards, self.absent_cards, self.next_deal_cards)
+            shown = (self.stale_cards, self.absent_cards, self.next_deal_cards, len(self._alerts))
             events = self._observe(hands, frame_no, ts, ts if mono is None else mono)
-            if not events and (self.stale_cards, self.absent_cards, self.next_deal_cards) != shown:
+            if not events and (self.stale_cards, self.absent_cards, self.next_deal_cards,
+                               len(self._alerts)) != shown:
                 # no event, but what the dealer's screen shows changed: the left-overs it
                 # ignores (one swept away, or first seen after a restart), or a card that had
                 # left its seat is seen there again (its alert is answered), or the next deal's
@@ -509,9 +565,17 @@ class RoundMachine:
             events: list[RoundEvent] = []
             current = {(seat, card) for seat, hand in hands.items() if seat in self.config.seat_names
                        for card in hand.cards}
+            before = self._current
             self._current = current
             self._current_tracks = _tracks_shown(hands)
-            self._prune_stale(current)
+            none_read = self._none_read
+            if self.rules >= 8:
+                self._clocks.append((frame_no, clock))
+                self._note_reads(hands, before, frame_no, clock)
+                self._none_read = bool(current) and not any(
+                    seen for seat, hand in hands.items() if seat in self.config.seat_names
+                    for seen in hand.seen or (True,) * len(hand.cards))
+            self._prune_stale(current, clock, before, frame_no)
             self._count_down_stale(current)
             visible = self._visible_cards(hands)
 
@@ -525,6 +589,7 @@ class RoundMachine:
                                            if (seat, c) in new | returned])
                     for key in current - new - returned:
                         self._mark_stale(key)
+                    self._keep_hidden(frame_no)
                     visible = self._visible_cards(hands)
                 else:
                     if self.rules >= 6:
@@ -561,7 +626,8 @@ class RoundMachine:
             rereads = {(seat, card): reread for seat, hand in hands.items()
                        for card, reread in zip(hand.cards, hand.rereads) if reread is not None}
             self._add_cards(visible, events, frame_no, ts, rereads)
-            self._mark_removed(visible, events, frame_no, ts)
+            if not (self.rules >= 8 and self._camera_blind(current, none_read, events, frame_no, ts, clock)):
+                self._mark_removed(visible, events, frame_no, ts)
             self._note_changes(hands, events, frame_no, ts)
             if self.state == RoundState.dealing and self._hands_complete():
                 self.state = RoundState.complete
@@ -601,6 +667,11 @@ class RoundMachine:
         self._finished_as = None
         self._finished_frame = None
         self.settlement = None
+        self._hidden = {}
+        self._read_at = {key: at for key, at in self._read_at.items() if key in self._stale}
+        self._kept = {key for key in self._kept if key in self._stale}
+        self._unconfirmed = {key: ended for key, ended in self._unconfirmed.items() if key in self._stale}
+        self._blind = None
         events.append(self._event(EventKind.round_start, ts, frame_no, data={"state": str(self.state)}))
 
     def _add_cards(self, visible, events, frame_no, ts, rereads) -> None:
@@ -650,6 +721,43 @@ class RoundMachine:
                 if len(record) > HAND_SIZE:
                     self._alert(events, AlertCode.too_many_cards, ts, frame_no, seat, card,
                                 f"seat {seat} has {len(record)} cards; a hand has {HAND_SIZE}", count=len(record))
+
+    def _camera_blind(self, current: set[tuple[str, Card]], none_read: bool, events, frame_no, ts,
+                      clock: float) -> bool:
+        """Whether the camera shows no cards (rules 8, QA50 dealing3 L1), so the round's cards are not
+        taken as removed.  A dark or covered camera reads no card for ``remove_after_s``, then the
+        tracker drops every track in one frame; a table swept before Settle is read as its cards go,
+        seat by seat.  When every card of the round in play vanishes in the same frame after a frame
+        that read none of them, one ``camera_shows_no_cards`` alert is raised (not a removal per
+        card: the round page read twelve cards "removed before settlement" that never moved), the cards
+        stay on record as shown, and the ones the camera shows again are the same cards.  Once it shows
+        cards again the alert leaves the screen (the log keeps it), and a card not seen again within
+        ``CAMERA_BACK_S`` is taken as removed, as ever."""
+        if self._blind is None:
+            entries = [e for record in self._record.values() for e in record if not e.manual]
+            if current or not none_read or len(entries) < 2 or not all(e.present for e in entries):
+                return False
+            if not (self.hold_unsettled() if callable(self.hold_unsettled) else self.hold_unsettled):
+                return False    # where nobody settles, an empty table ends the round (with its alerts)
+            self._blind = [clock, None]
+            event = self._event(EventKind.alert, ts, frame_no, data={
+                "code": str(AlertCode.camera_shows_no_cards), "count": len(entries), "state": str(self.state),
+                "message": f"the camera shows no cards: all {len(entries)} cards of round {self.round_no} "
+                           "vanished from it in the same frame (dark, covered or turned away?); they are kept "
+                           "as dealt, and the cards it shows again are the same cards"})
+            self._alerts.append(event)
+            events.append(event)
+            return True
+        if not current:
+            return self._blind[1] is None or clock - self._blind[1] < CAMERA_BACK_S
+        if self._blind[1] is None:
+            self._blind[1] = clock
+            # what the camera shows is cards again: the screen stops saying it shows none
+            self._alerts = [a for a in self._alerts if a.data.get("code") != AlertCode.camera_shows_no_cards]
+        if clock - self._blind[1] < CAMERA_BACK_S:
+            return True
+        self._blind = None
+        return False
 
     def _doubt(self, entry: _Entry, reread: Card, events, frame_no, ts, seat: str) -> None:
         """The camera's reads since it accepted ``entry`` name another card: settling waits
@@ -705,6 +813,10 @@ class RoundMachine:
         beside = any(seen for seat, hand in hands.items()
                      for card, seen in zip(hand.cards, hand.seen or (True,) * len(hand.cards))
                      if (seat, card) not in self._lone)
+        if self.rules >= 8:
+            # QA50 dealing3 M4: the next deal's other cards (codes of the record dealt again) are not
+            # the finished round's: the words said "beside round N's cards" after those were swept
+            beside = self._finished_card_seen(hands)
         finished = self._finished_as if self.state == RoundState.cleared else str(self.state)
         for (seat, card), waiting in self._lone.items():
             first, since, alerted = waiting
@@ -721,6 +833,20 @@ class RoundMachine:
                         f"{LONE_CARD_S:g} s since frame {since}: a card put on a finished hand? It starts no "
                         "round alone: it joins the next round if it is still there when the next card is dealt",
                         since_frame=since, state=str(self.state))
+
+    def _finished_card_seen(self, hands: Mapping[str, SeatHand]) -> bool:
+        """Whether a card of the finished round (on its record's track, or a left-over) was read in
+        this frame (rules 8)."""
+        recorded = {e.card for entries in self._record.values() for e in entries}
+        finished = self.state in (RoundState.settled, RoundState.void)
+        for seat, hand in hands.items():
+            tracks = hand.first_frames or (None,) * len(hand.cards)
+            for card, seen, track in zip(hand.cards, hand.seen or (True,) * len(hand.cards), tracks):
+                if seen and (seat, card) not in self._lone and (
+                        ((seat, card) in self._stale and self._is_stale(seat, card, track))
+                        or (finished and self._of_finished((seat, card), recorded))):
+                    return True
+        return False
 
     @property
     def waiting_cards(self) -> list[tuple[str, str, int]]:
@@ -811,14 +937,21 @@ class RoundMachine:
                 self._stale_tracks = {key: self._first_track(key) for key in self._stale}
                 self._mark_unseen_record()
 
-    def _prune_stale(self, current: set[tuple[str, Card]]) -> None:
+    def _prune_stale(self, current: set[tuple[str, Card]], clock: float = 0.0,
+                     before: set[tuple[str, Card]] = frozenset(), frame_no: int = 0) -> None:
         """Forget the left-overs that were seen and have left.  Rules 7 go by the track: a left-over
         whose track ended, or was taken over by the same card read elsewhere on its seat (swept and
-        dealt again), has left, even though its card is shown (QA49 dealing2 H2)."""
+        dealt again), has left, even though its card is shown (QA49 dealing2 H2).  Rules 8: one whose
+        track ended while it lay hidden alone (a chip over it: the tracker drops it after
+        ``remove_after_s``, and the card seen again is a new track) has not been seen to leave: it
+        stays a left-over for ``UNSEEN_LEFT_OVER_S`` (QA50 dealing3 M1); and on a one-deck table a
+        left-over read on another seat is that left-over there too (dragged across it: M2)."""
         if self.rules < 7:
             self._stale = {key: seen or key in current for key, seen in self._stale.items()
                            if key in current or not seen}
             return
+        if self.rules >= 8 and self.decks == 1:
+            self._carry_stale(current - before, frame_no)   # first: the tracker drops its track on the seat it left
         for key, seen in list(self._stale.items()):
             tracks = self._current_tracks.get(key, set())
             if self._stale_tracks.get(key) is None and tracks - {None}:
@@ -826,9 +959,139 @@ class RoundMachine:
             here = bool(tracks) and (None in tracks or self._stale_tracks.get(key) in tracks)
             if here:
                 self._stale[key] = True
+            elif seen and self.rules >= 8 and not tracks and key not in self._kept and self._hidden_alone(key, clock):
+                self._keep_unseen(key)
+                self._await_hand(key, frame_no)
             elif seen:
                 del self._stale[key]
+                self._kept.discard(key)   # gone: a card of a later round may be kept in its turn
         self._stale_tracks = {key: track for key, track in self._stale_tracks.items() if key in self._stale}
+
+    def _note_reads(self, hands: Mapping[str, SeatHand], before: set[tuple[str, Card]], frame_no: int,
+                    clock: float) -> None:
+        """Rules 8: when each card of the finished round (its record's while it is settled or voided,
+        and every left-over) was last read; and which of the record's cards left the tracker while
+        hidden alone (QA50 dealing3 M1), or, seen again on its seat since, are that card again."""
+        finished = self.state in (RoundState.settled, RoundState.void)
+        recorded = {(seat, e.card) for seat, entries in self._record.items() for e in entries
+                    if not e.manual} if finished else set()
+        for seat, hand in hands.items():
+            for card, seen in zip(hand.cards, hand.seen or (True,) * len(hand.cards)):
+                if seen and ((seat, card) in recorded or (seat, card) in self._stale):
+                    self._read_at[(seat, card)] = (clock, frame_no)
+        self._confirm_hidden()
+        if not finished:
+            return
+        for key in (before - self._current) & recorded:
+            if key not in self._kept and self._hidden_alone(key, clock):
+                self._hidden[key] = frame_no
+                self._await_hand(key, frame_no)
+        frames = self._unseen_frames()
+        for key, ended in list(self._hidden.items()):
+            tracks = self._current_tracks.get(key, set()) - {None}
+            if frame_no - ended > frames:
+                del self._hidden[key]
+            elif tracks:
+                # the card seen again where the chip was: that card, on its new track
+                seat, card = key
+                for entry in self._record.get(seat, ()):
+                    if entry.card == card and not entry.manual:
+                        entry.track = min(tracks)
+                del self._hidden[key]
+                self._kept.add(key)
+
+    def _hidden_alone(self, key: tuple[str, Card], clock: float) -> bool:
+        """Whether, as this card's track ends, another card of the finished round on its seat is still
+        read (within ``HIDDEN_ALONE_S``; rules 8): it lay hidden alone beside its hand, not swept with it.
+        A left-over carried from another seat or kept already is none of its hand (the busy sim: a card
+        taken for one carried kept its swept neighbour for 13 s, and the dealer added it by hand).
+        A neighbour must have been read after this card last was: cards that all vanished in the same
+        frame went together (the kiosk's tests feed hands milliseconds apart, with no tracker to hold a
+        swept card ``remove_after_s``, and a restart's voided misdeal swept and dealt again was kept)."""
+        seat, card = key
+        last = self._read_at.get(key, (None, None))[1]
+        return any(clock - at <= HIDDEN_ALONE_S and (last is None or frame > last)
+                   for (other_seat, other), (at, frame) in self._read_at.items()
+                   if other_seat == seat and other != card and (other_seat, other) not in self._kept)
+
+    def _await_hand(self, key: tuple[str, Card], ended: int) -> None:
+        """Rules 8: a card just kept as hidden alone whose hand was not read in the frame its track
+        ended waits for its hand to be read again (:meth:`_confirm_hidden`)."""
+        if not self._hand_read_since(key, ended):
+            self._unconfirmed[key] = ended
+
+    def _hand_read_since(self, key: tuple[str, Card], frame: int) -> bool:
+        seat, card = key
+        return any(at_frame >= frame for (other_seat, other), (_, at_frame) in self._read_at.items()
+                   if other_seat == seat and other != card and (other_seat, other) not in self._kept)
+
+    def _confirm_hidden(self) -> None:
+        """Rules 8: a card kept as hidden alone lay beside its hand only if that hand was read after
+        the card's track ended (a chip over the card, its hand lying on).  A hand swept within
+        ``HIDDEN_ALONE_S`` before the end, the card under the dealer's hand (a cover of 0.5-3 s),
+        took it along: QA51's busy sim at 10 fps kept such cards, and the same card dealt again to
+        its seat was taken for them (added by hand at Settle).  So the keep is released once every
+        card of its hand has left the tracker unread since, or a card of its code is seen on its seat
+        before its hand was read again: it went with its hand, and the card seen is another."""
+        for key, ended in list(self._unconfirmed.items()):
+            if key not in self._hidden and key not in self._stale:
+                del self._unconfirmed[key]
+            elif self._hand_read_since(key, ended):
+                del self._unconfirmed[key]      # its hand lay on: hidden alone, as kept
+            elif self._current_tracks.get(key, set()) - {None} or not any(
+                    (seat, other) in self._current for seat, other in self._read_at
+                    if seat == key[0] and other != key[1] and (seat, other) not in self._kept):
+                del self._unconfirmed[key]
+                self._hidden.pop(key, None)
+                if key in self._stale and not self._stale[key]:
+                    del self._stale[key]
+                    self._stale_tracks.pop(key, None)
+                    self._stale_frames_left.pop(key, None)
+                self._kept.discard(key)
+
+    def _unseen_frames(self) -> int:
+        return max(4 * self.config.thresholds.n, round(self.config.camera.fps * UNSEEN_LEFT_OVER_S))
+
+    def _keep_unseen(self, key: tuple[str, Card], frames: int | None = None) -> None:
+        """Keep a left-over the camera does not show as one until seen and gone, or for ``frames``
+        (``UNSEEN_LEFT_OVER_S``) unseen: seen again on its seat, on any track, it is that card."""
+        self._stale[key], self._stale_tracks[key] = False, None
+        self._stale_frames_left[key] = self._unseen_frames() if frames is None else frames
+        self._kept.add(key)
+
+    def _keep_hidden(self, frame_no: int) -> None:
+        """Rules 8: the next deal clearing the round makes its cards that left while hidden alone
+        (and not seen since) left-overs for what is left of ``UNSEEN_LEFT_OVER_S`` (QA50 dealing3 M1:
+        a chip over one past ``remove_after_s``; lifted, the card joined the next round)."""
+        if self.rules < 8:
+            return
+        total = self._unseen_frames()
+        for key, ended in self._hidden.items():
+            if key not in self._stale and key not in self._current:
+                self._keep_unseen(key, max(1, total - (frame_no - ended)))
+        self._hidden = {}
+
+    def _carry_stale(self, shown: set[tuple[str, Card]], frame_no: int) -> None:
+        """Rules 8, one deck: a card first shown on a seat whose code is a left-over on another seat,
+        read there within ``LEFT_OVER_CARRIED_S`` before (or after: misread frames as it slid) this
+        card's track began, and not read there in the last frames, is that left-over (dragged across
+        the seat while swept: QA50 dealing3 M2, it joined the neighbour's next round).  Read there
+        still, it is no left-over carried (dealing3's busy sim laid a second copy of a code on a
+        "one-deck" table, and the dealer had to add it by hand)."""
+        began = dict(self._clocks)
+        for key in shown - set(self._stale) - set(self._lone):
+            seat, card = key
+            first = began.get(self._first_track(key))
+            if first is None:
+                continue
+            carried = [other for (other, c) in self._stale if c == card and other != seat
+                       and (other, c) in self._read_at and self._read_at[(other, c)][1] < frame_no - 2
+                       and self._read_at[(other, c)][0] >= first - LEFT_OVER_CARRIED_S]
+            if carried:
+                self._stale[key] = True
+                self._stale_tracks[key] = self._first_track(key)
+                self._kept.add(key)
+                self._kept.update((other, card) for other in carried)
 
     def _is_stale(self, seat: str, card: Card, track: int | None) -> bool:
         """Whether this card on this track is a left-over (rules 7: on the left-over's own track)."""
@@ -857,7 +1120,8 @@ class RoundMachine:
         """At the dealer's Clear, the round's recorded cards the camera does not show (a chip or an
         arm over one) are left-overs too, until seen and gone, or not seen within
         ``UNSEEN_LEFT_OVER_S`` (rules 7, QA49 dealing2 M6: one seen again started a round)."""
-        frames = max(4 * self.config.thresholds.n, round(self.config.camera.fps * UNSEEN_LEFT_OVER_S))
+        frames = self._unseen_frames()
+        self._hidden, self._unconfirmed = {}, {}
         for seat, entries in self._record.items():
             for entry in entries:
                 key = (seat, entry.card)
@@ -920,6 +1184,7 @@ class RoundMachine:
             if self._stale_frames_left[key] <= 0:
                 del self._stale_frames_left[key]
                 del self._stale[key]
+                self._kept.discard(key)
 
     # ------------------------------------------------------------ the people's side
 

@@ -17,10 +17,13 @@ a stable answer with five rules:
   or on a finished table a "new card" that started a phantom round; and an accepted card
   unseen for the whole window continues its track only at its place: read again elsewhere
   on the seat (swept and dealt again, another deck's copy) it is a new track, which, once
-  accepted, ends the old one.  Each card's track is named by the frame it was first seen
-  in (:attr:`SeatHand.first_frames`), and a card lying where another card of its seat was
-  read, one in place of the other, is marked (:attr:`SeatHand.over`): that card misread, or
-  a card laid over it, not yet a sign that a new deal began.
+  accepted, ends the old one.  Rules 8 (QA50 dealing3 M3): on a seat just emptied, every card of
+  it unseen together (a sweep), a card unseen for a frame or few is continued only by a reading in
+  its very box: the next deal's card laid where a swept card lay is a new card, not that card
+  misread.  Each card's track is named by the frame it was first seen in
+  (:attr:`SeatHand.first_frames`), and a card lying where another card of its seat was read,
+  one in place of the other, is marked (:attr:`SeatHand.over`): that card misread, or a card
+  laid over it, not yet a sign that a new deal began.
 * **Votes**: a track is *accepted* once it was seen in at least ``k`` of its last ``n``
   frames with confidence >= ``conf``, and first seen ``accept_after_s`` before (frames
   alone made a fast camera take a card in the blur of its first tenth of a second, or one
@@ -58,8 +61,10 @@ a stable answer with five rules:
   first seen to ``COVER_LANDS_S`` after (it is seen while it slides in, and covers the index
   once it stops), for as long as that card lies there (a spurious track that ends, or a card
   taken away, explains nothing any more; a card read so before the next one landed on it was
-  swapped before, and is still reported).  Under rules 5 any new track on the seat from
-  ``CHANGE_QUIET_S`` before the first reading on explained it for good: a card swapped
+  swapped before, and is still reported; rules 8, QA50 dealing3 H3: so is one read so ``k`` times,
+  its box where and as large as when it was accepted, before the next card was first seen).  Under rules 5
+  any new track on the seat from ``CHANGE_QUIET_S`` before the first reading on explained it
+  for good: a card swapped
   within two seconds of any card landing on its seat, its own included, was never reported
   however long it then lay there (QA49 review M1, watch H1).
 * **Order**: a seat's accepted cards are listed in the order their tracks were first seen,
@@ -101,8 +106,13 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # the card to lie alone (vision.round), session 49 — a replay of a rules-5 recording runs rules 5; 7: a
 # track follows the physical card (a misread at its place after a frame or few continues it, the card
 # read elsewhere after the window is a new track) and the round machine tells a card that stayed from
-# one that came back by it, session 50 — a replay of an older recording runs the rules it was made with).
-TRACKER_VERSION = 7
+# one that came back by it, session 50 — a replay of an older recording runs the rules it was made with;
+# 8: on a seat whose cards all went out of view together (a sweep) only a reading in a card's very box
+# continues it, a card read as another in plain view before the next card over it was first seen is
+# reported, a finished round's card hidden alone stays a left-over for UNSEEN_LEFT_OVER_S, on one deck
+# a left-over dragged across a seat stays one there, and every card lost in one frame is the camera
+# (vision.round), session 51 — a replay of an older recording runs the rules it was made with).
+TRACKER_VERSION = 8
 # Rules 5: a new track on the seat this long before a card was first read as another (or since)
 # was taken for the next card landing over its index, not a swap.
 CHANGE_QUIET_S = 2.0
@@ -122,6 +132,10 @@ CHANGE_HOLD_S = 2.0
 # place.  A card's box shrinks to its index when covered and grows back, and squaring a hand up moves
 # it a few pixels (0.84 for 8 px on a 70x100 card); the next card dealt over half of it shares 0.5.
 SAME_PLACE_SHARE = 0.7
+# Rules 8: how far (a share of its diagonal) a card's box may move, and by how much of its width and
+# height it may differ, and still show the card in plain view where it lay: squaring a hand up moves it
+# 3-8 px (under a tenth of a 70x100 card's diagonal), the next card over half of it halves its width.
+SAME_BOX_SHARE = 0.1
 
 
 class Change(NamedTuple):
@@ -207,8 +221,11 @@ class Track:
     later_first: dict = field(default_factory=dict)
     change_run: tuple | None = None
     changed: Change | None = None
-    # Rules 6: per other card it was read as since acceptance, [since, last] (ts) of that reading
+    # Rules 6: per other card it was read as since acceptance, [since, last] (ts) of that reading, and
+    # (rules 8) when it was first read so in plain view (the box where and as large as when the card was
+    # accepted), ``k`` times at most
     read_as: dict = field(default_factory=dict)
+    accepted_box: Box | None = None
 
     def leader(self) -> Card | None:
         """The class this track currently stands for: fixed once accepted, else the vote leader."""
@@ -293,6 +310,11 @@ class SeatTracker:
     def tracks(self) -> tuple[Track, ...]:
         return tuple(self._tracks)
 
+    def end(self, track: Track) -> None:
+        """End ``track`` as if unseen past ``remove_after_s``: a replay ends the tracks its live
+        tracker had ended before the recording began (``vision.replay``)."""
+        self._tracks.remove(track)
+
     def update(self, detections: list[Detection], frame_no: int, ts: float,
                size: tuple[int, int]) -> dict[str, SeatHand]:
         """Take one frame's detections; return the accepted hands.
@@ -361,7 +383,9 @@ class SeatTracker:
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
         # Pass 2: class flicker: a different label at (nearly) the same place as a track seen last frame
-        # (rules 7: or at the place of an accepted card seen within the window).
+        # (rules 7: or at the place of an accepted card seen within the window; rules 8: on a seat just
+        # emptied, only in its very box).
+        emptied = self.rules >= 8 and _just_emptied(tracks, matched_tracks)
         pairs = []
         for ti, track in enumerate(tracks):
             if ti in matched_tracks:
@@ -369,7 +393,7 @@ class SeatTracker:
             for di in free:
                 distance = _distance(track.box, detections[di].box)
                 if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)) \
-                        and self._may_flicker(track, detections[di].box):
+                        and self._may_flicker(track, detections[di].box, emptied):
                     pairs.append((distance, ti, di))
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
@@ -410,14 +434,16 @@ class SeatTracker:
         return (self.rules >= 7 and track.accepted is not None and not track.seen_in_window
                 and not _same_place(track.box, box))
 
-    def _may_flicker(self, track: Track, box: Box) -> bool:
+    def _may_flicker(self, track: Track, box: Box, emptied: bool = False) -> bool:
         """Whether another card's reading here may be this track's card misread: it was seen last
         frame, or (rules 7) it is an accepted card seen within the window and the reading lies at its
-        place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3)."""
+        place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3); on a seat just
+        emptied (rules 8, see :func:`_just_emptied`) only in its very box, where and as large as it
+        was last seen."""
         if track.seen_last_frame:
             return True
         return (self.rules >= 7 and track.accepted is not None and track.seen_in_window
-                and _same_place(track.box, box))
+                and _same_place(track.box, box) and not (emptied and not _same_box(track.box, box)))
 
     def _try_accept(self, track: Track, frame_no: int, ts: float) -> None:
         th = self.thresholds
@@ -426,7 +452,7 @@ class SeatTracker:
             return
         card, evidence = track.verdict()
         track.accepted = card
-        track.accepted_frame, track.accepted_ts = frame_no, ts
+        track.accepted_frame, track.accepted_ts, track.accepted_box = frame_no, ts, track.box
         track.confidence = evidence.mean_confidence
         share = evidence.confident / sum(e.confident for e in track.evidence.values())
         track.needs_confirmation = track.confidence < th.needs_confirmation_below or share < th.min_vote_share
@@ -434,23 +460,43 @@ class SeatTracker:
 
     def _note_reading(self, track: Track, ts: float) -> None:
         """Since when an accepted card has been read as another, this frame's reading included
-        (rules 6): what a card laid over it is judged by (see the module docstring)."""
+        (rules 6), and (rules 8) when first read so in plain view: what a card laid over it is judged
+        by (see :meth:`_covered`)."""
         last = track.votes[-1] if track.votes else None
         if last is None or last[0] == track.accepted or last[1] < self.thresholds.conf:
             return
         reading = track.read_as.get(last[0])
         if reading is None or ts - reading[1] > CHANGE_HOLD_S:
-            track.read_as[last[0]] = [ts, ts]
+            reading = track.read_as[last[0]] = [ts, ts, []]
         else:
             reading[1] = ts
+        if (len(reading[2]) < self.thresholds.k and track.accepted_box is not None
+                and _same_box(track.accepted_box, track.box)):
+            reading[2].append(ts)
 
     def _covered(self, track: Track, other: Card, tracks: list[Track]) -> bool:
         """Whether a card laid over this one, still there, began to lie there as it began to be
-        read as ``other`` (rules 6, see the module docstring)."""
+        read as ``other`` (rules 6, see the module docstring).
+
+        Rules 8 (QA50 dealing3 H3): a reading read so ``k`` times in plain view, its box where and as
+        large as when the card was accepted, before the card laid over it was first seen is not that
+        card's doing: the index was in view, and the card was swapped just before the next one was
+        dealt over it.  Read so while the box had shrunk or moved (the index being covered while the
+        cover's blurred first frames were missed: the box shrinks as the cover slides over, while the
+        card may still read as itself, so its last own sighting is no measure), it still is.  ``k``
+        times, not once: a stray misread a frame before the next card landed begins the reading that
+        card's cover then continues (gaps under ``CHANGE_HOLD_S`` do not end it), and alone it is no
+        swap (busy-table sim, 30 fps: a false card_changed).  A reading begun after the cover was
+        first seen is still the cover's doing, whatever its box: a card swapped as the next one lands over it
+        reads, frame for frame, like the demo's QD read 10D under the 2D (its index half covered, its
+        box not always smaller), and reporting that would stop honest rounds for a look."""
         reading = track.read_as.get(other)
+        k = self.thresholds.k
+        plain = reading[2] if self.rules >= 8 and reading is not None and len(reading[2]) >= k else None
         return reading is not None and any(
             cover.first_frame > track.first_frame     # laid after it: it may lie over it
             and cover.first_seen_ts - COVER_LEAD_S <= reading[0] <= cover.first_seen_ts + COVER_LANDS_S
+            and not (plain and plain[k - 1] < cover.first_seen_ts)
             and _touching(cover.box, track.box) for cover in tracks)
 
     def _watch_change(self, track: Track, tracks: list[Track], ts: float) -> None:
@@ -529,6 +575,36 @@ def _same_place(a: Box, b: Box) -> bool:
     height = min(a[3], b[3]) - max(a[1], b[1])
     smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
     return width > 0 and height > 0 and width * height >= SAME_PLACE_SHARE * smaller
+
+
+def _same_box(a: Box, b: Box) -> bool:
+    """Whether two boxes show a card at one place and size (rules 8): a card swapped in place, or
+    nudged a pixel or two, not its index half covered (the box shrinks to it) or slid."""
+    return (_distance(a, b) <= SAME_BOX_SHARE * _diagonal(a)
+            and all(min(p, q) >= (1 - SAME_BOX_SHARE) * max(p, q)
+                    for p, q in ((a[2] - a[0], b[2] - b[0]), (a[3] - a[1], b[3] - b[1]))))
+
+
+def _just_emptied(seat_tracks: list[Track], read_now: set[int]) -> bool:
+    """Whether every accepted card of the seat went out of view together within the window, none seen
+    last frame nor read again in this one (rules 8, QA50 dealing3 M3): then a reading at one of their
+    places continues that card only in its very box (:meth:`SeatTracker._may_flicker`).
+
+    A sweep takes the seat's cards together, in a blur the detector misses or reads away from their
+    places, so their tracks' last boxes still lie where they lay, and the next deal's card laid there
+    within the window (bets open at Settle: sweeping and dealing at once is the dealer's rhythm) was
+    taken for one of them misread: a false card_changed on the settled round and a card missing from
+    the new one.  A card laid there lies where it was put, a few pixels off or larger than a swept
+    card whose box was its index under the next card; glare or a hand that washed a card out gives
+    it back in its very box.  The seat must have been emptied: with a neighbour in view, a box a few
+    pixels off is the card nudged, and rule 7 stands.  The other way suggested to tell a sweep, a
+    misread begun only after the card was seen in place for a few frames, cannot: a card swept unseen
+    was last seen lying still in place for seconds, as one glare washes out.  Refusing every reading
+    on an emptied seat cannot either: a sleeve over one of a seat's two cards while the other, misread
+    under the next card, is missed for a frame made the misread a sixth card (busy-table sim, 10 fps:
+    1 in 100 rounds).  A seat with one card has no neighbours to leave with it: rule 7 stands."""
+    accepted = [(ti, t) for ti, t in enumerate(seat_tracks) if t.accepted is not None and t.seen_in_window]
+    return len(accepted) >= 2 and not any(t.seen_last_frame or ti in read_now for ti, t in accepted)
 
 
 def _over(track: Track, seat_tracks: list[Track]) -> bool:
