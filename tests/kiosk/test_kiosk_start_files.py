@@ -17,6 +17,7 @@ from kiosk.app import create_app
 from kiosk.audit import AUDIT_FILE, AuditLog, AuditType
 from kiosk.preflight import FAIL, OK, WARN, check_device
 from kiosk_testing import create_accounts, csrf_from, table_dict
+from test_preflight import data as data_dir
 from scoring.errors import NiuniuError
 
 ADMIN = {"username": "boss", "password": "a-long-password-1", "password2": "a-long-password-1"}
@@ -26,15 +27,6 @@ def table_file(tmp_path) -> Path:
     path = tmp_path / "table.yaml"
     path.write_text(yaml.safe_dump(table_dict()))
     return path
-
-
-def data_dir(tmp_path) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    log = AuditLog.in_dir(folder)
-    log.append(AuditType.KIOSK_START, "system", {})
-    log.close()
-    return folder
 
 
 def types(data: Path) -> list[str]:
@@ -138,6 +130,9 @@ def no_kiosk(monkeypatch) -> None:
     def started(*args, **kwargs):
         raise AssertionError("the kiosk went on to start (and log kiosk_start)")
 
+    # vision.cli binds open_source when first imported: imported under the patch (this test run
+    # alone, then the console's check), it kept the patched one for every later test
+    import vision.cli  # noqa: F401
     monkeypatch.setattr("vision.sources.open_source", started)
     monkeypatch.setattr("kiosk.commands._detector", started)
     monkeypatch.setattr("kiosk.commands.build_kiosk", started)

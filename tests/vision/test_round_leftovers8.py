@@ -9,6 +9,8 @@ right); a hand's cards 22 px apart, the next deal's first cards in the row below
 
 from __future__ import annotations
 
+import pytest
+
 from test_round import alerts, bets, make_config
 from test_round_identity import SIZE, Table
 
@@ -149,16 +151,24 @@ def test_a_chip_still_on_as_the_next_deal_clears_the_round_keeps_its_card_a_left
     assert hands["2"] == tuple(ROUND2["2"]) and alerts(table.events) == []
 
 
-def test_a_card_swept_with_its_hand_and_dealt_again_to_its_seat_still_counts():
-    """The limit M1's rule keeps to: a card swept with the rest of its hand left the table, and the
-    same card dealt again to that seat (one deck, reshuffled) is the next round's."""
+@pytest.mark.parametrize("settled_s, covered_s, after_sweep_s", [
+    (1.0, 0.0, 4.0),   # swept with its hand: it left the table; dealt again (one deck, reshuffled) it counts
+    (1.0, 1.5, 4.0),   # the busy sim at 15 fps: a hand over 8S during the payout, the seat swept under it
+    (0.5, 2.2, 1.0),   # the kept left-over's path: covered, swept 0.4 s before its track ended
+], ids=["swept", "covered-then-swept", "swept-as-its-track-ended"])
+def test_a_card_swept_with_its_hand_and_dealt_again_to_its_seat_still_counts(settled_s, covered_s, after_sweep_s):
+    """The limit M1's rule keeps to: a card that went with the rest of its hand left the table, and
+    the same card dealt again to that seat is the next round's, however long a hand lay over it
+    first (dealing3's busy sim: 8S, dealt again to seat 2 within 10 s, was taken for the left-over)."""
     table = Table3()
     table.settled()
-    table.run(1.0)
+    table.run(settled_s)
     table.deal(ROUND2, slots=[0], below=True, seats=("1", "3"))
+    hidden = ("8S",) if covered_s else ()
+    table.run(covered_s, hidden=hidden)                        # a hand over 8S (or none)
     for seat in SEATS:
-        table.take(seat)
-    table.run(4.0)                                             # the swept cards' tracks end
+        table.take(seat, hidden=hidden)
+    table.run(after_sweep_s)
     table.put("8S", "2", 0, below=True)                        # round 1's 8S, dealt to seat 2 again
     table.run(0.7)
     table.put(ROUND2["banker"][0], "banker", 0, below=True)
@@ -166,27 +176,6 @@ def test_a_card_swept_with_its_hand_and_dealt_again_to_its_seat_still_counts():
     table.deal({**ROUND2, "2": ["8S"] + ROUND2["2"][1:]}, slots=range(1, 5), below=True)
     table.run(2.0)
     assert table.hand("2") == ("8S", *ROUND2["2"][1:])
-
-
-def test_a_card_covered_then_swept_with_its_hand_and_dealt_again_to_its_seat_still_counts():
-    """The sim's case (dealing3's busy table, 15 fps): a hand over 8S during the payout, the hand
-    swept under it; 8S, dealt again to seat 2 within 10 s, was taken for the left-over."""
-    table = Table3()
-    table.settled()
-    table.run(1.0)
-    table.deal(ROUND2, slots=[0], below=True, seats=("1", "3"))
-    table.run(1.5, hidden=("8S",))
-    for seat in SEATS:
-        table.take(seat, hidden=("8S",))
-    table.run(4.0)
-    table.put("8S", "2", 0, below=True)
-    table.run(0.7)
-    table.put(ROUND2["banker"][0], "banker", 0, below=True)
-    table.run(0.7)
-    table.deal({**ROUND2, "2": ["8S"] + ROUND2["2"][1:]}, slots=range(1, 5), below=True)
-    table.run(2.0)
-    assert table.hand("2") == ("8S", *ROUND2["2"][1:])
-
 
 def test_a_hand_dragged_across_the_neighbours_seat_while_swept_stays_out_of_its_next_round():
     """M2: seat 2's round-1 cards dragged right across seat 3 as the next deal began: seat 3's round 2
@@ -373,28 +362,6 @@ def test_a_card_covered_as_its_hand_is_swept_is_no_left_over_when_dealt_again_af
     table.run(2.0)
     assert table.hand("2") == tuple(round2["2"])
     assert table.machine.can_settle(bets(s1=100, s2=100, s3=100))
-
-
-def test_a_left_over_covered_as_its_hand_is_swept_is_not_taken_for_the_same_card_dealt_again():
-    """The same after the next deal's first cards cleared the round before the sweep (the kept
-    left-over's path): 8S, covered, swept with its hand 0.4 s before its track ended, and dealt
-    again to seat 2 within 10 s, still counts."""
-    table = Table3()
-    table.settled()
-    table.run(0.5)
-    table.deal(ROUND2, slots=[0], below=True, seats=("1", "3"))
-    assert table.machine.round_no == 2
-    table.run(2.2, hidden=("8S",))
-    for seat in SEATS:
-        table.take(seat, hidden=("8S",))
-    table.run(1.0)
-    table.put("8S", "2", 0, below=True)
-    table.run(0.7)
-    table.put(ROUND2["banker"][0], "banker", 0, below=True)
-    table.run(0.7)
-    table.deal({**ROUND2, "2": ["8S"] + ROUND2["2"][1:]}, slots=range(1, 5), below=True)
-    table.run(2.0)
-    assert table.hand("2") == ("8S", *ROUND2["2"][1:])
 
 
 def test_a_chipped_card_whose_hand_was_under_the_dealers_arm_as_its_track_ended_is_still_kept():
