@@ -366,6 +366,10 @@ class AuditRecord:
         return self._decoded()
 
     def _decoded(self) -> dict:
+        bad = _undecodable(self.payload)
+        if bad is not None:
+            raise DamagedRecord(self, f"its payload is not UTF-8 (byte 0x{ord(self.payload[bad]) - 0xDC00:02x} at "
+                                      f"character {bad})")
         try:
             value = json.loads(self.payload)
         except ValueError as exc:       # JSONDecodeError, or a character JSON cannot hold
@@ -386,6 +390,26 @@ class AuditRecord:
         except DamagedRecord as exc:
             return exc.why
         return None
+
+    def read(self) -> tuple[dict | None, str | None]:
+        """``(data, None)``, or ``(None, why)`` where the record is damaged: for the readers
+        that go on past a damaged record (name it, use the rest), with the payload parsed once
+        where ``damage`` then ``data`` parsed it twice."""
+        try:
+            return self._decoded(), None
+        except DamagedRecord as exc:
+            return None, exc.why
+
+    def problem(self) -> str | None:
+        """What is wrong with the record as stored, in the words every copy of it uses
+        (``broken_records`` of an evidence package, the export's warning): it cannot be read,
+        does not match its hash, or both; None where it is sound.  One decision, so a copy and
+        the log never disagree on which records are damaged."""
+        _, why = self.read()
+        unhashed = self.expected_hash() != self.hash
+        if why is not None:
+            return f"cannot be read ({why})" + (" and does not match its hash" if unhashed else "")
+        return "does not match its hash" if unhashed else None
 
     def body(self) -> str:
         return canonical_json({"seq": self.seq, "ts": self.ts, "table_id": self.table_id,
@@ -433,7 +457,32 @@ def _fits(number: int) -> bool:
 
 
 def record_hash(prev_hash: str, body: str) -> str:
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+    """SHA-256 of the text as UTF-8.  A payload read with bytes that were not UTF-8 (see
+    :func:`_stored_text`) goes back to those very bytes (``surrogateescape``), so the damaged
+    record hashes as what is on the disk, fails its hash, and ``verify`` names its seq instead
+    of a UnicodeEncodeError ending the walk."""
+    return hashlib.sha256((prev_hash + body).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _stored_text(raw: bytes) -> str:
+    """The connections' text_factory: a TEXT column as the kiosk wrote it (UTF-8), and where bit
+    rot or an edit left bytes that are not UTF-8, those bytes as lone surrogates
+    (``surrogateescape``) instead of SQLite's OperationalError "Could not decode to UTF-8",
+    which no reader can catch per record: it ended the kiosk's start, ``audit verify`` and
+    the shift report (QA51 review H1).  :attr:`AuditRecord.data` then calls the record
+    damaged."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _undecodable(text: str) -> int | None:
+    """Where the first byte :func:`_stored_text` could not decode sits in ``text`` (None: all
+    of it was UTF-8).  Only those bytes become U+DC80..U+DCFF: a lone surrogate cannot be
+    written as UTF-8, so no record the kiosk wrote holds one."""
+    found = _SURROGATE.search(text)
+    return found.start() if found else None
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,6 +605,7 @@ class AuditLog:
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.text_factory = _stored_text
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         return conn
@@ -577,6 +627,7 @@ class AuditLog:
         try:
             conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{query}", uri=True, timeout=30,
                                    isolation_level=None, check_same_thread=False)
+            conn.text_factory = _stored_text
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()     # the open happens here
         except sqlite3.OperationalError:
             if wal.exists() and not shm.exists():
@@ -836,19 +887,28 @@ class AuditLog:
     # -- export ----------------------------------------------------------------------------
 
     def export_text(self, fmt: str, *, since: str | None = None, until: str | None = None,
-                    upto_seq: int | None = None) -> Iterator[str]:
+                    upto_seq: int | None = None, broken: list | None = None) -> Iterator[str]:
         """The records in a time range (up to ``upto_seq``) as CSV or JSON text, a record a
         piece, read a batch at a time: an export of a year's log needs no more memory than
         one of an hour.  Each record keeps its hashes, so a copy can be checked later
-        against the chain head recorded at export time."""
+        against the chain head recorded at export time.
+
+        ``broken``: a list that gets ``(record, problem)`` of each record written that cannot be
+        read or fails its hash (:meth:`AuditRecord.problem`): it is exported as stored, and
+        whoever exports must be told (QA51 review M5), in the same pass over the log."""
         if fmt not in ("csv", "json"):
             raise AuditError(f"export format {fmt!r} is not csv or json")
         rows = self.iter_records(since=since, until=until, upto_seq=upto_seq)
+        if broken is not None:
+            rows = _noting_broken(rows, broken)
         if fmt == "json":
             yield '{"records": ['
             count = 0
             for r in rows:
-                yield ("," if count else "") + "\n" + json.dumps(r.to_json(), ensure_ascii=False)
+                item = r.to_json()
+                # a damaged payload may hold bytes that were not UTF-8 (lone surrogates): escaped,
+                # they go out as ASCII and come back (from_json) as the very text hashed
+                yield ("," if count else "") + "\n" + json.dumps(item, ensure_ascii="damaged" in item)
                 count += 1
             yield f'\n], "count": {count}}}\n'
             return
@@ -866,12 +926,21 @@ class AuditLog:
                         r.payload, r.prev_hash, r.hash])
 
     def export(self, out: io.TextIOBase, fmt: str, *, since: str | None = None,
-               until: str | None = None, upto_seq: int | None = None) -> int:
+               until: str | None = None, upto_seq: int | None = None, broken: list | None = None) -> int:
         """Write :meth:`export_text` to ``out``, up to ``upto_seq`` (default: the head as it is
         now); return how many records."""
         if upto_seq is None:
             head = self.last()
             upto_seq = head.seq if head else 0
-        for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto_seq):
+        for piece in self.export_text(fmt, since=since, until=until, upto_seq=upto_seq, broken=broken):
             out.write(piece)
         return self.count(since=since, until=until, upto_seq=upto_seq)
+
+
+def _noting_broken(records: Iterable[AuditRecord], broken: list) -> Iterator[AuditRecord]:
+    """``records``, each that :meth:`AuditRecord.problem` finds wrong noted in ``broken``."""
+    for record in records:
+        problem = record.problem()
+        if problem is not None:
+            broken.append((record, problem))
+        yield record

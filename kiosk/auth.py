@@ -483,8 +483,13 @@ def load_user() -> None:
         session.clear()
         return
     sid = session.get("sid")
-    if sid is not None and conn.execute("SELECT 1 FROM sessions WHERE id = ? AND user_id = ?",
-                                        (sid, uid)).fetchone() is None:
+    # A cookie without a session id is refused: the signature alone is not enough, because
+    # whoever learns the secret key (a leak, or a key file a power cut left as NUL bytes)
+    # could sign one for any account, and the server had nothing of its own to check it
+    # against.  Every login since session ids gives one; a session from before them logs in
+    # once more.
+    if sid is None or conn.execute("SELECT 1 FROM sessions WHERE id = ? AND user_id = ?",
+                                   (sid, uid)).fetchone() is None:
         session.clear()     # logged out or timed out already: this is a copy, or a replay
         return
     clock = auth_clock()
@@ -493,8 +498,7 @@ def load_user() -> None:
     # on the monotonic clock (AuthClock): a step of the wall clock neither ends a session in
     # use nor keeps an idle one open
     if clock.idle(session, now) > idle:
-        # A cookie from before session ids (none) cannot be told from a replay of itself: no record.
-        if sid is not None and conn.execute("DELETE FROM sessions WHERE id = ?", (sid,)).rowcount:
+        if conn.execute("DELETE FROM sessions WHERE id = ?", (sid,)).rowcount:
             audit().append(AuditType.SESSION_TIMEOUT, row["username"],
                            {"role": row["role"], "idle_limit_s": idle, "ip": _client()})
         session.clear()
@@ -503,7 +507,7 @@ def load_user() -> None:
         flash(f"{row['username']}'s session ended after {idle / 60:g} minutes without use; log in again.")
         return
     longest = current_app.config["SESSION_MAX_S"]
-    started = conn.execute("SELECT started FROM sessions WHERE id = ?", (sid,)).fetchone() if sid else None
+    started = conn.execute("SELECT started FROM sessions WHERE id = ?", (sid,)).fetchone()
     if started is not None and clock.age(("session", sid), started["started"], now) > longest:
         # Ended here, on the clock no step moves, with a record: the cookie's own expiry
         # (Flask's, on the wall clock) ended every session at an NTP step of more than its
@@ -514,10 +518,6 @@ def load_user() -> None:
         session.clear()
         flash(f"{row['username']}'s session ended {longest / 3600:g} hours after logging in; log in again.")
         return
-    if sid is None:
-        # A session from before session ids (an upgrade logs no one out): given one now, so
-        # that its logout ends it on the server too.
-        session["sid"] = _start_session(conn, row["id"], now)
     endpoint = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     if not getattr(endpoint, "passive", False):
         clock.mark_seen(session, now)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import os
+import stat
 import sys
 
 from scoring.errors import NiuniuError
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         # `niuniu audit report > FILE` onto a full disk (QA51 operator L5): the output is what could
         # not be written, said in one line.  Only where standard output itself still fails to take
         # what is pending: any other OSError was not handled where it happened, and stays loud.
-        if not _stdout_refuses():
+        if not _stdout_refuses(exc):
             raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())    # the exit's own flush must not fail again
         print(f"niuniu {args.command}: error: cannot write the output ({exc.strerror}); free space where it goes "
@@ -85,16 +87,37 @@ def main(argv: list[str] | None = None) -> int:
         return NiuniuError.exit_code
 
 
-def _stdout_refuses() -> bool:
-    """Whether standard output takes no more: a byte written straight to it fails too (what the
-    failed write left buffered may be dropped already, so a flush alone proves nothing)."""
+# What a write refused for want of room or a failing disk answers; any other OSError did not
+# come from writing the output, so standard output is not even probed for it.
+WRITE_REFUSED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _stdout_refuses(exc: OSError) -> bool:
+    """Whether standard output takes no more: a write straight to it fails too (what the
+    failed write left buffered may be dropped already, so a flush alone proves nothing).
+
+    The probe leaves no trace in the output: into a file it is a block written past the end
+    and cut off again, and a pipe or socket (which no full disk refuses) is not probed at all.
+    A newline written as the probe landed in the user's output, `--json` too, before the
+    traceback of an error that had nothing to do with it."""
+    if exc.errno not in WRITE_REFUSED:
+        return False
     try:
         fd = sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):
         return False            # no stream of the system's (a test's capture): nothing to tell
     try:
         sys.stdout.flush()
-        os.write(fd, b"\n")
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            try:
+                os.pwrite(fd, b"\0" * max(info.st_blksize, 1), info.st_size)
+            finally:
+                os.ftruncate(fd, info.st_size)
+        elif stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            return False
+        else:
+            os.write(fd, b"\n")  # a terminal, or a device such as /dev/full: nothing kept to spoil
     except OSError:
         return True
     return False

@@ -208,11 +208,19 @@ def untrusted_spans(records: Iterable[AuditRecord]) -> dict[str, list[UntrustedS
 
     for r in records:
         changed = r.type == AuditType.CLOCK_CHANGED
-        synced = r.data.get("synchronised") if changed else (r.data.get("clock") or {}).get("synchronised")
+        data, damage = r.read()
+        if damage:
+            # What the clock said is lost with the record: from it on the clock is not known to
+            # be right, so the rounds after it are listed as stamped by an untrusted clock (the
+            # report names the record) instead of its DamagedRecord refusing the whole report
+            # (QA51 review M3).
+            data, synced = {}, False
+        else:
+            synced = data.get("synchronised") if changed else (data.get("clock") or {}).get("synchronised")
         if r.table_id in open_spans:
-            step = r.data.get("step_s") if changed else None
+            step = data.get("step_s") if changed else None
             if isinstance(step, (int, float)) and step:
-                was = r.data.get("was")
+                was = data.get("was")
                 open_spans[r.table_id][1].append((r.seq, float(step), was if isinstance(was, str) else None))
             if not changed:
                 close(r.table_id, r.seq - 1, None)

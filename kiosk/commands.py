@@ -336,15 +336,19 @@ def run_audit_export(args) -> int:
         head = log.last()
         upto = head.seq if head else 0
         created: list[Path] = []     # half an export, or one without its statement, is no export
+        broken: list = []            # (record, problem): exported as the log holds them, and said
         try:
             if args.output:
                 # Written whole into <name>.partial, then put in place (over a file only with --force):
                 # an export that fails part-way leaves nothing behind to block its retry (QA51 operator M1).
-                count = write_new(Path(args.output), lambda fh: _export_into(fh, log, args.format, since, until, upto),
+                count = write_new(Path(args.output), lambda fh: _export_into(fh, log, args.format, since, until, upto,
+                                                                             broken),
                                   overwrite=args.force)
                 created.append(Path(args.output))
             else:
-                count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto)
+                if args.format == "csv" and hasattr(sys.stdout, "reconfigure"):
+                    sys.stdout.reconfigure(errors="surrogateescape")    # as _export_into, for a damaged payload
+                count = log.export(sys.stdout, args.format, since=since, until=until, upto_seq=upto, broken=broken)
             if statement:
                 _sign_export(args, log, since, until, upto, Path(statement), created)
         except BrokenPipeError:
@@ -365,16 +369,23 @@ def run_audit_export(args) -> int:
         print(f"{count} records written to {args.output}{signed}", file=sys.stderr)
     elif statement:
         print(f"signed statement of {count} records written to {statement}", file=sys.stderr)
-    return 0
+    # As `audit evidence` does: the export holds every record, the damaged ones as the log holds
+    # them, but it is no clean export, and whoever makes it is the one to call surveillance.
+    for record, problem in broken:
+        print(f"WARNING: seq {record.seq} ({record.type}) {problem}: it is exported as the log holds it; run niuniu "
+              "audit verify and call surveillance", file=sys.stderr)
+    return 1 if broken else 0
 
 
-def _export_into(fh, log: AuditLog, fmt: str, since, until, upto: int) -> int:
+def _export_into(fh, log: AuditLog, fmt: str, since, until, upto: int, broken: list | None = None) -> int:
     """:meth:`AuditLog.export` into a binary file, as UTF-8 text."""
     import io
 
-    text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+    # surrogateescape: a CSV payload with bytes that were not UTF-8 (a damaged record) is written
+    # as the very bytes stored, not an encoding error that loses the whole export
+    text = io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape", newline="")
     try:
-        return log.export(text, fmt, since=since, until=until, upto_seq=upto)
+        return log.export(text, fmt, since=since, until=until, upto_seq=upto, broken=broken)
     finally:
         text.flush()
         text.detach()      # the file is write_new's to close

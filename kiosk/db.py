@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import sqlite3
 import tempfile
@@ -217,18 +218,21 @@ def set_setting(conn: sqlite3.Connection, key: str, value: str) -> None:
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
 
-# The shortest value each private file may hold; what ``make`` writes is longer (64 and 8
-# characters).  Anything shorter is a file cut short, most often the 0 bytes a power cut
-# leaves when it comes between creating the file and writing it.
-MIN_LENGTH = {SECRET_FILE: 32, SETUP_CODE_FILE: 8}
+# What ``make`` writes in each private file, and so the only thing either may hold: 64 and 8
+# lowercase hex digits (``secrets.token_hex``).  A file cut short by a power cut is most often
+# empty, but some file systems (XFS, f2fs, exFAT, ext4 with data=writeback) leave one of the
+# right length filled with NUL bytes instead: a key anyone can guess, so the length alone
+# proves nothing.
+MADE_LENGTH = {SECRET_FILE: 64, SETUP_CODE_FILE: 8}
 
 
 def private_file_problem(path: Path) -> str | None:
     """Why the private file at ``path`` cannot be used as it is (None: it can, or it does
     not exist yet), in words for ``niuniu check`` and the kiosk's journal.
 
-    An empty secret key is no key (every login fails, HTTP 500) and an empty setup code
-    is a code anyone can type: neither may ever be used."""
+    An empty secret key is no key (every login fails, HTTP 500), one of NUL bytes is a key
+    anyone can sign sessions with, and an empty setup code is a code anyone can type: none
+    may ever be used."""
     try:
         text = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -240,8 +244,9 @@ def private_file_problem(path: Path) -> str | None:
                           f"(sudo chown niuniu:niuniu {path}), or run the command as that user") from None
     if not text:
         return f"{path} is empty (a start cut short, by a power cut or a full disk?)"
-    if len(text) < MIN_LENGTH[path.name]:
-        return f"{path} holds only {len(text)} characters, not the {MIN_LENGTH[path.name]} or more it is made with"
+    if not re.fullmatch(f"[0-9a-f]{{{MADE_LENGTH[path.name]}}}", text):
+        return (f"{path} does not hold the {MADE_LENGTH[path.name]} hex digits it is made with "
+                f"(damaged, by a power cut while it was written?)")
     return None
 
 
@@ -249,9 +254,10 @@ def _private_file(path: Path, make) -> str:
     """Read a secret from ``path``, creating it readable by the owner only on first use.
 
     It is written whole or not at all (a temporary file, synced, then renamed over), and a
-    file found empty or cut short is made again, said once in the journal: these files hold
-    nothing worth keeping (a new secret key logs everyone out once; a new setup code is
-    printed at start), and used as they are they lock every account out or let anyone in."""
+    file found empty, cut short or otherwise damaged is made again, said once in the journal:
+    these files hold nothing worth keeping (a new secret key logs everyone out once; a new
+    setup code is printed at start), and used as they are they lock every account out or let
+    anyone in."""
     problem = private_file_problem(path)
     if problem is None and path.exists():
         return path.read_text(encoding="utf-8").strip()

@@ -229,13 +229,9 @@ def broken_records(files: dict[str, list[AuditRecord]]) -> list[dict]:
     found = []
     for name, records in files.items():
         for r in records:
-            why = r.damage
-            if why is not None:
-                found.append({"file": name, "seq": r.seq, "type": r.type,
-                              "problem": f"cannot be read ({why})"
-                                         + ("" if r.expected_hash() == r.hash else " and does not match its hash")})
-            elif r.expected_hash() != r.hash:
-                found.append({"file": name, "seq": r.seq, "type": r.type, "problem": "does not match its hash"})
+            problem = r.problem()       # the words the export's warning uses too
+            if problem is not None:
+                found.append({"file": name, "seq": r.seq, "type": r.type, "problem": problem})
     return found
 
 
@@ -304,7 +300,10 @@ def manifest_digest(manifest: dict) -> str:
 
 
 def _json_bytes(value) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    """``backslashreplace``: the one text UTF-8 cannot hold is a damaged payload's bytes that were
+    not UTF-8 (lone surrogates, kiosk.audit's text_factory), only ever inside a JSON string, where
+    ``\\udcNN`` is the JSON escape that reads back as the very text hashed."""
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8", "backslashreplace")
 
 
 def export_record(manifest: dict) -> dict:

@@ -326,7 +326,7 @@ def _check_records_against_log(log: AuditLog, records: list[AuditRecord], proble
 def _check_statement_logged(log: AuditLog, signed: dict, problems: list[str], facts: list[str]) -> None:
     after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
     vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)
-                    if r.damage is None and r.data.get("signature") == signed.get("signature")), None)
+                    if (r.read()[0] or {}).get("signature") == signed.get("signature")), None)
     if vouched is None:
         problems.append("the log has no audit_exported record of this statement: it was not signed by this log's "
                         "kiosk as it is")

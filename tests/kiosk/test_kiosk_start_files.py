@@ -106,7 +106,7 @@ def test_check_names_an_empty_or_short_secret_key_and_setup_code(tmp_path):
     found = findings(tmp_path, data)
     assert found["secret key"][0] == WARN and "is empty" in found["secret key"][1]
     assert "makes a new one at its next start" in found["secret key"][1]
-    assert found["setup code"][0] == WARN and "holds only 4 characters" in found["setup code"][1]
+    assert found["setup code"][0] == WARN and "does not hold the 8 hex digits" in found["setup code"][1]
     # and says nothing of files that are right
     (data / db.SECRET_FILE).write_text("ab" * 32 + "\n")
     (data / db.SETUP_CODE_FILE).write_text("0123abcd\n")
