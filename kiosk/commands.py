@@ -558,9 +558,10 @@ def run_audit_public_key(args) -> int:
         log.close()
     pem, key_id = public_pem(public), fingerprint(public)
     if args.output:
-        try:
-            with open(args.output, "w" if args.force else "x", encoding="ascii") as fh:
-                fh.write(pem)
+        from kiosk.evidence import write_new
+
+        try:    # whole or not at all: a 0-byte key left by a full disk blocked the retry (QA51 operator L2)
+            write_new(Path(args.output), lambda fh: fh.write(pem.encode("ascii")), overwrite=args.force)
         except FileExistsError:
             raise AuditError(f"{args.output} exists; give a new file name, or pass --force to overwrite it") from None
         except OSError as exc:
