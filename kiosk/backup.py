@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, VerifyResult, log_moment
+from kiosk.audit import AUDIT_FILE, AuditDiskError, AuditError, AuditLog, AuditType, VerifyResult, log_moment
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from kiosk.signing import KEY_FILE as EVIDENCE_KEY
 from vision.aim import view_path
@@ -320,6 +320,8 @@ class Restored:
     held: list[str]
     configs: list[dict]            # {name, kind, from}: the table's files in the backup, to put back
     recovered: dict | None = None  # what the collector's copy gave back after the backup (kiosk.recovery)
+    # Only the record was written: an earlier run put the files in place and could not record it.
+    recorded_later: bool = False
 
 
 def check_backup(folder: str | Path) -> dict:
@@ -428,7 +430,10 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
     backup's head and more is refused outright (there is nothing to restore), and whatever
     else the restore would overwrite — a log, readable or not, the accounts, the keys, with
     their -wal files — is replaced only with ``replace``, moved aside to ``replaced-<time>/``,
-    not deleted.  Every check runs before anything in the data directory changes.
+    not deleted.  Every check runs before anything in the data directory changes, and each
+    file is copied whole before any is moved aside.  A disk that fills after the files are in
+    place, before the ``backup_restored`` record, is said so; the same command run again then
+    finds the log ending at the backup's head and appends only the record (``recorded_later``).
     ``collector``: the log collector's files; the records written after the backup that they
     hold, signed for by the table, are appended as they were (``kiosk.recovery``)."""
     folder, data_dir = Path(folder), Path(data_dir)
@@ -438,43 +443,107 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
     # stops the restore with nothing changed.
     recovery = _recovery(folder, collector) if collector else None
     present = [name for name in _RESTORED if os.path.lexists(data_dir / name)]
-    if present:
+    unrecorded = _unrecorded(data_dir, manifest, recovery) if present else None
+    if present and unrecorded is None:
         _may_replace(folder, data_dir, manifest, present, replace)
     replaced = None
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        if present:
-            replaced = _move_aside(data_dir, present, now)
-        for name in (AUDIT_FILE, KIOSK_DB, *PRIVATE_FILES):
-            if (folder / name).is_file():
-                shutil.copy2(folder / name, data_dir / name)
-                os.chmod(data_dir / name, 0o600)
-        held = []
-        for name in manifest.get("held_recordings", []):
-            target = data_dir / RECORDINGS / name
-            if not target.exists():
-                shutil.copytree(folder / RECORDINGS / name, target)
-                held.append(name)
-    except OSError as exc:
-        aside = f"; the previous files are in {replaced}" if replaced else ""
-        raise BackupError(f"restore into {data_dir} failed: {exc}{aside}; free space or fix the disk, and restore "
-                          "again with --replace") from None
+    if unrecorded is None:
+        staged = {}
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            # Each file is copied whole under a temporary name first: a disk that fills
+            # part-way leaves no 0-byte kiosk.sqlite3 (a kiosk would offer the first-run
+            # setup on it) and nothing moved aside.
+            for name in (KIOSK_DB, *PRIVATE_FILES, AUDIT_FILE):     # the log last: it tells a restore done
+                if (folder / name).is_file():
+                    staged[name] = data_dir / f".{name}.restoring"
+                    shutil.copy2(folder / name, staged[name])
+                    os.chmod(staged[name], 0o600)
+        except OSError as exc:
+            for temp in staged.values():
+                temp.unlink(missing_ok=True)
+            raise BackupError(f"restore into {data_dir} failed: {exc}; nothing in it was changed: free space or fix "
+                              "the disk, then run the same command again") from None
+        try:
+            if present:
+                replaced = _move_aside(data_dir, present, now)
+            for name, temp in staged.items():
+                temp.rename(data_dir / name)
+        except OSError as exc:
+            aside = f"; the previous files are in {replaced}" if replaced else ""
+            raise BackupError(f"restore into {data_dir} failed: {exc}{aside}; fix the disk, and restore again with "
+                              "--replace") from None
     named = manifest.get("config_files") or {}
     configs = [{"name": p.name, **(named.get(p.name) if isinstance(named.get(p.name), dict) else {})}
                for p in sorted((folder / "config").glob("*"))] if (folder / "config").is_dir() else []
-    log = AuditLog(data_dir / AUDIT_FILE, create=False)
+    held, recovered = [], None
     try:
-        recovered = None
-        if recovery is not None:
-            log.extend(recovery.records)
-            recovered = {**recovery.to_json(), "files": [str(p) for p in collector]}
-        log.append(AuditType.BACKUP_RESTORED, actor, {
-            "from": str(folder.resolve()), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
-            "replaced": str(replaced.resolve()) if replaced else None, "held_recordings": held,
-            **({"recovered": recovered} if recovered else {})}, table_id=log.table())
-    finally:
-        log.close()
-    return Restored(manifest["head_seq"], replaced, held, configs, recovered)
+        for name in manifest.get("held_recordings", []):
+            target = data_dir / RECORDINGS / name
+            if not target.exists():
+                _copy_whole(folder / RECORDINGS / name, target)
+                held.append(name)
+        log = AuditLog(data_dir / AUDIT_FILE, create=False)
+        try:
+            if recovery is not None:
+                if unrecorded is not False:          # an earlier run may have appended them already
+                    log.extend(recovery.records)
+                recovered = {**recovery.to_json(), "files": [str(p) for p in collector]}
+            log.append(AuditType.BACKUP_RESTORED, actor, {
+                "from": str(folder.resolve()), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
+                "replaced": str(replaced.resolve()) if replaced else None, "held_recordings": held,
+                **({"recovered": recovered} if recovered else {}),
+                **({"recorded_later": True} if unrecorded is not None else {})}, table_id=log.table())
+        finally:
+            log.close()
+    except (OSError, sqlite3.Error, AuditError) as exc:
+        # The files are in place: "nothing was written" (what the log's own error says of the
+        # record) would send the operator to restore again, which the log then refuses.
+        reason = exc.__cause__ if isinstance(exc, AuditDiskError) and exc.__cause__ else exc
+        aside = f" (the previous files are in {replaced})" if replaced else ""
+        raise BackupError(f"the backup's files are in place in {data_dir}{aside}; the restore could not be recorded "
+                          f"({reason}): free space, then run the same command again to record it") from None
+    return Restored(manifest["head_seq"], replaced, held, configs, recovered, recorded_later=unrecorded is not None)
+
+
+def _unrecorded(data_dir: Path, manifest: dict, recovery) -> bool | None:
+    """Whether the data directory holds this backup as an earlier run of the restore left it
+    when the disk filled before its ``backup_restored`` record: the log ends at the backup's
+    head (``True``: the collector's records, if any, are still to append) or at the last record
+    the collector gives back (``False``).  ``None`` otherwise (:func:`_may_replace` decides).
+
+    Such a log holds no record after the backup's, so the rerun that appends the missing
+    record hides nothing that happened since; refused, the restore could never be recorded."""
+    try:
+        log = AuditLog(data_dir / AUDIT_FILE, read_only=True)
+        try:
+            last = log.last()
+        finally:
+            log.close()
+    except (AuditError, sqlite3.Error, OSError):
+        return None
+    if last is None:
+        return None
+    if (last.seq, last.hash) == (manifest["head_seq"], manifest["head_hash"]):
+        return True
+    tail = recovery.records[-1] if recovery is not None and recovery.records else None
+    if tail is not None and (last.seq, last.hash) == (tail.seq, tail.hash):
+        return False
+    return None
+
+
+def _copy_whole(source: Path, target: Path) -> None:
+    """Copy a held recording's folder under a temporary name and rename it into place once
+    whole: a folder cut short would be taken for the recording, and a rerun skips it."""
+    temp = target.with_name(f".{target.name}.restoring")
+    shutil.rmtree(temp, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copytree(source, temp)
+        temp.rename(target)
+    except OSError:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
 
 
 def _may_replace(folder: Path, data_dir: Path, manifest: dict, present: list[str], replace: bool) -> None:

@@ -681,10 +681,15 @@ def run_restore(args) -> int:
                           collector=args.collector)
     if args.json:
         print(json.dumps({"records": done.records, "replaced": str(done.replaced) if done.replaced else None,
-                          "held_recordings": done.held, "configs": done.configs, "recovered": done.recovered}))
+                          "held_recordings": done.held, "configs": done.configs, "recovered": done.recovered,
+                          "recorded_later": done.recorded_later}))
         return 0
-    print(f"restored {done.records} audit records (chain checked) into {args.data_dir}"
-          + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
+    if done.recorded_later:
+        print(f"{args.data_dir} already holds this backup's {done.records} audit records, put in place by an earlier "
+              "run of this restore that could not record it: recorded the restore (backup_restored) now")
+    else:
+        print(f"restored {done.records} audit records (chain checked) into {args.data_dir}"
+              + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
     if done.recovered is not None:
         _print_recovered(done.recovered)
     for file in done.configs:

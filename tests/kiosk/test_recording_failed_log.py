@@ -36,3 +36,18 @@ def test_the_round_page_says_the_round_was_not_recorded(service, audit, app):
     login(client, "watch1")
     page = client.get("/review/round/1").get_data(as_text=True)
     assert "Not recorded: cannot start recording in" in page and "this round has no recording" in page
+
+
+def test_a_recording_failure_the_log_refuses_too_raises_the_audit_alarm(service, monkeypatch):
+    """The same full disk often refuses the log's record of it: the dealer's screen says the log
+    failed at once, not only at the table's next write (QA51 review L2)."""
+    import sqlite3
+
+    def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(service.audit, "append", full)
+    before = service.version
+    service.recording_failed(1, {"error": NOT_WRITABLE, "stopped": True})
+    assert "the audit log could not be written (database or disk is full)" in (service.status()["audit_error"] or "")
+    assert service.version > before                            # the screens are told at once
