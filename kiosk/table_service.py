@@ -360,6 +360,9 @@ class TableService:
         self._history: deque[dict] = deque(maxlen=history_size)
         self._history_size = history_size
         self._damaged_told: set[int] = set()     # seqs of damaged records already logged (_reload_history)
+        # The history strip's rounds left out as damaged, in words for the dealer's screen (QA51 review L1:
+        # only the journal said why a round was missing from the strip)
+        self.history_warning: str | None = None
         # The last turn logged of each camera watch ("online" is unknown until the camera
         # reports), and since when and why the camera is on- or offline.
         self._camera_turns: dict[str, str] = {"online": "unknown", "mirror": "printed", "aim": "aimed"}
@@ -1578,7 +1581,7 @@ class TableService:
 
     def _reload_history(self) -> None:
         numbers = round_numbers(self.audit, table_id=self.config.table_id, limit=self._history_size + 1)
-        rounds = []
+        rounds, damaged = [], []
         for n in numbers:
             summary = load_round(self.audit, n, table_id=self.config.table_id)
             if summary is None:
@@ -1587,9 +1590,14 @@ class TableService:
                 continue  # the round on the table is not history yet
             if summary["damaged"]:
                 self._tell_damaged(summary)
+                damaged.append(summary["round"])
                 continue  # what it says cannot be read: the round page and `audit verify` name it
             rounds.append(summary)
         self._history = deque(rounds[: self._history_size], maxlen=self._history_size)
+        self.history_warning = (
+            f"round{'s' if len(damaged) > 1 else ''} {', '.join(map(str, sorted(damaged)))} left out of the "
+            "history: an audit record cannot be read; keep playing, do not correct "
+            f"{'them' if len(damaged) > 1 else 'it'}, and call surveillance") if damaged else None
 
     def _tell_damaged(self, summary: dict) -> None:
         """Log once per damaged record that a round is left out of the history strip: a
@@ -1616,6 +1624,7 @@ class TableService:
 
     def status(self) -> dict:
         info = {"clock": self.clock_sync(), "audit_error": self.audit_error, "disk_warning": self.disk_warning,
+                "history_warning": self.history_warning,
                 "camera": self._camera_turns["online"],
                 "camera_since": self._camera["since"],
                 "camera_reason": self._camera["reason"], "fps": None, "frame_no": None,

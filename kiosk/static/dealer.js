@@ -645,6 +645,9 @@
       : s.recording_warning ? "⚠ RECORDING INCOMPLETE — call the supervisor: " + s.recording_warning : "";
     $("recording-warning").hidden = !recording;
     $("recording-warning").textContent = recording;
+    // a past round missing from the history strip is said here, not only in the journal (QA51 review L1)
+    $("history-warning").hidden = !s.history_warning;
+    $("history-warning").textContent = s.history_warning ? "⚠ AUDIT RECORD DAMAGED — " + s.history_warning : "";
     $("camera-warning").hidden = !s.camera_warning;
     $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";

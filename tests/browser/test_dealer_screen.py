@@ -196,6 +196,15 @@ def test_round_settlement_correction_and_alarm(browser, live_kiosk, shots):
     service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test"}
     WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "disk-warning")))
 
+    # a past round left out of the history strip, its record damaged, is said on the screen (QA51 review L1)
+    damaged = "round 2 left out of the history: an audit record cannot be read; keep playing, do not correct it, " \
+              "and call surveillance"
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test", "history_warning": damaged}
+    WebDriverWait(driver, 5).until(EC.visibility_of_element_located((By.ID, "history-warning")))
+    assert driver.find_element(By.ID, "history-warning").text.startswith("⚠ AUDIT RECORD DAMAGED — round 2 left out")
+    service.status = lambda: {"camera": "online", "fps": 4.2, "model": "test"}
+    WebDriverWait(driver, 5).until(EC.invisibility_of_element_located((By.ID, "history-warning")))
+
     # the camera alarm cannot be missed
     from vision.round import EventKind, RoundEvent
     service.on_pipeline_event(RoundEvent(EventKind.camera_offline, 1, 0.0, None, data={"reason": "unplugged"}))

@@ -84,6 +84,9 @@ def test_the_kiosk_starts_with_a_damaged_round_in_its_history_and_says_so_once(a
         assert "audit verify" in told[0] and "call surveillance" in told[0]
         restarted._reload_history()       # every settle reloads it: the journal is told once, not each time
         assert sum("left out of the history" in r.getMessage() for r in caplog.records) == 1
+        # and the dealer's screen says it too (QA51 review L1: the strip dropped the round silently)
+        warning = restarted.status()["history_warning"]
+        assert warning.startswith("round 2 left out of the history") and "call surveillance" in warning
     finally:
         restarted.stop()
         restarted.audit.close()
