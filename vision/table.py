@@ -454,7 +454,13 @@ def load_table_config(path: str | Path) -> TableConfig:
     except FileNotFoundError:
         raise ConfigError(f"table file {path} does not exist; "
                           f"create one with `niuniu calibrate --out {path}`") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        # an editor's Latin-1 or Windows code page: the byte offset alone told the technician nothing
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"table file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
+                          "save it as UTF-8 (in nano or vim it already is; in a Windows editor choose "
+                          "'UTF-8' when saving) and start again") from None
+    except OSError as exc:
         raise ConfigError(f"table file {path} cannot be read: {exc}") from None
     data = parse_config_text(text, path)
     preset = preset_file(data, path)

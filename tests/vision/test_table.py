@@ -246,3 +246,14 @@ def test_a_preset_file_missing_beside_the_table_file_is_not_looked_for_elsewhere
     with pytest.raises(ConfigError) as refused:
         load_table_config(folder / "table.yaml")
     assert str(folder / "house.toml") in str(refused.value)
+
+
+def test_a_table_file_saved_in_latin_1_names_the_line_and_says_to_save_it_as_utf_8(tmp_path):
+    """An editor's Latin-1 (QA51 operator L9): the codec's byte offset alone told the technician nothing."""
+    text = GOOD_YAML + "# croupier: José\n"
+    path = tmp_path / "table.yaml"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"table\.yaml is not UTF-8 text \(byte 0xe9 on line 11\); save it as UTF-8"):
+        load_table_config(path)
+    path.write_text(text, encoding="utf-8")
+    assert load_table_config(path).table_id == "t1"
