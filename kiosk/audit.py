@@ -385,11 +385,7 @@ class AuditRecord:
     @property
     def damage(self) -> str | None:
         """Why the payload cannot be read (:class:`DamagedRecord`'s reason), None where it can."""
-        try:
-            self._decoded()
-        except DamagedRecord as exc:
-            return exc.why
-        return None
+        return self.read()[1]
 
     def read(self) -> tuple[dict | None, str | None]:
         """``(data, None)``, or ``(None, why)`` where the record is damaged: for the readers

@@ -94,6 +94,21 @@ def finish_round2(table, seats_done=("1", "2", "3", "banker")):
     return {seat: table.hand(seat) for seat in SEATS}
 
 
+def deal_then_lift_the_chip(table):
+    """The next deal begins, round 1's cards are swept around the chip on seat 2's 8S, the chip is
+    lifted: 8S is round 1's left-over, and round 2 is dealt and settled without it."""
+    table.deal(ROUND2, slots=[0], below=True)
+    for seat in ("1", "3", "banker"):
+        table.take(seat)
+    table.take("2", keep=("8S",))
+    table.chip = ()
+    table.run(1.0)
+    assert table.hand("2") == ("7C",) and ["2", "8S"] in [p[:2] for p in table.machine.stale_cards]
+    table.take("2")
+    hands = finish_round2(table)
+    assert hands["2"] == tuple(ROUND2["2"]) and alerts(table.events) == []
+
+
 def test_a_chip_over_a_settled_card_as_the_next_deal_begins_keeps_that_card_out_of_the_next_round():
     """M1: a chip lay on seat 2's 8S from just after Settle past remove_after_s; the next deal began
     (row below) and the other cards were swept around the chip.  Lifted, 8S joined round 2's seat 2:
@@ -139,16 +154,7 @@ def test_a_chip_still_on_as_the_next_deal_clears_the_round_keeps_its_card_a_left
     table.settled()
     table.chip = ("8S",)
     table.run(4.0)
-    table.deal(ROUND2, slots=[0], below=True)
-    for seat in ("1", "3", "banker"):
-        table.take(seat)
-    table.take("2", keep=("8S",))
-    table.chip = ()
-    table.run(1.0)
-    assert table.hand("2") == ("7C",) and ["2", "8S"] in [p[:2] for p in table.machine.stale_cards]
-    table.take("2")
-    hands = finish_round2(table)
-    assert hands["2"] == tuple(ROUND2["2"]) and alerts(table.events) == []
+    deal_then_lift_the_chip(table)
 
 
 @pytest.mark.parametrize("settled_s, covered_s, after_sweep_s", [
@@ -373,13 +379,4 @@ def test_a_chipped_card_whose_hand_was_under_the_dealers_arm_as_its_track_ended_
     table.run(2.8)
     table.run(0.6, hidden=[c for c in ROUND1["2"] if c != "8S"])   # 8S's track ends meanwhile
     table.run(0.6)
-    table.deal(ROUND2, slots=[0], below=True)
-    for seat in ("1", "3", "banker"):
-        table.take(seat)
-    table.take("2", keep=("8S",))
-    table.chip = ()
-    table.run(1.0)
-    assert table.hand("2") == ("7C",) and ["2", "8S"] in [p[:2] for p in table.machine.stale_cards]
-    table.take("2")
-    hands = finish_round2(table)
-    assert hands["2"] == tuple(ROUND2["2"]) and alerts(table.events) == []
+    deal_then_lift_the_chip(table)
