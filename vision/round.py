@@ -448,14 +448,14 @@ class RoundMachine:
                 self._active, set(self._current), dict(self._stale), dict(self._stale_frames_left),
                 set(self._suppressed), list(self._alerts), {k: list(v) for k, v in self._lone.items()},
                 self._finished_as, dict(self._stale_tracks), dict(self._current_tracks), self._finished_frame,
-                dict(self._read_at), dict(self._hidden), set(self._kept),
+                dict(self._read_at), dict(self._hidden), set(self._kept), dict(self._unconfirmed),
                 None if self._blind is None else list(self._blind), self._none_read)
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
          self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame,
-         self._read_at, self._hidden, self._kept, self._blind, self._none_read) = saved
+         self._read_at, self._hidden, self._kept, self._unconfirmed, self._blind, self._none_read) = saved
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""

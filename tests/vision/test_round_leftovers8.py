@@ -380,3 +380,16 @@ def test_a_chipped_card_whose_hand_was_under_the_dealers_arm_as_its_track_ended_
     table.run(0.6, hidden=[c for c in ROUND1["2"] if c != "8S"])   # 8S's track ends meanwhile
     table.run(0.6)
     deal_then_lift_the_chip(table)
+
+
+def test_a_change_undone_puts_back_the_cards_waiting_for_their_hand():
+    """A change the audit log refused is undone whole (``_saved``/``_restore``): the rules-8 cards
+    kept until their hand is read again were left as the refused change made them."""
+    table = Table3()
+    table.settled()
+    machine = table.machine
+    machine._unconfirmed = {("2", Card.parse("8S")): 7}
+    saved = machine._saved()
+    machine._unconfirmed = {}
+    machine._restore(saved)
+    assert machine._unconfirmed == {("2", Card.parse("8S")): 7}
