@@ -62,8 +62,11 @@ def flat(text: str) -> str:
 
 
 def when(ts: str) -> str:
-    """A log time as the summary writes it: the table's zone, UTC beside it."""
-    return f"{local_text(ts, ZoneInfo(ZONE))} ({log_moment(ts).astimezone(timezone.utc):%H:%M:%S} UTC)"
+    """A log time as the summary writes it: the table's zone, UTC beside it (with its date when the
+    two days differ: run between 17:00 and 24:00 UTC, Bangkok is already on the next day)."""
+    local, utc = local_text(ts, ZoneInfo(ZONE)), log_moment(ts).astimezone(timezone.utc)
+    day = "" if local[:10] == f"{utc:%Y-%m-%d}" else f"{utc:%Y-%m-%d} "
+    return f"{local} ({day}{utc:%H:%M:%S} UTC)"
 
 
 def test_the_summary_tells_a_corrected_round_in_plain_words(dealer, client, service, audit):
