@@ -334,6 +334,11 @@ class RoundMachine:
         self._undo_listeners: list[Callable[[], None]] = []
         self._view_listeners: list[Callable[[], None]] = []
         self._changes = 0              # depth of _changing(): only the outermost change is undone
+        # next_deal_cards as last worked out, with the (rules, state) it was worked out under: read
+        # up to four times a frame (observe, then the kiosk's bets and alerts), it sweeps every card
+        # shown.  Forgotten whenever what it reads may have changed (the end of each change, an undo,
+        # left-overs named); rules and state are public and set directly (a replay's rules).
+        self._next_deal: tuple[tuple, list[tuple[str, str]]] | None = None
         self._committed = False        # the gates took this change's events
         self._lock = threading.RLock()
         # Public: listeners run under this lock, so a caller that also reads or writes
@@ -441,6 +446,7 @@ class RoundMachine:
                 raise
             finally:
                 self._changes = 0
+                self._next_deal = None   # a stale answer would open or close bets wrongly
 
     def _saved(self) -> tuple:
         record = {seat: [replace(entry) for entry in entries] for seat, entries in self._record.items()}
@@ -456,6 +462,7 @@ class RoundMachine:
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
          self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame,
          self._read_at, self._hidden, self._kept, self._unconfirmed, self._blind, self._none_read) = saved
+        self._next_deal = None
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
         """Name the seats that play this round (the banker is always one); ``None``: seats with cards."""
@@ -478,6 +485,7 @@ class RoundMachine:
         the tracker has not shown within that many frames is forgotten: the table may no
         longer hold it at all."""
         with self._lock:
+            self._next_deal = None
             for seat, c, *frames in cards:
                 key = (seat, _card(c))
                 self._stale.setdefault(key, False)
@@ -523,6 +531,7 @@ class RoundMachine:
         :attr:`stale_tracks` recorded them: a replay then tells the left-over from a card of its
         code dealt again as the live machine did.  Cards not being ignored are left alone."""
         with self._lock:
+            self._next_deal = None
             for seat, c, track, seen in left_overs:
                 key = (seat, _card(c))
                 if key in self._stale:
@@ -860,18 +869,29 @@ class RoundMachine:
         """(seat, card) the last frame showed that are the next deal's, not the finished round's:
         new, returned (rules 7) or waiting to start a round.  The next round may start only several
         cards later (a returned card counts for nothing), and bets taken meanwhile would be placed
-        with cards seen (QA50 dealing3 H1: past-posting), so the kiosk closes them on any."""
+        with cards seen (QA50 dealing3 H1: past-posting), so the kiosk closes them on any.
+
+        Worked out once per frame, not each time it is read: within a change (a listener asking
+        while its events are published) always afresh, as the change may go on or be undone."""
         with self._lock:
-            out = {(seat, card) for seat, card in self._lone} if self.rules >= 6 else set()
-            if self.state in (RoundState.settled, RoundState.void):
-                visible: dict[str, list] = {}
-                for (seat, card), tracks in self._current_tracks.items():
-                    if (seat in self.config.seat_names and (seat, card) not in self._suppressed
-                            and any(not self._is_stale(seat, card, track) for track in tracks)):
-                        visible.setdefault(seat, []).append((card, None, False))
-                new, returned = self._new_on_finished(visible)
-                out |= new | returned
-            return sorted((seat, card.code) for seat, card in out)
+            if self._changes:
+                return self._work_out_next_deal()
+            key = (self.rules, self.state)
+            if self._next_deal is None or self._next_deal[0] != key:
+                self._next_deal = (key, self._work_out_next_deal())
+            return list(self._next_deal[1])
+
+    def _work_out_next_deal(self) -> list[tuple[str, str]]:
+        out = {(seat, card) for seat, card in self._lone} if self.rules >= 6 else set()
+        if self.state in (RoundState.settled, RoundState.void):
+            visible: dict[str, list] = {}
+            for (seat, card), tracks in self._current_tracks.items():
+                if (seat in self.config.seat_names and (seat, card) not in self._suppressed
+                        and any(not self._is_stale(seat, card, track) for track in tracks)):
+                    visible.setdefault(seat, []).append((card, None, False))
+            new, returned = self._new_on_finished(visible)
+            out |= new | returned
+        return sorted((seat, card.code) for seat, card in out)
 
     def _moved_from(self, seat: str, card: Card, visible) -> str | None:
         """The seat this card left, if it was recorded elsewhere and is no longer seen there."""
