@@ -562,7 +562,8 @@ class CardDetector(IndexFinder):
             self.mirror_judge_path = _resolve(None, DEFAULT_MIRROR_JUDGE, "pt")
         self.mirror_judge = self.mirror_imgsz = None
         if self.mirror_judge_path is not None:
-            self.mirror_judge = _load_yolo(self.mirror_judge_path, "classify", "mirror-judge classifier")
+            # found beside the classifier or in models/, never named by an option: the fix is the file
+            self.mirror_judge = _load_yolo(self.mirror_judge_path, "classify", "mirror-judge classifier", None)
             names = _class_names(self.mirror_judge)
             if sorted(names) != sorted(MIRROR_CLASSES):
                 raise ModelError(f"mirror-judge classifier {self.mirror_judge_path} reads {names}, not "
