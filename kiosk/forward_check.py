@@ -25,7 +25,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType
+from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, DamagedRecord
 from kiosk.evidence import EvidenceCheck
 from kiosk.exports import PROBLEMS_NAMED
 from kiosk.forward import HEAD_FORMAT, RECORD_FORMAT, head_signer
@@ -46,6 +46,8 @@ class Collected:
     repeated: int = 0
     conflicts: list[tuple[int, str, str]] = field(default_factory=list)   # (seq, first hash, later hash)
     unhashed: list[int] = field(default_factory=list)
+    sent_damaged: dict[int, str] = field(default_factory=dict)   # seq -> why, as the table marked it when sent
+    unreadable: dict[int, str] = field(default_factory=dict)   # seq -> a restore record that cannot be read, in words
 
 
 @dataclass
@@ -93,6 +95,8 @@ def _take(reading: Reading, item: dict) -> None:
     table = _table(reading, item.get("log", record.table_id))
     if record.expected_hash() != record.hash:
         table.unhashed.append(record.seq)
+    if item.get("damaged"):           # AuditRecord.to_json: its payload could not be read on the kiosk
+        table.sent_damaged[record.seq] = str(item["damaged"])
     seen = table.hashes.get(record.seq)
     if seen is not None:
         if seen == digest:
@@ -101,8 +105,23 @@ def _take(reading: Reading, item: dict) -> None:
         table.conflicts.append((record.seq, seen.hex(), record.hash))
     table.hashes[record.seq] = digest
     table.links[record.seq] = link
-    if record.type == AuditType.BACKUP_RESTORED and isinstance(record.data.get("head_seq"), int):
-        table.restores.append((record.seq, record.data["head_seq"]))
+    if record.type == AuditType.BACKUP_RESTORED:
+        restored, why = _restored(record)
+        if why:
+            table.unreadable[record.seq] = f"the collector's copy of {why}"
+        elif restored is not None:
+            table.restores.append(restored)
+
+
+def _restored(record: AuditRecord) -> tuple[tuple[int, int] | None, str | None]:
+    """A ``backup_restored`` record as ``(its seq, the head seq it put back)``; where it cannot
+    be read, what that costs in words: the records that restore replaced cannot be told from a
+    rewrite, so they are named as one (never taken as excused)."""
+    data, damage = record.read()
+    if damage:
+        return None, (f"{DamagedRecord(record, damage)}; which backup it put back is not known, so the records it "
+                      "replaced read as rewritten")
+    return ((record.seq, data["head_seq"]) if isinstance(data.get("head_seq"), int) else None), None
 
 
 def _table(reading: Reading, table_id) -> Collected:
@@ -134,6 +153,7 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
         problems.append(f"{len(reading.cut)} lines cut short or garbled (first: {reading.cut[0]}): raise the "
                         "collector's maximum message size (rsyslog: global(maxMessageSize=\"64k\"), as "
                         "deploy/collector/niuniu-rsyslog.conf sets it); over UDP, forward over TCP instead")
+    problems.extend(collected.unreadable.values())
     _check_copy(collected, problems, facts, warnings)
     _check_heads(collected, public_key, log, problems, facts)
     if log is not None:
@@ -155,8 +175,12 @@ def _named(problems: list[str], found: list[str]) -> None:
 def _check_copy(collected: Collected, problems: list[str], facts: list[str], warnings: list[str]) -> None:
     seqs = sorted(collected.hashes)
     first, last = seqs[0], seqs[-1]
-    found = [f"the collector's record seq {seq} does not hash to its own hash: changed after it left the table"
-             for seq in collected.unhashed]
+    # a damaged restore record is named once, by the line that says what its damage costs
+    found = [f"the collector's record seq {seq} does not hash to its own hash: "
+             + (f"it left the table so, damaged on the kiosk's disk ({collected.sent_damaged[seq]}): run niuniu audit "
+                "verify on the kiosk and call surveillance" if seq in collected.sent_damaged
+                else "changed after it left the table")
+             for seq in collected.unhashed if seq not in collected.unreadable]
     replaced = []
     for seq, before, after in collected.conflicts:
         if _superseded(collected.restores, seq):
@@ -267,8 +291,12 @@ def _unmatched_heads(verdicts: dict[int, bool]) -> list[str]:
 
 def _check_against_log(log: AuditLog, collected: Collected, problems: list[str], facts: list[str]) -> None:
     seqs = sorted(collected.hashes)
-    restores = [(r.seq, r.data.get("head_seq")) for r in log.records(types=[AuditType.BACKUP_RESTORED])
-                if isinstance(r.data.get("head_seq"), int)]
+    restores = []
+    for restored, why in map(_restored, log.records(types=[AuditType.BACKUP_RESTORED])):
+        if why:
+            problems.append(f"the log's {why}")
+        elif restored is not None:
+            restores.append(restored)
     changed: list[int] = []
     held = 0
     for record in log.iter_records(after_seq=seqs[0] - 1, upto_seq=seqs[-1]):

@@ -12,8 +12,12 @@ days before the audit log would fill the disk, someone can still free it.
 
 A hold is kept in two places: the ``hold.json`` in the folder and the ``recording_held``
 record in the log.  The file is what a person with shell access can delete; the log is not.
-So retention keeps a recording either one holds (:func:`log_holds`), and a held recording
+So retention keeps a recording either one holds (:func:`read_holds`), and a held recording
 whose hold file has gone is logged once (``recording_hold_lost``) for surveillance to see.
+A hold or release record the disk damaged (:class:`kiosk.audit.DamagedRecord`) cannot say
+which recording it held or released: retention then keeps every recording of its round as
+held (:class:`LogHolds`), and says so once in the journal, rather than delete a recording it
+cannot prove unheld or stop at that record every minute.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ import logging
 import shutil
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kiosk.audit import AuditLog, AuditRecord, AuditType
-from kiosk.seals import SealWatch
+from kiosk.audit import AuditLog, AuditRecord, AuditType, DamagedRecord
+from kiosk.seals import SealWatch, readable
 from vision.record import HOLD, round_in_name
 from vision.retention import ThisRun, Unprunable, disk_of, prune_recordings, unprunable
 from vision.table import RecordingSettings
@@ -51,8 +56,10 @@ class RecordingRetention(threading.Thread):
         self.seals = seals        # checks a few sealed recordings against their seals each pass
         # The table whose holds apply: the recordings folder is recordings/<table id>.
         self.table_id = self.root.name if table_id is None else table_id
-        self._told_lost = {r.data["held_seq"] for r in audit.records(types=[AuditType.RECORDING_HOLD_LOST])
-                           if isinstance(r.data.get("held_seq"), int)}
+        # a damaged recording_hold_lost record is passed over: at worst its hold's loss is logged once more
+        self._told_lost = {data["held_seq"] for data in (readable(r) for r in audit.records(
+            types=[AuditType.RECORDING_HOLD_LOST])) if isinstance(data.get("held_seq"), int)}
+        self._told_damaged: set[int] = set()     # seqs of damaged hold and release records told of
         # The recordings there are now, and a clock no NTP step moves: see vision.retention.ThisRun.
         self._earlier = frozenset(f.name for f in self.root.iterdir() if f.is_dir()) if self.root.is_dir() \
             else frozenset()
@@ -78,9 +85,11 @@ class RecordingRetention(threading.Thread):
         it passes) when the disk stays short of room."""
         busy, now = self.busy(), self.clock()
         run = ThisRun(self._earlier, self.uptime() - self._since)
-        holds = {name: record for (table, name), record in log_holds(self.audit).items() if table == self.table_id}
+        logged = read_holds(self.audit)
+        holds = {name: record for (table, name), record in logged.held.items() if table == self.table_id}
         self._tell_lost_holds(holds)
-        removed = prune_recordings(self.root, self.settings, busy=busy, held=set(holds), now=now,
+        held = set(holds) | self._kept_for_damage(logged)
+        removed = prune_recordings(self.root, self.settings, busy=busy, held=held, now=now,
                                    free_bytes=self.free_bytes, limit=LIMIT, run=run)
         if removed:
             self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
@@ -94,7 +103,7 @@ class RecordingRetention(threading.Thread):
             return
         if len(removed) >= LIMIT:
             return              # still deleting: the next pass goes on
-        kept = unprunable(self.root, self.settings, busy=busy, held=set(holds), now=now, run=run)
+        kept = unprunable(self.root, self.settings, busy=busy, held=held, now=now, run=run)
         message = disk_low_message(free, self.settings, kept)
         if not self._low:
             self.audit.append(AuditType.DISK_LOW, "system", {
@@ -118,21 +127,89 @@ class RecordingRetention(threading.Thread):
                            f"but its {HOLD} is gone; retention keeps it as held"}, round_no=held.round_no,
                 table_id=held.table_id)
 
+    def _kept_for_damage(self, logged: LogHolds) -> set[str]:
+        """The folders kept because a damaged hold may be theirs; each damaged hold or release
+        said once in the journal, in the words every reader of a damaged record uses."""
+        for record in logged.damaged:
+            if record.table_id != self.table_id or record.seq in self._told_damaged:
+                continue
+            self._told_damaged.add(record.seq)
+            log.warning("%s; %s", DamagedRecord(record, record.damage), damaged_hold_words(record))
+        folders = self.root.iterdir() if self.root.is_dir() else ()
+        return {f.name for f in folders if f.is_dir() and logged.damaged_hold(self.table_id, f.name) is not None}
 
-def log_holds(log: AuditLog) -> dict[tuple[str, str], AuditRecord]:
-    """The holds the audit log records and no release has lifted: ``(table id, folder)`` ->
-    its ``recording_held`` record.  What a hold is, whatever became of the hold file: the
-    file can be deleted by hand, the log cannot."""
+
+@dataclass(frozen=True)
+class LogHolds:
+    """The log's holds as retention must read them: the holds no release has lifted
+    (``held``: ``(table id, folder)`` -> its ``recording_held`` record), and the hold and release
+    records that cannot be read (``damaged``, oldest first).
+
+    A damaged release lifts nothing: the hold it may have lifted stays.  A damaged hold holds
+    every recording of its round (its round is stored beside the payload, not in it) until a
+    readable release of the recording is logged after it: a recording it may hold is never one
+    retention can prove unheld."""
+
+    held: dict[tuple[str, str], AuditRecord]
+    damaged: tuple[AuditRecord, ...]
+    released: dict[tuple[str, str], int]     # (table id, folder) -> the seq of its last readable release
+
+    def damaged_hold(self, table_id: str, folder: str) -> AuditRecord | None:
+        """The damaged ``recording_held`` record that may be this folder's, unreleased since."""
+        return next((r for r in self.damaged if r.type == AuditType.RECORDING_HELD and r.table_id == table_id
+                     and r.round_no in (None, round_in_name(folder))
+                     and self.released.get((table_id, folder), 0) < r.seq), None)
+
+
+def damaged_hold_words(record: AuditRecord) -> str:
+    """What a damaged hold or release record means for its round's recordings, in the words the
+    journal and the Holds page both say after the record's own :class:`DamagedRecord` line."""
+    whose = "every recording of this table" if record.round_no is None else f"round {record.round_no}'s recording"
+    if record.type == AuditType.RECORDING_HELD:
+        return (f"it cannot say which recording it held, so retention keeps {whose} as held until a release of "
+                "it is logged")
+    return (f"it cannot say which recording it released, so retention keeps {whose} held, if it was, until a "
+            "release of it is logged again")
+
+
+def read_holds(log: AuditLog) -> LogHolds:
+    """The holds the audit log records (:class:`LogHolds`), whatever became of the hold files:
+    a file can be deleted by hand, the log cannot."""
     held: dict[tuple[str, str], AuditRecord] = {}
+    released: dict[tuple[str, str], int] = {}
+    damaged = []
     for record in log.iter_records(types=[AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED]):
-        name = record.data.get("folder")
+        data, damage = record.read()
+        if damage:
+            damaged.append(record)
+            continue
+        name = data.get("folder")
         if not isinstance(name, str) or not name:
             continue
         if record.type == AuditType.RECORDING_HELD:
             held[(record.table_id, name)] = record
         else:
             held.pop((record.table_id, name), None)
-    return held
+            released[(record.table_id, name)] = record.seq
+    return LogHolds(held, tuple(damaged), released)
+
+
+def log_holds(log: AuditLog) -> dict[tuple[str, str], AuditRecord]:
+    """:func:`read_holds`'s holds no release has lifted, for a page that shows a hold to a
+    person: :class:`DamagedRecord` for the first hold or release that cannot be read, for the
+    page to name (the round page does), since that record cannot say which recording it held."""
+    logged = read_holds(log)
+    if logged.damaged:
+        first = logged.damaged[0]
+        raise DamagedRecord(first, first.damage)
+    return logged.held
+
+
+def pruned_folders(record: AuditRecord) -> list[str]:
+    """The folders a ``recordings_pruned`` record says retention deleted; none where the record
+    is damaged: a damaged record excuses nothing, its folders read as missing."""
+    folders = readable(record).get("folders", [])
+    return [name for name in folders if isinstance(name, str)] if isinstance(folders, list) else []
 
 
 def disk_low_message(free: int, settings: RecordingSettings, kept: Unprunable) -> str:
@@ -152,8 +229,7 @@ def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: st
     whoever receives the round's evidence) must tell a recording that aged out from one that
     went missing.  Read from the round's start on: a recording is never deleted before it."""
     for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
-        names = record.data.get("folders", [])
-        if record.table_id == table_id and any(round_in_name(n) == round_no for n in names):
+        if record.table_id == table_id and any(round_in_name(n) == round_no for n in pruned_folders(record)):
             return record
     return None
 
@@ -161,6 +237,6 @@ def deletion_of(log: AuditLog, round_no: int, *, since: str | None, table_id: st
 def folder_deletion(log: AuditLog, folder: str, *, since: str | None, table_id: str) -> AuditRecord | None:
     """The retention record that deleted one recording folder (by its exact name), if one did."""
     for record in log.iter_records(since=since, types=[AuditType.RECORDINGS_PRUNED]):
-        if record.table_id == table_id and folder in record.data.get("folders", []):
+        if record.table_id == table_id and folder in pruned_folders(record):
             return record
     return None

@@ -94,24 +94,27 @@ class _Whereabouts:
     still held it, which no deletion excuses."""
 
     def __init__(self, log: AuditLog) -> None:
-        from kiosk.retention import log_holds     # kiosk.retention imports this module
+        from kiosk.retention import pruned_folders, read_holds     # kiosk.retention imports this module
 
-        # a damaged recordings_pruned record excuses nothing: its folders read as missing
         self.pruned = {(r.table_id, name): r.seq for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
-                       for name in (r.read()[0] or {}).get("folders", []) if isinstance(name, str)}
+                       for name in pruned_folders(r)}
         self.restores = [r.seq for r in log.records(types=[AuditType.BACKUP_RESTORED])]
-        self.holds = log_holds(log)
+        self.holds = read_holds(log)
 
     def of(self, seal: AuditRecord) -> tuple[str, str]:
         """``("held" | "gone" | "missing", why)``."""
         key = (seal.table_id, str(seal.data.get("folder", "")))
         pruned = self.pruned.get(key)
-        held = self.holds.get(key)
+        # a damaged hold of the round may be this recording's: retention kept it as held (kiosk.retention.LogHolds)
+        held = self.holds.held.get(key) or self.holds.damaged_hold(*key)
         if held is not None:
             how = (f"deleted by retention at seq {pruned}" if pruned is not None
                    else "no record says who deleted it")
-            return "held", (f"held at seq {held.seq} by {held.actor} ({held.data.get('reason') or 'no reason'}), "
-                            f"never released, but no longer on disk: {how}")
+            data, damage = held.read()
+            reason = (f"its record cannot be read ({damage}): run niuniu audit verify and call surveillance"
+                      if damage else data.get("reason") or "no reason")
+            return "held", (f"held at seq {held.seq} by {held.actor} ({reason}), never released, but no longer on "
+                            f"disk: {how}")
         if pruned is not None:
             return "gone", "deleted by retention"
         restore = next((seq for seq in self.restores if seq > seal.seq), None)
@@ -139,8 +142,8 @@ class SealWatch:
         self.log, self.root, self.table_id, self.budget = log, Path(root), table_id, budget_bytes
         self.checked = 0
         self._queue: list[Path] = []
-        told = [data for data in (_readable(r) for r in log.records(types=[AuditType.RECORDING_CHANGED],
-                                                                    table_id=table_id))
+        told = [data for data in (readable(r) for r in log.records(types=[AuditType.RECORDING_CHANGED],
+                                                                   table_id=table_id))
                 if isinstance(data.get("seal_seq"), int)]
         self._told: set[int] = {data["seal_seq"] for data in told if not data.get("missing")}
         self._told_missing: set[int] = {data["seal_seq"] for data in told if data.get("missing")}
@@ -179,7 +182,7 @@ class SealWatch:
         every round of the disk, beside the frame loop."""
         for seal in self.log.iter_records(types=[AuditType.RECORDING_SEALED], after_seq=self._seen_upto):
             self._seen_upto = seal.seq
-            if (seal.table_id == self.table_id and isinstance(_readable(seal).get("folder"), str)
+            if (seal.table_id == self.table_id and isinstance(readable(seal).get("folder"), str)
                     and seal.seq not in self._told_missing):
                 self._open[seal.seq] = seal
         gone_why = None
@@ -209,10 +212,11 @@ class SealWatch:
         if round_no is None:
             return None
         seals = self.log.records(round_no=round_no, table_id=self.table_id, types=[AuditType.RECORDING_SEALED])
-        return next((s for s in reversed(seals) if _readable(s).get("folder") == folder.name), None)
+        return next((s for s in reversed(seals) if readable(s).get("folder") == folder.name), None)
 
 
-def _readable(record: AuditRecord) -> dict:
-    """The record's data, empty where it is damaged: the watch in the kiosk skips a damaged seal
-    (``audit check-recordings`` names it) instead of its DamagedRecord stopping the watch."""
+def readable(record: AuditRecord) -> dict:
+    """The record's data, empty where it is damaged: a reader that passes a damaged record over
+    (the watch in the kiosk skips a damaged seal, ``audit check-recordings`` names it) instead of
+    its DamagedRecord stopping the reader."""
     return record.read()[0] or {}
