@@ -82,6 +82,17 @@ def sign_export(log: AuditLog, key: Ed25519PrivateKey, *, actor: str, fmt: str, 
     return log.append(AuditType.EXPORTED, actor, payload, ts=now, table_id=table_id)
 
 
+def damaged_records(log: AuditLog, *, since: str | None, until: str | None,
+                    upto_seq: int | None = None) -> list[tuple[AuditRecord, str]]:
+    """``(record, problem)`` of each record of a period that cannot be read or fails its hash
+    (:meth:`AuditRecord.problem`, the words the console's export warns in): the review page
+    asks before it signs and streams an export, since a download cannot carry a warning that a
+    CSV reader would not take for a record, and the officer must know before handing it on
+    (QA52)."""
+    return [(record, problem) for record in log.iter_records(since=since, until=until, upto_seq=upto_seq)
+            for problem in (record.problem(),) if problem]
+
+
 def _body(fields: dict, *, table_id: str, exported_by: str, exported_at: str) -> dict:
     return {"format": STATEMENT_FORMAT, "table_id": table_id, "exported_by": exported_by,
             "exported_at": exported_at, **{name: fields.get(name) for name in _SIGNED}}

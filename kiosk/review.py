@@ -20,8 +20,9 @@ from kiosk.auth import Role, require
 from kiosk.clockwatch import untrusted_stamps
 from kiosk.frame_boxes import with_boxes      # the evidence package draws its boxed frames alike
 from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_at_table, house_net_of, in_period,
-                          load_round, matches, is_change, round_number, round_numbers, seen_cards)
-from kiosk.retention import deletion_of, folder_deletion, log_holds
+                          load_listed_round, load_round, matches, is_change, round_number, round_numbers,
+                          seen_cards)
+from kiosk.retention import LogHolds, damaged_hold_words, deletion_of, folder_deletion, log_holds, read_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
 from kiosk.timeline import (SELF_APPROVED, Say, adjustment_said, correction_evidence, evidence_said, frame_captions,
@@ -130,7 +131,8 @@ def rounds():
     category = request.args.get("category", "").strip() or None
     if category and category not in {c.value for c in Category}:
         error, category = f"category {category!r} is not one of the hand categories", None
-    flags = {name: _flag(name) for name in ("corrected", "voided", "alerts", "changed")}
+    flags = {name: _flag(name) for name in ("corrected", "voided", "alerts", "changed", "damaged",
+                                            "recording_failed")}
     camera_only = _flag("camera")       # rounds played under a camera fault (kiosk.rounds.camera_during)
     staff = request.args.get("staff", "").strip() or None
     approver = request.args.get("approver", "").strip() or None
@@ -141,7 +143,12 @@ def rounds():
     if alert and alert not in ALERT_KINDS and not refused:
         error, refused = (f"alert {alert!r} is not one of the kinds the camera raises "
                           f"({', '.join(ALERT_KINDS)}): choose one from the list"), "alert"
-    held = _held_rounds(table_id)
+    try:
+        held, holds_unread = _held_rounds(table_id), None
+    except DamagedRecord as exc:
+        # A hold or release the log no longer holds readable: which rounds are under review
+        # cannot be told, but the rounds are listed all the same, that one's flagged damaged.
+        held, holds_unread = {}, str(exc)
     ever_held = _ever_held(table_id)
     held_only, ever_only = _flag("held"), _flag("reviewed")
     before = request.args.get("before", type=int)
@@ -165,7 +172,7 @@ def rounds():
     for number in numbers:
         scanned += 1
         last_scanned = number
-        summary = load_round(audit(), number, table_id=table_id)
+        summary = load_listed_round(audit(), number, table_id=table_id)
         if summary and matches(summary, seat=seat, category=category, staff=staff, approved_by=approver,
                                since=since, until=until, alert=alert, **flags):
             if card and card not in seen_cards(summary, seat):
@@ -189,6 +196,7 @@ def rounds():
     return render_template("review/rounds.html", rounds=found, error=error, args=request.args,
                            categories=[c for c in Category], seats=service().config.player_seats,
                            next_url=next_url, refused=refused, alert_kinds=ALERT_KINDS, accounts=_accounts(),
+                           holds_unread=holds_unread,
                            export_period=_export_period(since, until) if refused != "period" else
                            {"from": request.args.get("from", ""), "to": request.args.get("to", "")})
 
@@ -247,7 +255,9 @@ def _reviewed_corrections(round_no: int, table_id: str) -> list:
     records = audit().records(round_no=round_no, table_id=table_id, types=[
         AuditType.RECORDING_HELD, AuditType.RECORDING_RELEASED, AuditType.CARD_CORRECTED,
         AuditType.SETTLEMENT_CORRECTED])
-    marked = under_review(records)
+    # a damaged one is left out, as the round's page leaves it out of its timeline: the list
+    # flags it (``damaged``) instead of failing on it
+    marked = under_review([r for r in records if not r.damage])
     return [r for r in records if r.seq in marked]
 
 
@@ -331,11 +341,13 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     changes = against_seal(folder, seal) if folder and seal else None
     # The log's hold on this round's recording, whatever became of its hold.json: a hold whose
     # file is gone still holds (kiosk.retention), and one whose recording is gone is a finding.
-    try:
-        log_hold = _log_hold(round_no, folder.name if folder else None)
-    except DamagedRecord as exc:      # a damaged hold or release: the page says so, not whether it is held
-        log_hold, camera_damaged = None, [*camera_damaged, {"seq": exc.seq, "type": exc.type, "problem": exc.why}]
+    # Another round's damaged hold or release says nothing of this one; this round's own is
+    # named in the banner with its other damaged records.
+    logged = read_holds(audit())
+    log_hold = _log_hold(round_no, folder.name if folder else None, logged)
     hold = hold_of(folder) if folder else None
+    if hold is None and folder and log_hold is None:
+        hold = _damaged_hold(logged, folder.name)
     return render_template("review/round.html", round=summary, timeline=timeline, frames=frames,
                            captions=frame_captions(timeline, frames, _zone()), camera=camera,
                            words={r.seq: record_words(r, say) for r in timeline}, evidence=evidence,
@@ -398,11 +410,11 @@ def stored_text(record) -> str:
     return record.payload.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _log_hold(round_no: int, folder: str | None):
-    """The unreleased ``recording_held`` record of this round's recording (its folder when on
-    disk, else any folder of the round), or None."""
+def _log_hold(round_no: int, folder: str | None, logged: LogHolds):
+    """The unreleased readable ``recording_held`` record of this round's recording (its folder
+    when on disk, else any folder of the round), or None."""
     table_id = service().config.table_id
-    found = [r for (table, name), r in log_holds(audit()).items()
+    found = [r for (table, name), r in logged.held.items()
              if table == table_id and r.round_no == round_no and (folder is None or name == folder)]
     return max(found, key=lambda r: r.seq, default=None)
 
@@ -410,6 +422,18 @@ def _log_hold(round_no: int, folder: str | None):
 def _as_hold(record) -> dict:
     """A log hold in the shape of a ``hold.json`` (``vision.retention.hold_of``)."""
     return {"by": record.actor, "reason": str(record.data.get("reason") or ""), "ts": None, "seq": record.seq}
+
+
+def _damaged_hold(logged: LogHolds, folder: str) -> dict | None:
+    """A damaged ``recording_held`` record that may hold this folder, in the shape of a
+    ``hold.json``: retention keeps the recording for it (``LogHolds.damaged_hold``), so the
+    pages show it held and offer its release, whose readable record lifts it; its reason is
+    lost with the record, and who held it is stored beside the payload."""
+    record = logged.damaged_hold(service().config.table_id, folder)
+    if record is None:
+        return None
+    return {"by": record.actor, "reason": f"unknown: its hold record (audit record seq {record.seq}) cannot be read",
+            "ts": None, "seq": record.seq}
 
 
 HOLD_REASON_MAX = 500
@@ -459,8 +483,11 @@ def release(round_no: int):
     folder = _recording_dir(round_no)
     try:
         held = hold_of(folder) if folder else None
-        if held is None and folder is not None and (record := _log_hold(round_no, folder.name)) is not None:
-            held = _as_hold(record)    # its hold.json was removed: the log's hold is released all the same
+        if held is None and folder is not None:
+            # its hold.json was removed, or its hold record is damaged: the log's hold is released all the same
+            logged = read_holds(audit())
+            record = _log_hold(round_no, folder.name, logged)
+            held = _as_hold(record) if record is not None else _damaged_hold(logged, folder.name)
         if held is None:
             raise ValueError(f"round {round_no}'s recording is not held")
         reason = _hold_reason()
@@ -523,10 +550,13 @@ def public_key():
 @bp.route("/holds")
 @require(*REVIEW_ROLES)
 def holds():
-    """Every held recording of this table: what the disk must keep, and why."""
+    """Every held recording of this table: what the disk must keep, and why.  A hold or
+    release record that cannot be read is listed as such, once, and a recording a damaged hold
+    may hold is listed held: retention keeps it (``kiosk.retention.LogHolds``)."""
     root = _recordings_root()
     table_id = service().config.table_id
-    logged = {name: r for (table, name), r in log_holds(audit()).items() if table == table_id}
+    holds_read = read_holds(audit())
+    logged = {name: r for (table, name), r in holds_read.held.items() if table == table_id}
     found = []
     for folder in sorted(root.iterdir() if root.is_dir() else [], reverse=True):
         held = hold_of(folder) if folder.is_dir() else None
@@ -534,6 +564,8 @@ def holds():
         if held is None and record is not None:
             # The log holds it but its hold.json is gone: retention keeps it; say so.
             held = {**_as_hold(record), "problem": f"its {HOLD} is gone; held by the audit log (seq {record.seq})"}
+        elif held is None and folder.is_dir():
+            held = _damaged_hold(holds_read, folder.name)      # kept by retention: named in the list below
         if held is not None:
             round_no = round_in_name(folder.name)
             found.append({"folder": folder.name, "round": round_no, **held, "bytes": folder_bytes(folder),
@@ -544,7 +576,10 @@ def holds():
         pruned = folder_deletion(audit(), name, since=record.ts, table_id=table_id)
         gone.append({"folder": name, "round": record.round_no, "by": record.actor, "seq": record.seq,
                      "reason": str(record.data.get("reason") or ""), "pruned": pruned.seq if pruned else None})
-    return render_template("review/holds.html", holds=found, gone=gone)
+    # Each hold or release record that cannot be read, once, with what retention does for it.
+    damaged = [{"round": r.round_no, "seq": r.seq, "by": r.actor, "problem": str(DamagedRecord(r, r.damage)),
+                "meaning": damaged_hold_words(r)} for r in holds_read.damaged if r.table_id == table_id]
+    return render_template("review/holds.html", holds=found, gone=gone, damaged=damaged)
 
 
 @bp.route("/round/<int:round_no>/frame/<int:frame_no>.jpg")
@@ -651,9 +686,13 @@ def chain():
     from kiosk.backup import backup_status
 
     status = runtime().chain.status()
-    changed = audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True, limit=20)
+    # Each record with its data, or why it cannot be read: a damaged one is named in its row,
+    # not the chain's own page failing (the page the officer checks the damage from).
+    changed = [(r, *r.read()) for r in audit().records(types=[AuditType.RECORDING_CHANGED], newest_first=True,
+                                                          limit=20)]
     backup = backup_status(audit())
-    exports = audit().records(types=[AuditType.EXPORTED], newest_first=True, limit=EXPORTS_SHOWN)
+    exports = [(r, *r.read()) for r in audit().records(types=[AuditType.EXPORTED], newest_first=True,
+                                                          limit=EXPORTS_SHOWN)]
     return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
                            history=against_last_backup(audit(), backup), changed=changed, exports=exports,
                            forward=service().forward_status())
@@ -667,7 +706,7 @@ def export():
     Fixed at the head it starts from, signed and logged first, then streamed as the log is
     read: a year's log never has to fit in the kiosk's memory.  The statement is handed out
     from the chain page (``export_statement``): one download cannot carry two files."""
-    from kiosk.exports import sign_export
+    from kiosk.exports import PROBLEMS_NAMED, damaged_records, sign_export
     from kiosk.signing import SigningError, table_key
 
     fmt = request.args.get("format", "csv")
@@ -682,6 +721,14 @@ def export():
     except SigningError as exc:        # no unsigned export while the table's key is unreadable
         flash(f"Nothing exported: {exc}", "error")
         return redirect(url_for("review.rounds"))
+    if not _flag("damaged_seen"):
+        # Told first, on a page: the file holds the damaged records as the log holds them (the
+        # readable ones are all there), and its link downloads it once the officer has read why.
+        broken = damaged_records(log, since=since, until=until)
+        if broken:
+            return render_template("review/export_damaged.html", broken=broken[:PROBLEMS_NAMED],
+                                   count=len(broken), fmt=fmt,
+                                   download=url_for("review.export", **{**request.args, "damaged_seen": "1"}))
     record = sign_export(log, key, actor=g.user["username"], fmt=fmt, since=since, until=until)
     pieces = log.export_text(fmt, since=since, until=until, upto_seq=record.data["head_seq"])
     return Response(_in_blocks(pieces), mimetype="text/csv" if fmt == "csv" else "application/json",

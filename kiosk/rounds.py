@@ -366,6 +366,33 @@ def load_round(log: AuditLog, round_no: int, *, table_id: str | None = None,
     return fold_round(records) if records else None
 
 
+def load_listed_round(log: AuditLog, round_no: int, *, table_id: str | None = None) -> dict | None:
+    """:func:`load_round` with what the surveillance list must flag of the round beside its play,
+    from the round's every record in one query (QA52): ``damaged`` names each damaged record
+    under the round, a seal, hold or case note as well as a round record, as its page does; and
+    ``recording_failed`` holds what the recorder logged the round's recording lost (``{seq, ts,
+    error, stopped, folder}``; ``error`` None where that record is damaged: its kind alone says
+    the recording failed).  The fold reads the round records only: a case note's author is no
+    staff of the round, and the dealer's history strip folds as before."""
+    records = log.records(round_no=round_no, table_id=table_id)
+    played = [r for r in records if r.type in ROUND_TYPES]
+    if not played:
+        return None
+    summary = fold_round(played)
+    summary["recording_failed"] = []
+    for record in records:
+        if record.type in ROUND_TYPES:
+            continue
+        data, why = record.read()
+        if why:
+            summary["damaged"].append({"seq": record.seq, "type": record.type, "problem": why})
+        if record.type == AuditType.RECORDING_FAILED:
+            summary["recording_failed"].append({"error": None, "stopped": None, "folder": None, **(data or {}),
+                                                "seq": record.seq, "ts": record.ts})
+    summary["damaged"].sort(key=lambda d: d["seq"])
+    return summary
+
+
 # What a supervisor approves on a round: a card changed, a settlement recomputed, a void.
 APPROVAL_TYPES = (AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED, AuditType.ROUND_VOID)
 
@@ -394,13 +421,16 @@ def seen_cards(summary: dict, seat: str | None = None) -> set[str]:
 def matches(summary: dict, *, seat: str | None = None, category: str | None = None,
             corrected: bool = False, voided: bool = False, alerts: bool = False, staff: str | None = None,
             changed: bool = False, approved_by: str | None = None, since: str | None = None,
-            until: str | None = None, card: str | None = None, alert: str | None = None) -> bool:
+            until: str | None = None, card: str | None = None, alert: str | None = None,
+            damaged: bool = False, recording_failed: bool = False) -> bool:
     """The surveillance filters; each one narrows, none set means every round.  ``staff``: a
     person who placed bets, settled, corrected, approved or voided in the round (what an
     investigation of one dealer or supervisor starts from), in any case as usernames are typed.
     ``approved_by``: a supervisor who approved a correction or void of the round, approved
     between ``since`` and ``until``.  ``card`` (a card code) and ``alert`` (an alert's code)
-    are on ``seat`` where one is given, as ``category`` is."""
+    are on ``seat`` where one is given, as ``category`` is.  ``damaged`` and ``recording_failed``:
+    the rounds a dispute can no longer be settled from the log and the recording alone; the
+    latter asks :func:`load_listed_round`'s summary."""
     if staff and staff.strip().casefold() not in {name.casefold() for name in summary.get("staff", ())}:
         return False
     if approved_by and not approvals(summary, approved_by, since=since, until=until):
@@ -422,6 +452,10 @@ def matches(summary: dict, *, seat: str | None = None, category: str | None = No
     if alerts and not summary["alerts"]:
         return False
     if changed and not summary["recording_changed"]:
+        return False
+    if damaged and not summary["damaged"]:
+        return False
+    if recording_failed and not summary.get("recording_failed"):
         return False
     return True
 
