@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AuditError, AuditLog, AuditType, log_moment
+from kiosk.audit import AuditError, AuditLog, AuditType, DamagedRecord, log_moment
 from kiosk.backup import MANIFEST, PREFIX
 from vision.record import FOLDER_TIME
 
@@ -102,10 +102,14 @@ def _compare(log: AuditLog, name: str, source: str, seq: int, digest: str, made:
         return Anchor(name, seq, HELD, f"{name}: the log still holds its head, seq {seq}")
     restore = next((r for r in restores if made is not None and log_moment(r.ts) > made), None)
     if restore is not None:
+        # A damaged restore record still says, by its kind and time, that a restore replaced the
+        # history; only which backup it put back is lost with its payload.
+        restored, damage = restore.read()
+        origin = f"from {restored.get('from')}" if damage is None else \
+            f"from a backup not known: {DamagedRecord(restore, damage)}"
         return Anchor(name, seq, SUPERSEDED,
                       f"{name} (seq {seq}) was made before the restore logged at seq {restore.seq} "
-                      f"({restore.ts}, by {restore.actor}, from {restore.data.get('from')}), which replaced "
-                      "that history")
+                      f"({restore.ts}, by {restore.actor}, {origin}), which replaced that history")
     if not held:
         # Said seq-first: the head's own text ("999:5702...") in ``source`` already holds a number.
         last = log.last()

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditDiskError, AuditError, AuditLog, AuditType, VerifyResult, log_moment
+from kiosk.audit import (AUDIT_FILE, AuditDiskError, AuditError, AuditLog, AuditType, DamagedRecord, VerifyResult,
+                         log_moment)
 from kiosk.db import KIOSK_DB, SECRET_FILE
 from kiosk.signing import KEY_FILE as EVIDENCE_KEY
 from vision.aim import view_path
@@ -47,6 +48,21 @@ FUTURE_S = 300
 
 class BackupError(AuditError):
     pass
+
+
+# The damaged records a failed backup's record names, at most: the rest are counted.
+DAMAGED_NAMED = 20
+
+
+class DamagedLogBackedUp(BackupError):
+    """The backup was made, whole, of a log holding records the disk damaged: failed all the
+    same (the admin must act on the damage), with the backup's ``folder`` and the ``damaged``
+    records (``{seq, type, problem}``, as its manifest lists them) for the log's
+    ``backup_failed`` record, so the pages name the damage itself, not only the failure."""
+
+    def __init__(self, message: str, folder: Path, damaged: list[dict]) -> None:
+        super().__init__(message)
+        self.folder, self.damaged = folder, damaged
 
 
 def _config_files(configs) -> dict[str, tuple[str, Path]]:
@@ -110,7 +126,11 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     folder under ``destination``; check the copy's chain; drop the oldest beyond ``keep``.
 
     Raises :class:`BackupError` (one line: what, where, how to fix) and leaves no partial
-    folder behind.
+    folder behind, with one exception: a log whose only faults are records the disk damaged
+    (:class:`kiosk.audit.DamagedRecord`: their payloads no longer read, their links hold) is
+    backed up whole all the same — a card that rots is the one most in need of a copy — and
+    the error names the backup made and the damaged records.  The rotation then keeps every
+    older backup that holds one of those records as it was written (made before the damage).
 
     Both paths are resolved first: the ``backup_made`` record, the manifest and the admin page
     name where the backup is, wherever the command was run from (a path relative to the
@@ -158,11 +178,12 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
             for name, (_kind, source) in config_files.items():
                 shutil.copy2(source, partial / "config" / name)
         held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
-        result = _verified(partial / AUDIT_FILE, "the copied audit log",
-                           "the live log may be damaged: run niuniu audit verify on it")
+        result, damaged = _verified(partial / AUDIT_FILE, "the copied audit log",
+                                    "the live log may be damaged: run niuniu audit verify on it", past_damage=True)
         files = {p.relative_to(partial).as_posix(): sha256_file(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
                     "held_recordings": held, "files": files,
+                    **({"damaged": _damaged_listed(damaged)} if damaged else {}),
                     "config_files": {name: {"kind": kind, "from": str(Path(source).resolve())}
                                      for name, (kind, source) in config_files.items()}}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -181,9 +202,23 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         shutil.rmtree(partial, ignore_errors=True)
         raise BackupError(f"backup to {destination} failed: {exc}; check the drive is mounted, writable "
                           "and has room") from None
+    removed = _drop_oldest(destination, keep, folder, anchors, restores, frozenset(r.seq for r in damaged)) \
+        if keep else []
+    if damaged:
+        first = damaged[0]
+        more = f" ({len(damaged) - 1} more record{'s' if len(damaged) > 2 else ''} cannot be read)" \
+            if len(damaged) > 1 else ""
+        raise DamagedLogBackedUp(f"backup {folder} holds every record as the log has them, but the log is damaged: "
+                                 f"{DamagedRecord(first, first.damage)}{more}; any older backup made before the "
+                                 f"damage, which holds the record as it was written, is kept{_removed_words(removed)}",
+                                 folder, _damaged_listed(damaged))
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    removed = _drop_oldest(destination, keep, folder, anchors, restores) if keep else []
     return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held)
+
+
+def _damaged_listed(records: list) -> list[dict]:
+    """The damaged records as a manifest and a ``backup_failed`` record list them."""
+    return [{"seq": r.seq, "type": r.type, "problem": r.problem()} for r in records]
 
 
 def _still_the_backed_up_history(data_dir: Path, destination: Path) -> tuple[list, list]:
@@ -212,16 +247,30 @@ def _still_the_backed_up_history(data_dir: Path, destination: Path) -> tuple[lis
     return anchors, restores
 
 
-def _verified(path: Path, what: str, fix: str) -> VerifyResult:
-    """Walk a copied log's chain: a copy counts only if it is whole."""
+def _verified(path: Path, what: str, fix: str, *, past_damage: bool = False) -> tuple[VerifyResult, list]:
+    """Walk a copied log's chain: a copy counts only if it is whole.
+
+    ``past_damage``: walk on past each record whose only fault is a payload the disk damaged
+    (it fails its own hash, yet the next record still links to it), and return those records
+    beside the result for the whole log.  Any other fault (a record edited so that it still
+    reads, one removed) is :class:`BackupError` either way."""
     copy = AuditLog(path, create=False)
     try:
-        result = copy.verify()
+        damaged, after, count = [], None, 0
+        while True:
+            result = copy.verify(after=after)
+            count += result.count
+            bad = copy.records(after_seq=result.first_bad_seq - 1, upto_seq=result.first_bad_seq) \
+                if past_damage and result.first_bad_seq is not None else []
+            if not bad or bad[0].prev_hash != result.head_hash or bad[0].damage is None:
+                break
+            damaged.append(bad[0])
+            after, count = (bad[0].seq, bad[0].hash), count + 1
     finally:
         copy.close()
     if not result.ok:
         raise BackupError(f"{what} does not verify ({result.summary()}); {fix}")
-    return result
+    return VerifyResult(count, None, "", result.guards_present, result.head_hash), damaged
 
 
 def _copy_held_recordings(source: Path, target: Path) -> list[str]:
@@ -235,9 +284,15 @@ def _copy_held_recordings(source: Path, target: Path) -> list[str]:
     return copied
 
 
-def _drop_oldest(destination: Path, keep: int, made: Path, anchors: list, restores: list) -> list[str]:
+def _removed_words(removed: list[str]) -> str:
+    return f" (removed {len(removed)} older)" if removed else ""
+
+
+def _drop_oldest(destination: Path, keep: int, made: Path, anchors: list, restores: list,
+                 damaged: frozenset[int] = frozenset()) -> list[str]:
     """Delete all but the newest ``keep`` backups, counting the one just ``made``, which is
-    never deleted.
+    never deleted, nor one that holds a record of ``damaged`` (the seqs the log's disk
+    damaged) that the backups after it hold damaged: the record as it was written.
 
     Only a folder that is a backup by its manifest (``anchors``: read by ``kiosk.anchors``
     before the copy) is deleted; one named like a backup without a readable manifest (a copy
@@ -257,8 +312,13 @@ def _drop_oldest(destination: Path, keep: int, made: Path, anchors: list, restor
             epoch = sum(made_at is not None and log_moment(r.ts) <= made_at for r in restores)
         return epoch, anchor.head_seq, anchor.name
 
+    def holds_as_written(anchor) -> bool:
+        known = {d.get("seq") for d in _damaged_named(_manifest_of(destination / anchor.name))}
+        return any(seq <= anchor.head_seq and seq not in known for seq in damaged)
+
     ours = [a for a in anchors if a.verdict in (HELD, SUPERSEDED) and a.name != made.name
-            and (destination / a.name).is_dir() and not (destination / a.name).is_symlink()]
+            and (destination / a.name).is_dir() and not (destination / a.name).is_symlink()
+            and not holds_as_written(a)]
     ours.sort(key=made_after)
     removed = []
     for old in ours[:max(len(ours) - (keep - 1), 0)]:
@@ -270,20 +330,41 @@ def _drop_oldest(destination: Path, keep: int, made: Path, anchors: list, restor
     return removed
 
 
+def _manifest_of(folder: Path) -> dict:
+    """A backup's manifest, empty where it cannot be read (the rotation then goes by the rest)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _damaged_named(manifest: dict) -> list[dict]:
+    """The records a backup's manifest says the log's disk had damaged when it was made
+    (``{seq, type, problem}``); none where it names none (or holds something else there)."""
+    named = manifest.get("damaged")
+    return [d for d in named if isinstance(d, dict)] if isinstance(named, list) else []
+
+
 def _made_at(folder: Path) -> datetime | None:
     try:
-        made = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["made_at"]
-        return datetime.strptime(made, FOLDER_TIME).replace(tzinfo=timezone.utc)
-    except (OSError, ValueError, KeyError, TypeError):
+        return datetime.strptime(_manifest_of(folder)["made_at"], FOLDER_TIME).replace(tzinfo=timezone.utc)
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path, error: str = "") -> None:
+def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination: Path,
+               error: str | BackupError = "") -> None:
+    """The ``backup_made`` record, or ``backup_failed`` with the ``error`` (its words, or the
+    :class:`BackupError` itself: a :class:`DamagedLogBackedUp` adds the backup it made and the
+    damaged records, ``made`` and ``damaged``, up to ``DAMAGED_NAMED`` of them and their count)."""
     # The console opens the log without a table id; the record is still the table's.
     table = log.table()
     if backup is None:     # resolved, as make_backup resolves the folder of one made
-        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(Path(destination).resolve()), "error": error},
-                   table_id=table)
+        damage = {"made": str(error.folder), "damaged": error.damaged[:DAMAGED_NAMED],
+                  "damaged_count": len(error.damaged)} if isinstance(error, DamagedLogBackedUp) else {}
+        log.append(AuditType.BACKUP_FAILED, actor, {"to": str(Path(destination).resolve()), "error": str(error),
+                                                    **damage}, table_id=table)
         return
     log.append(AuditType.BACKUP_MADE, actor, {
         "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
@@ -299,16 +380,24 @@ def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
     stamped it, or the clock now runs behind, and its age says nothing (it read as fresh for
     as long as the stamp was ahead, a year of no backups unflagged).  ``records_since``: the
     log's records that a backup made does not hold (the log's head against its
-    ``head_seq``), what tells how much a backup dated wrongly has missed."""
+    ``head_seq``), what tells how much a backup dated wrongly has missed.
+
+    A newest record that cannot be read (:class:`kiosk.audit.DamagedRecord`) reads as a failed
+    backup whose ``error`` names the record: where that backup went and what it holds are lost
+    with it, so none is known to hold the log until the next one is made."""
     found = log.records(types=[AuditType.BACKUP_MADE, AuditType.BACKUP_FAILED], newest_first=True, limit=1)
     if not found:
         return None
     record = found[0]
     age_s = (time.time() if now is None else now) - log_moment(record.ts).timestamp()
     future = age_s < -FUTURE_S
-    head, held = log.last(), record.data.get("head_seq")
+    data, damage = record.read()
+    if damage:
+        data = {"error": f"{DamagedRecord(record, damage)}; where that backup went and what it holds is not known: "
+                         "make one now (niuniu backup)"}
+    head, held = log.last(), data.get("head_seq")
     since = head.seq - held if head is not None and type(held) is int and head.seq >= held else None
-    return {**record.data, "ok": record.type == AuditType.BACKUP_MADE, "ts": record.ts,
+    return {**data, "ok": record.type == AuditType.BACKUP_MADE and not damage, "ts": record.ts,
             "stale": future or age_s > STALE_S, "future": future, "age_days": int(age_s // 86400),
             "records_since": since}
 
@@ -322,12 +411,26 @@ class Restored:
     recovered: dict | None = None  # what the collector's copy gave back after the backup (kiosk.recovery)
     # Only the record was written: an earlier run put the files in place and could not record it.
     recorded_later: bool = False
+    # The records the backup's log holds damaged ({seq, type, problem}), restored with --accept-damaged.
+    damaged: tuple[dict, ...] = ()
+
+    def damage_line(self) -> str:
+        """What the console says of a log restored with its damaged records: which, and what to do."""
+        named = "; ".join(f"audit record seq {d.get('seq')} ({d.get('type')}) {d.get('problem')}" for d in self.damaged)
+        return (f"restored as backed up, damaged: {named}; the log was damaged (on the disk, or edited) before "
+                "this backup was made: run niuniu audit verify, keep the data directory as it is and call "
+                "surveillance; an older backup made before the damage may hold those records as they were written")
 
 
-def check_backup(folder: str | Path) -> dict:
+def check_backup(folder: str | Path, *, accept_damaged: bool = False) -> dict:
     """The backup's manifest, once every file it lists is there as it was written, its audit
     log walks whole, and the head it names is that log's last record; :class:`BackupError`
     naming what is wrong otherwise.
+
+    A log backed up damaged (its manifest names the records that could not be read) walks
+    whole only with ``accept_damaged``, and then only past the very records the manifest
+    names: on a dead kiosk disk it may be the one copy of the records written since the last
+    clean backup, so it is restored on purpose rather than never.
 
     The head is checked as the files are: it is what ``verify --against`` compares the live
     log with later, what the ``backup_restored`` record copies, and what tells a data
@@ -344,7 +447,20 @@ def check_backup(folder: str | Path) -> dict:
             raise BackupError(f"{path} is missing from the backup; use another backup")
         if sha256_file(path) != digest:
             raise BackupError(f"{path} differs from the file backed up (SHA-256 mismatch); use another backup")
-    result = _verified(folder / AUDIT_FILE, "the backup's audit log", "use another backup")
+    # a log backed up damaged (make_backup keeps such a copy): its manifest says the damage came with it
+    named = _damaged_named(manifest)
+    damaged = ", ".join(f"seq {d.get('seq')} ({d.get('type')})" for d in named)
+    result, found = _verified(folder / AUDIT_FILE, "the backup's audit log",
+                              f"the kiosk's log was damaged before it was backed up ({MANIFEST} names {damaged}): "
+                              "use a backup made before the damage if the drive holds an older one (it holds "
+                              "those records as they were written, but none written after it), or pass "
+                              "--accept-damaged to restore this one with them as they are"
+                              if damaged else "use another backup", past_damage=accept_damaged and bool(named))
+    if [r.seq for r in found] != [d.get("seq") for d in named]:
+        unread = ", ".join(f"seq {r.seq} ({r.type})" for r in found) or "none"
+        raise BackupError(f"{folder / MANIFEST} names the damaged records {damaged}, but those the backup's audit "
+                          f"log cannot read are {unread}: the manifest was edited or is another backup's; use "
+                          "another backup")
     seq, digest = manifest.get("head_seq"), manifest.get("head_hash")
     if type(seq) is not int or seq != result.count or digest != result.head_hash:
         raise BackupError(f"{folder / MANIFEST} names the head {_shown(seq)}:{_shown(digest)}, but the backup's "
@@ -423,7 +539,8 @@ _RESTORED = (*DATABASES, *PRIVATE_FILES)
 
 
 def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, replace: bool = False,
-                   now: float | None = None, collector: list[str | Path] | None = None) -> Restored:
+                   now: float | None = None, collector: list[str | Path] | None = None,
+                   accept_damaged: bool = False) -> Restored:
     """Put a checked backup back into ``data_dir`` (the kiosk stopped).
 
     Never loses a record, an account or a key: a data directory whose log already holds the
@@ -435,9 +552,13 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
     place, before the ``backup_restored`` record, is said so; the same command run again then
     finds the log ending at the backup's head and appends only the record (``recorded_later``).
     ``collector``: the log collector's files; the records written after the backup that they
-    hold, signed for by the table, are appended as they were (``kiosk.recovery``)."""
+    hold, signed for by the table, are appended as they were (``kiosk.recovery``).
+    ``accept_damaged``: restore a backup of a log the disk had damaged (:func:`check_backup`);
+    the ``backup_restored`` record names its damaged records, as ``Restored.damaged`` does."""
     folder, data_dir = Path(folder), Path(data_dir)
-    manifest = check_backup(folder)
+    manifest = check_backup(folder, accept_damaged=accept_damaged)
+    damaged = tuple({"seq": d.get("seq"), "type": d.get("type"), "problem": d.get("problem")}
+                    for d in _damaged_named(manifest))
     writable_dir(data_dir)
     # Read before anything in the data directory moves: a collector file that cannot be read
     # stops the restore with nothing changed.
@@ -492,7 +613,7 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
             log.append(AuditType.BACKUP_RESTORED, actor, {
                 "from": str(folder.resolve()), "head_seq": manifest["head_seq"], "head_hash": manifest["head_hash"],
                 "replaced": str(replaced.resolve()) if replaced else None, "held_recordings": held,
-                **({"recovered": recovered} if recovered else {}),
+                **({"recovered": recovered} if recovered else {}), **({"damaged": list(damaged)} if damaged else {}),
                 **({"recorded_later": True} if unrecorded is not None else {})}, table_id=log.table())
         finally:
             log.close()
@@ -503,7 +624,8 @@ def restore_backup(folder: str | Path, data_dir: str | Path, *, actor: str, repl
         aside = f" (the previous files are in {replaced})" if replaced else ""
         raise BackupError(f"the backup's files are in place in {data_dir}{aside}; the restore could not be recorded "
                           f"({reason}): free space, then run the same command again to record it") from None
-    return Restored(manifest["head_seq"], replaced, held, configs, recovered, recorded_later=unrecorded is not None)
+    return Restored(manifest["head_seq"], replaced, held, configs, recovered, recorded_later=unrecorded is not None,
+                    damaged=damaged)
 
 
 def _unrecorded(data_dir: Path, manifest: dict, recovery) -> bool | None:
@@ -610,12 +732,14 @@ def _recovery(folder: Path, collector: list[str | Path]):
     """What the collector's copy holds after the backup's head, as far as a key the backup
     holds or its log made signed for it."""
     from kiosk.recovery import recover_after
+    from kiosk.seals import readable
     from kiosk.signing import SigningError, fingerprint, read_table_key
 
     log = AuditLog(folder / AUDIT_FILE, create=False)
     try:
         head, table = log.last(), log.table()
-        keys = {r.data.get("fingerprint") for r in log.records(types=[AuditType.SIGNING_KEY_CREATED])}
+        # a key whose record cannot be read vouches for nothing: its records stay with the collector
+        keys = {readable(r).get("fingerprint") for r in log.records(types=[AuditType.SIGNING_KEY_CREATED])}
     finally:
         log.close()
     try:

@@ -200,6 +200,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     restore.add_argument("--collector", nargs="+", metavar="FILE",
                          help="the log collector's files (audit_forward): take back the records written after the "
                               "backup that the table signed for")
+    restore.add_argument("--accept-damaged", action="store_true",
+                         help="restore a backup whose MANIFEST.json names damaged records (the kiosk's log was "
+                              "damaged before it was backed up), those records as they are")
     restore.add_argument("--json", action="store_true", help="print what was restored as JSON")
     restore.set_defaults(func=run_restore)
 
@@ -651,7 +654,7 @@ def run_backup(args) -> int:
         try:
             log = _open_audit(args.data_dir)
             try:
-                log_backup(log, None, actor=_console_user(), destination=destination, error=str(exc))
+                log_backup(log, None, actor=_console_user(), destination=destination, error=exc)
             finally:
                 log.close()
         except (AuditError, sqlite3.Error, OSError):
@@ -678,11 +681,11 @@ def run_restore(args) -> int:
     from kiosk.backup import restore_backup
 
     done = restore_backup(args.backup, args.data_dir, actor=_console_user(), replace=args.replace,
-                          collector=args.collector)
+                          collector=args.collector, accept_damaged=args.accept_damaged)
     if args.json:
         print(json.dumps({"records": done.records, "replaced": str(done.replaced) if done.replaced else None,
                           "held_recordings": done.held, "configs": done.configs, "recovered": done.recovered,
-                          "recorded_later": done.recorded_later}))
+                          "recorded_later": done.recorded_later, "damaged": list(done.damaged)}))
         return 0
     if done.recorded_later:
         print(f"{args.data_dir} already holds this backup's {done.records} audit records, put in place by an earlier "
@@ -690,6 +693,8 @@ def run_restore(args) -> int:
     else:
         print(f"restored {done.records} audit records (chain checked) into {args.data_dir}"
               + (f"; the previous files are in {done.replaced}" if done.replaced else ""))
+    if done.damaged:
+        print(done.damage_line())
     if done.recovered is not None:
         _print_recovered(done.recovered)
     for file in done.configs:

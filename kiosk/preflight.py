@@ -277,7 +277,7 @@ def _history(log: AuditLog, backup: dict | None) -> list[Finding]:
 
 def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
     """Found now, not the day a regulator asks for a round: a key lost or swapped for another."""
-    from kiosk.signing import KEY_FILE, SigningError, fingerprint, logged_key, read_table_key
+    from kiosk.signing import KEY_FILE, SigningError, damaged_key_words, fingerprint, logged_key, read_table_key
 
     try:
         key = read_table_key(data_dir)
@@ -288,6 +288,10 @@ def _evidence_key(data_dir: Path, log: AuditLog) -> Finding:
                                            "makes it now, to publish)")
     key_id = fingerprint(key.public_key())
     made = logged_key(log, key_id)
+    if made is None and (damaged := damaged_key_words(log)):
+        # the key's own record may be the damaged one: moving the key aside would lose the table's key
+        return Finding("evidence key", WARN, f"{data_dir / KEY_FILE} ({key_id[:16]}...) is named by no readable "
+                                             f"record of this log: {damaged}; keep the file as it is")
     if made is None:
         return Finding("evidence key", WARN, f"{data_dir / KEY_FILE} ({key_id[:16]}...) is not a key this audit "
                                              "log made, so the packages it signs do not check against this log: "

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from kiosk.audit import AuditLog, AuditRecord, AuditType, DamagedRecord
+from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, DamagedRecord
 from kiosk.seals import SealWatch, readable
 from vision.record import HOLD, round_in_name
 from vision.retention import ThisRun, Unprunable, disk_of, prune_recordings, unprunable
@@ -53,6 +54,7 @@ class RecordingRetention(threading.Thread):
         self.period_s, self.free_bytes, self.warn, self.clock = period_s, free_bytes, warn, clock
         self.stop_event = threading.Event()
         self._low = False
+        self._failing: dict[str, str] = {}     # what failed last pass -> its words, told once
         self.seals = seals        # checks a few sealed recordings against their seals each pass
         # The table whose holds apply: the recordings folder is recordings/<table id>.
         self.table_id = self.root.name if table_id is None else table_id
@@ -68,17 +70,29 @@ class RecordingRetention(threading.Thread):
 
     def run(self) -> None:
         while True:
-            try:
-                self.check()
-            except Exception:   # a failed check must never take the kiosk down; the next one retries
-                log.exception("recording retention check failed")
-            try:
-                if self.seals is not None:
-                    self.seals.step()
-            except Exception:
-                log.exception("checking recordings against their seals failed")
+            self._step("recording retention check", self.check)
+            if self.seals is not None:
+                self._step("checking recordings against their seals", self.seals.step)
             if self.stop_event.wait(self.period_s):
                 return
+
+    def _step(self, what: str, step: Callable[[], None]) -> None:
+        """One part of a pass; a failure never takes the kiosk down, the next pass retries.  A
+        failure with its own words (a full disk refusing the log's append, a folder that cannot be
+        deleted) is one journal line, said again only when the words change: a full disk stays
+        full for hours, and a traceback every minute buried the line that says what to do (QA52).
+        Anything else is a defect: its traceback, every time."""
+        try:
+            step()
+        except (AuditError, sqlite3.Error, OSError) as exc:
+            if self._failing.get(what) != str(exc):
+                log.error("%s failed: %s", what, exc)
+            self._failing[what] = str(exc)
+            return
+        except Exception:
+            log.exception("%s failed", what)
+        if self._failing.pop(what, None) is not None:
+            log.info("%s works again", what)
 
     def check(self) -> None:
         """One pass: prune, log what went, and say (once in the log, on the screen until

@@ -28,7 +28,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from kiosk.audit import AuditError, AuditLog, AuditType
+from kiosk.audit import AuditError, AuditLog, AuditType, DamagedRecord
 
 KEY_FILE = "evidence_key"
 SIGNATURE = "SIGNATURE.json"
@@ -105,9 +105,25 @@ def read_table_key(data_dir: str | Path) -> Ed25519PrivateKey | None:
 
 
 def logged_key(log: AuditLog, key_id: str):
-    """The ``signing_key_created`` record of the key with fingerprint ``key_id``, or None."""
+    """The readable ``signing_key_created`` record of the key with fingerprint ``key_id``, or
+    None.  A damaged one is passed over: which key it recorded cannot be read, so it vouches
+    for none (:func:`damaged_key_words` says so where a key is checked)."""
     return next((r for r in log.records(types=[AuditType.SIGNING_KEY_CREATED])
-                 if r.data.get("fingerprint") == key_id), None)
+                 for data, _ in (r.read(),) if data is not None and data.get("fingerprint") == key_id), None)
+
+
+def damaged_key_words(log: AuditLog) -> str | None:
+    """Why a key no readable record made may still be the log's own: its ``signing_key_created``
+    records that cannot be read, in :class:`DamagedRecord`'s words, and what that means for the
+    key check; None where every one reads."""
+    damaged = [r for r in log.records(types=[AuditType.SIGNING_KEY_CREATED]) if r.damage]
+    if not damaged:
+        return None
+    first = damaged[0]
+    more = f" ({len(damaged) - 1} more key record{'s' if len(damaged) > 2 else ''} cannot be read)" \
+        if len(damaged) > 1 else ""
+    return (f"{DamagedRecord(first, first.damage)}{more}; a key record that cannot be read cannot vouch for a key, "
+            "though the key may be the one it recorded")
 
 
 def _read_key(path: Path, data: bytes) -> Ed25519PrivateKey:
@@ -209,7 +225,10 @@ def check_signer(key_id: str, published: Ed25519PublicKey | None, log: AuditLog 
             facts.append(f"{signed} is signed by the published key {key_id}: {proves}")
     if log is not None:
         made = logged_key(log, key_id)
-        if made is None:
+        damaged = damaged_key_words(log) if made is None else None
+        if damaged:
+            problems.append(f"signed by key {key_id}, which no readable record of this log made: {damaged}")
+        elif made is None:
             problems.append(f"signed by key {key_id}, which this log never made")
         else:
             facts.append(f"signed by the key this log made at seq {made.seq} ({made.ts})")
