@@ -72,8 +72,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service=None) ->
     if app.config["BEHIND_PROXY"]:
         _trust_the_proxy(app)
     db.init_app(app)
-    with db.connect(data_dir):
-        pass  # create the accounts schema before the first request
+    db.connect(data_dir).close()    # the accounts schema made before the first request; its connection not kept open
 
     if service is None:
         service = _default_service(app.config, data_dir)

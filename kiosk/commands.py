@@ -8,11 +8,14 @@ pipeline, Flask app) and differ only in where frames come from and who the accou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
+import socket
 import sqlite3
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from kiosk.audit import AUDIT_FILE, AuditError, AuditLog, AuditType, local_text, parse_period
@@ -864,8 +867,13 @@ def run_users_add(args) -> int:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        except AuditError:
+            raise       # the log's own words (a full disk: AuditDiskError, an sqlite3.Error too)
         except sqlite3.Error as exc:
-            raise NiuniuError(f"cannot write the account to {data_dir / db.KIOSK_DB}: {exc}; nothing was "
+            said = db.write_refused(data_dir / db.KIOSK_DB, exc, what="the accounts database ",
+                                    again="run the command again")
+            raise NiuniuError(f"{said} (nothing was created)" if said else
+                              f"cannot write the account to {data_dir / db.KIOSK_DB}: {exc}; nothing was "
                               "created: check the disk, and run as the kiosk's user (sudo -u niuniu ...)") from None
         finally:
             conn.close()
@@ -892,7 +900,11 @@ def _kiosk_db(data_dir: Path, *, create: bool):
             # SQLite writes beside a WAL database (its -shm) even to read it.
             raise NiuniuError(f"cannot open the accounts in {data_dir / db.KIOSK_DB} ({exc}), which needs a "
                               f"writable disk even to read: {why}") from None
-        raise NiuniuError(db.damaged_accounts(data_dir / db.KIOSK_DB, exc)) from None
+        # A full disk (SQLite cannot make the -shm it reads through), a sqlite3 shell holding
+        # the file: said as the kiosk's start says them, not as a damaged database to restore.
+        said = db.write_refused(data_dir / db.KIOSK_DB, exc, what="the accounts database ",
+                                again="run the command again")
+        raise NiuniuError(said or db.damaged_accounts(data_dir / db.KIOSK_DB, exc)) from None
 
 
 def run_users_list(args) -> int:
@@ -1020,9 +1032,25 @@ def _first_run_notice(data_dir: Path, url: str) -> None:
               f"{db.setup_code(data_dir)} to create the administrator.")
 
 
+@contextlib.contextmanager
+def _port_first(host: str, port: int) -> Iterator[socket.socket]:
+    """The port, bound before anything is logged or started (``niuniu kiosk`` and ``niuniu
+    demo``): a busy one found after kiosk_start was written left a start with no stop (read
+    as a crash at the next start), and the pipeline's threads still running made the
+    interpreter abort (exit 134).  Closed again if what is built inside fails; else handed
+    to ``serve(listener=...)``."""
+    from kiosk.server import listen
+
+    listener = listen(host, port)
+    try:
+        yield listener
+    except BaseException:
+        listener.close()
+        raise
+
+
 def run_kiosk_command(args) -> int:
     from kiosk.backup import DATABASES, writable_dir
-    from kiosk.server import listen
     from vision.sources import open_source
     from vision.table import load_table_config
 
@@ -1034,11 +1062,7 @@ def run_kiosk_command(args) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     # A file, a read-only disk, a database left owned by root: one line now, not a traceback.
     writable_dir(data_dir, files=DATABASES)
-    # The port before anything is logged or started: a busy one found after kiosk_start was
-    # written left a start with no stop (read as a crash at the next start), and the
-    # pipeline's threads still running made the interpreter abort (exit 134).
-    listener = listen(args.host, args.port)
-    try:
+    with _port_first(args.host, args.port) as listener:
         data_dir.mkdir(parents=True, exist_ok=True)
         if not is_loopback(args.host):
             print(f"warning: binding {args.host} exposes the kiosk to the network; keep it on 127.0.0.1 behind a "
@@ -1050,9 +1074,6 @@ def run_kiosk_command(args) -> int:
         app, service, pipeline = build_kiosk(config, source, detector, data_dir, realtime=not source.live,
                                              view=view, app_config={"TABLE_FILE": str(Path(args.config).resolve()),
                                                                     "BEHIND_PROXY": args.behind_proxy})
-    except BaseException:
-        listener.close()
-        raise
     retention = _retention(config, data_dir, service, pipeline)
     forwarder = _forwarder(config, data_dir, service)
     clock = ClockWatchThread(service.clock_watch)
@@ -1095,16 +1116,18 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
     from vision.table import load_table_config
 
     out = out or sys.stdout
-    config = load_table_config(demo_dir / "table.yaml")
-    frames = demo_frames(demo_dir)
-    data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
-    data_dir.mkdir(parents=True, exist_ok=True)
-    source = open_source(str(frames), fps=config.camera.fps, loop=True)
-    table_file = (demo_dir / "table.yaml").resolve()
-    app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True,
-                                         app_config={"TABLE_FILE": str(table_file), **(app_config or {})},
-                                         view=_calibration_view(table_file))
-    accounts = create_demo_accounts(data_dir, service.audit, method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
+    with _port_first(host, port) as listener:
+        config = load_table_config(demo_dir / "table.yaml")
+        frames = demo_frames(demo_dir)
+        data_dir = data_dir or Path(tempfile.mkdtemp(prefix="niuniu-demo-"))
+        data_dir.mkdir(parents=True, exist_ok=True)
+        source = open_source(str(frames), fps=config.camera.fps, loop=True)
+        table_file = (demo_dir / "table.yaml").resolve()
+        app, service, pipeline = build_kiosk(config, source, detector, data_dir, demo=True,
+                                             app_config={"TABLE_FILE": str(table_file), **(app_config or {})},
+                                             view=_calibration_view(table_file))
+        accounts = create_demo_accounts(data_dir, service.audit,
+                                        method=(app_config or {}).get("PASSWORD_HASH_METHOD"))
     dealer = DemoDealer(service, pause=pause, truth=load_truth(demo_dir))
     retention = _retention(config, data_dir, service, pipeline)
     clock = ClockWatchThread(service.clock_watch)
@@ -1132,4 +1155,4 @@ def run_demo(demo_dir: Path, detector, *, data_dir: Path | None = None, host: st
         pipeline.stop()
         service.stop(why)
 
-    return serve(app, host, port, on_ready=ready, on_stop=stopped, pipeline=pipeline)
+    return serve(app, host, port, on_ready=ready, on_stop=stopped, pipeline=pipeline, listener=listener)

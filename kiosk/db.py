@@ -79,6 +79,7 @@ def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
         raise NiuniuError(f"no kiosk database at {path}; check --data-dir (the kiosk creates it on first start, "
                           "`niuniu users add` before that)")
     path.parent.mkdir(parents=True, exist_ok=True)
+    made = not path.exists()
     conn = None
     try:
         conn = _open(path)
@@ -86,17 +87,61 @@ def connect(data_dir: str | Path, *, create: bool = True) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode=WAL")
         have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         if not _SCHEMA_NAMES <= have:
-            conn.executescript(_SCHEMA)
+            conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")      # all the tables or none
         _migrate(conn)
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
+        if made:
+            _unmake(path)
         if isinstance(exc, sqlite3.OperationalError):
             raise        # a disk or permission problem: the caller knows the data directory's state
         # A damaged or foreign file ("file is not a database"): one line with the fix, at the
         # kiosk's start as in `niuniu users`, not a traceback in a restart loop.
         raise NiuniuError(damaged_accounts(path, exc)) from None
     return conn
+
+
+def _unmake(path: Path) -> None:
+    """Remove the database this start began to make and could not finish (a full disk, a
+    read-only mount): an empty ``kiosk.sqlite3`` beside the audit log reads as a first run at
+    the next start, its setup code letting whoever types it make an administrator."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm", f"{path.name}-journal"):
+        try:
+            path.with_name(name).unlink(missing_ok=True)
+        except OSError:
+            pass        # what is left is an empty file, which the next start makes ready again
+
+
+def write_refused(path: Path, exc: sqlite3.Error, *, again: str, what: str = "") -> str | None:
+    """One line for a database of the data directory that SQLite would not open or write for a
+    reason of the disk's or another program's, naming the file, why and the fix (``again``:
+    what to do once fixed); None for any other reason, which the caller words.
+
+    Shared by the audit log's start and the accounts' (``what``: "the accounts database "), so
+    a full disk, a read-only mount or a sqlite3 shell holding the file reads the same whichever
+    file met it first."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    if disk_refused(exc):
+        return (f"cannot write {what}{path}: {exc}; free space on the data disk ({path.parent}), or check the disk "
+                f"if it is not full, then {again}")
+    if name in ("SQLITE_BUSY", "SQLITE_LOCKED") or str(exc) == "database is locked":
+        return (f"cannot write {what}{path}: another program holds it for writing ({exc}: a second kiosk or "
+                f"`niuniu demo` on this data directory, a sqlite3 shell, a restore); stop that program, then {again}")
+    if name.startswith("SQLITE_READONLY") or "readonly database" in str(exc):
+        if _read_only_disk(path):
+            return f"cannot write {what}{path}: it is on a read-only file system ({exc}): remount it read-write"
+        from kiosk.backup import unwritable_file     # kiosk.backup imports this module
+
+        return f"{unwritable_file(path)} ({exc})"
+    return None
+
+
+def _read_only_disk(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def damaged_accounts(path: Path, exc: Exception) -> str:
@@ -186,9 +231,34 @@ def init_app(app: Flask) -> None:
     full disk that fails, "disk I/O error", even for a read.  With a connection per request
     every page of the kiosk was then a 500 and no alarm reached the dealer.  The held
     connection keeps both files, so requests read the accounts whatever space is left."""
-    app.extensions[KEEPER] = connect(app.config["DATA_DIR"])
+    app.extensions[KEEPER] = _ready_to_write(Path(app.config["DATA_DIR"]) / KIOSK_DB)
     app.teardown_appcontext(close_db)
     app.register_error_handler(sqlite3.OperationalError, _disk_refused)
+
+
+def _ready_to_write(path: Path) -> sqlite3.Connection:
+    """The kiosk's held connection, once the accounts have been seen to take a write.
+
+    Opening a database the kiosk made before writes nothing, so a file SQLite may only read
+    (a mount that lies to access(2), a sqlite3 shell holding its write lock) used to start a
+    kiosk on which no one could log in, and a full disk ended the start in SQLite's
+    traceback (QA52).  Either is now one line before the audit log's first record: a write
+    begun and rolled back changes nothing in the file."""
+    try:
+        conn = connect(path.parent)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM settings WHERE 0")
+            conn.execute("ROLLBACK")
+        except BaseException:
+            conn.close()
+            raise
+    except sqlite3.OperationalError as exc:
+        said = write_refused(path, exc, what="the accounts database ", again="start the kiosk again") or \
+            f"cannot open the accounts database {path}: {exc}; keep the data directory as it is and run niuniu " \
+            "check on it"
+        raise NiuniuError(f"{said}: the kiosk stopped before its first record") from None
+    return conn
 
 
 def _disk_refused(exc: sqlite3.OperationalError):

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from kiosk.audit import AuditError, AuditLog, AuditType, Entry, canonical_json
+from kiosk.db import write_refused
 from kiosk.clockwatch import ClockWatch
 from kiosk.adjustment_words import adjustment_words, party_name, party_words, standing
 from kiosk.rounds import BANKER, TERMINAL_TYPES, fold_round, load_round, round_numbers
@@ -315,6 +316,16 @@ def config_digest(config: TableConfig) -> str:
     return hashlib.sha256(canonical_json(config.model_dump(mode="json")).encode()).hexdigest()
 
 
+def start_refused(path: Path, exc: sqlite3.Error) -> str:
+    """One line for an audit log that refused the kiosk's start records: the file, what
+    stopped it and the fix, in the words `niuniu check` fails such a file with ("...: the
+    kiosk would stop at its first record") and the accounts database's are said in at the
+    same start (``kiosk.db.write_refused``).  A full disk has its own (``AuditDiskError``)."""
+    what = write_refused(path, exc, again="start the kiosk again") or \
+        f"cannot write {path}: {exc}; keep the data directory as it is and run niuniu check on it"
+    return f"{what}: the kiosk stopped at its first record"
+
+
 # --------------------------------------------------------------------------- the service
 
 
@@ -396,29 +407,46 @@ class TableService:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Recover from the last run, write the start records, publish the first state."""
+        """Recover from the last run, write the start records, publish the first state.
+
+        The log refusing the start's records (another program writing it, a file SQLite opened
+        read-only) is one :class:`AuditError` naming the file and the fix, which ``niuniu kiosk``
+        prints as its one line and exits on (QA52: SQLite's traceback was all systemd logged)."""
         with self._lock:
             if self._started:
                 return
             self._started = True
-            previous = self._recover()
-            self._seal_left_over(previous)
-            last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
-            if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
-                self.machine.round_no = last_round
-            self.clock_watch.look()     # the baseline: kiosk_start says how the clock stands, later changes are logged
-            self.audit.append(AuditType.KIOSK_START, "system", {
-                "pid": os.getpid(), "previous_run": previous,
-                "table_id": self.config.table_id, "rules": self.config.rules, "clock": self.clock_sync(),
-            })
-            self._log_config()
-            if self.detector_info:
-                self.audit.append(AuditType.MODEL_LOADED, "system", dict(self.detector_info))
+            try:
+                self._write_start()
+            except (sqlite3.Error, AuditError) as exc:
+                self._started = False     # nothing started: no kiosk_stop is owed for it
+                if isinstance(exc, AuditError):     # its own words already (a full disk: AuditDiskError)
+                    raise
+                raise AuditError(start_refused(self.audit.path, exc)) from exc
             self._ignore_finished_cards()
             self._restore_pending()
             self._reload_history()
             self._load_adjustments()
             self._publish()
+
+    def _write_start(self) -> None:
+        """The start's records: a round the last run left open closed, then kiosk_start, the
+        table file and the card model.  A reader without its orientation model is said in
+        kiosk_start itself, where a review of the day's timeline starts (QA52)."""
+        previous = self._recover()
+        self._seal_left_over(previous)
+        last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
+        if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
+            self.machine.round_no = last_round
+        self.clock_watch.look()     # the baseline: kiosk_start says how the clock stands, later changes are logged
+        start = {"pid": os.getpid(), "previous_run": previous,
+                 "table_id": self.config.table_id, "rules": self.config.rules, "clock": self.clock_sync()}
+        if self.detector_info.get("orientation_missing"):
+            start["orientation_missing"] = self.detector_info["orientation_missing"]
+        self.audit.append(AuditType.KIOSK_START, "system", start)
+        self._log_config()
+        if self.detector_info:
+            self.audit.append(AuditType.MODEL_LOADED, "system", dict(self.detector_info))
 
     def forward_status(self) -> dict | None:
         """Where the audit log's copy on the casino's collector stands, None where none is set."""
@@ -1628,7 +1656,10 @@ class TableService:
                 "camera": self._camera_turns["online"],
                 "camera_since": self._camera["since"],
                 "camera_reason": self._camera["reason"], "fps": None, "frame_no": None,
-                "model": self.detector_info.get("name"), "last_frame_ts": None}
+                "model": self.detector_info.get("name"), "last_frame_ts": None,
+                # The reader turning no card upright misreads more: the dealer's MODEL pill and
+                # the admin page say so, not only `niuniu check` and kiosk_start (QA52).
+                "orientation_missing": self.detector_info.get("orientation_missing")}
         if self.pipeline is not None:
             try:
                 live = dict(self.pipeline.status())

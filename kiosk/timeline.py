@@ -420,11 +420,19 @@ def _pin_accepted(data: dict, record, say: Say) -> str:
             f"but the action was refused{why}")
 
 
+def _unturned(data: dict) -> str:
+    """A card model that read without its orientation model, as a dispute's reviewer must
+    read it: those cards were misread more (QA52; `niuniu check` warns of it beforehand)."""
+    missing = data.get("orientation_missing")
+    return (f"; READ WITHOUT THE ORIENTATION MODEL ({missing} was missing): the cards were not turned upright "
+            "before they were read, and are misread more" if missing else "")
+
+
 def _kiosk_start(data: dict, record, say: Say) -> str:
     clock = data.get("clock") or {}
     unsynced = f"; {clock['message']}" if isinstance(clock, dict) and clock.get("synchronised") is False else ""
     return (f"Kiosk started (table {data['table_id']}, rules {data['rules']}; the last run: "
-            f"{data.get('previous_run', 'not said')}){unsynced}")
+            f"{data.get('previous_run', 'not said')}){unsynced}{_unturned(data)}")
 
 
 def _kiosk_stop(data: dict, record, say: Say) -> str:
@@ -439,7 +447,7 @@ def _config_loaded(data: dict, record, say: Say) -> str:
 
 
 def _model_loaded(data: dict, record, say: Say) -> str:
-    return f"Card model loaded: {data['name']} (SHA-256 {str(data['sha256'])[:16]}…)"
+    return f"Card model loaded: {data['name']} (SHA-256 {str(data['sha256'])[:16]}…){_unturned(data)}"
 
 
 def _account(data: dict, record, say: Say) -> str:

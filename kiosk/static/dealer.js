@@ -652,7 +652,15 @@
     $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";
     document.body.classList.toggle("camera-down", offline);
-    $("model-pill").textContent = "MODEL " + (s.model || "none");
+    // A reader without its orientation model misreads more (QA52): said in words on the pill,
+    // with the missing file in its tooltip, for the supervisor to call the technician.
+    const modelPill = $("model-pill");
+    modelPill.textContent = "MODEL " + (s.model || "none") +
+      (s.orientation_missing ? " — no orientation model: call the technician" : "");
+    modelPill.className = "pill " + (s.orientation_missing ? "warn" : "neutral");
+    modelPill.title = s.orientation_missing
+      ? s.orientation_missing + " is missing: the cards are read without being turned upright, and are misread more"
+      : "card model";
     const fps = s.fps === null || s.fps === undefined ? "–" : s.fps;
     const fpsPill = $("fps-pill");
     fpsPill.textContent = fps + " FPS";
