@@ -652,15 +652,18 @@
     $("camera-warning").textContent = s.camera_warning ? "⚠ CHECK THE CAMERA — " + s.camera_warning : "";
     $("camera-reason").textContent = s.camera_reason || s.last_error || "";
     document.body.classList.toggle("camera-down", offline);
-    // A reader without its orientation model misreads more (QA52): said in words on the pill,
-    // with the missing file in its tooltip, for the supervisor to call the technician.
+    // A reader without its orientation model misreads more (QA52): said in words across the screen
+    // like the other warnings, as the MODEL pill's ellipsis cut them off (QA52 review M1); the pill
+    // turns amber, and both name the missing file in their tooltip, for the technician.
+    const orientation = s.orientation_missing
+      ? s.orientation_missing + " is missing: the cards are read without being turned upright, and are misread more" : "";
+    $("model-warning").hidden = !orientation;
+    $("model-warning").textContent = orientation ? "⚠ NO ORIENTATION MODEL — call the technician: cards are misread more" : "";
+    $("model-warning").title = orientation;
     const modelPill = $("model-pill");
-    modelPill.textContent = "MODEL " + (s.model || "none") +
-      (s.orientation_missing ? " — no orientation model: call the technician" : "");
-    modelPill.className = "pill " + (s.orientation_missing ? "warn" : "neutral");
-    modelPill.title = s.orientation_missing
-      ? s.orientation_missing + " is missing: the cards are read without being turned upright, and are misread more"
-      : "card model";
+    modelPill.textContent = "MODEL " + (s.model || "none");
+    modelPill.className = "pill " + (orientation ? "warn" : "neutral");
+    modelPill.title = orientation || "card model";
     const fps = s.fps === null || s.fps === undefined ? "–" : s.fps;
     const fpsPill = $("fps-pill");
     fpsPill.textContent = fps + " FPS";
