@@ -896,7 +896,7 @@ class AuditLog:
             raise AuditError(f"export format {fmt!r} is not csv or json")
         rows = self.iter_records(since=since, until=until, upto_seq=upto_seq)
         if broken is not None:
-            rows = _noting_broken(rows, broken)
+            rows = noting_broken(rows, broken)
         if fmt == "json":
             yield '{"records": ['
             count = 0
@@ -933,10 +933,21 @@ class AuditLog:
         return self.count(since=since, until=until, upto_seq=upto_seq)
 
 
-def _noting_broken(records: Iterable[AuditRecord], broken: list) -> Iterator[AuditRecord]:
-    """``records``, each that :meth:`AuditRecord.problem` finds wrong noted in ``broken``."""
+def noting_broken(records: Iterable[AuditRecord], broken: list) -> Iterator[AuditRecord]:
+    """``records``, each that :meth:`AuditRecord.problem` finds wrong noted in ``broken``: the
+    export notes them in the pass that writes them, and a check before an export with no pass
+    of its own (the review page's) in the same words."""
     for record in records:
         problem = record.problem()
         if problem is not None:
             broken.append((record, problem))
         yield record
+
+
+def damaged_words(damaged: list[AuditRecord], kind: str = "record") -> str:
+    """The first of ``damaged`` (records that cannot be read) in :class:`DamagedRecord`'s words,
+    and how many more: naming each would bury the one line that says what to do, and a backup
+    and a key check count them alike."""
+    first, more = damaged[0], len(damaged) - 1
+    return f"{DamagedRecord(first, first.damage)}" + (f" ({more} more {kind}{'s' if more > 1 else ''} cannot be "
+                                                      "read)" if more else "")

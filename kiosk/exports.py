@@ -23,13 +23,15 @@ import hashlib
 import io
 import json
 import time
+from collections import deque
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from kiosk.anchors import HELD, check_head
-from kiosk.audit import AuditError, AuditLog, AuditRecord, AuditType, canonical_json, log_moment, utc_iso
+from kiosk.audit import (AuditError, AuditLog, AuditRecord, AuditType, canonical_json, damaged_words, log_moment,
+                         noting_broken, utc_iso)
 from kiosk.evidence import EvidenceCheck
 from kiosk.signing import ALGORITHM, UNREADABLE, check_signer, fingerprint, logged_key, verified_signer
 
@@ -89,8 +91,9 @@ def damaged_records(log: AuditLog, *, since: str | None, until: str | None,
     asks before it signs and streams an export, since a download cannot carry a warning that a
     CSV reader would not take for a record, and the officer must know before handing it on
     (QA52)."""
-    return [(record, problem) for record in log.iter_records(since=since, until=until, upto_seq=upto_seq)
-            for problem in (record.problem(),) if problem]
+    broken: list[tuple[AuditRecord, str]] = []
+    deque(noting_broken(log.iter_records(since=since, until=until, upto_seq=upto_seq), broken), maxlen=0)
+    return broken
 
 
 def _body(fields: dict, *, table_id: str, exported_by: str, exported_at: str) -> dict:
@@ -336,22 +339,32 @@ def _check_records_against_log(log: AuditLog, records: list[AuditRecord], proble
 
 def _check_statement_logged(log: AuditLog, signed: dict, problems: list[str], facts: list[str]) -> None:
     after = signed.get("head_seq") if isinstance(signed.get("head_seq"), int) else 0
-    vouched = next((r for r in log.records(types=[AuditType.EXPORTED], after_seq=after)
-                    if (r.read()[0] or {}).get("signature") == signed.get("signature")), None)
-    if vouched is None:
+    vouched, damaged = None, []
+    for record in log.records(types=[AuditType.EXPORTED], after_seq=after):
+        data, damage = record.read()
+        if damage:
+            damaged.append(record)
+        elif vouched is None and "signature" in data and data["signature"] == signed.get("signature"):
+            vouched = record, data
+    if vouched is None and damaged:
+        # The record that would vouch for the statement may be the one that cannot be read: not
+        # signed by this kiosk is then an accusation the log cannot make (QA52 review M3).
+        problems.append(f"the log's record of this export cannot be read: {damaged_words(damaged)}; whether it is "
+                        "this export's cannot be told, so the log neither vouches for the statement nor denies it")
+    elif vouched is None:
         problems.append("the log has no audit_exported record of this statement: it was not signed by this log's "
                         "kiosk as it is")
     else:
-        try:
-            logged = statement_of(log, vouched)
-        except AuditError as exc:
-            logged = {"error": str(exc)}
+        # The signed fields only: whether the log made the key is check_signer's, which names a
+        # key record that cannot be read instead of calling every field changed.
+        record, data = vouched
+        logged = _body(data, table_id=record.table_id, exported_by=record.actor, exported_at=record.ts)
         differ = [k for k in ("table_id", "exported_by", "exported_at", *_SIGNED) if logged.get(k) != signed.get(k)]
         if differ:
-            problems.append(f"the log's record of this export (seq {vouched.seq}) differs from the statement in "
+            problems.append(f"the log's record of this export (seq {record.seq}) differs from the statement in "
                             f"{', '.join(differ)}: the statement was changed after export")
         else:
-            facts.append(f"the log records this export: seq {vouched.seq}, by {vouched.actor} at {vouched.ts}")
+            facts.append(f"the log records this export: seq {record.seq}, by {record.actor} at {record.ts}")
     seq, digest = signed.get("head_seq"), signed.get("head_hash")
     if isinstance(seq, int) and seq > 0 and isinstance(digest, str) and check_head(log, seq, digest).verdict != HELD:
         problems.append(f"the log no longer holds the head it had when this was exported (seq {seq}): its history "

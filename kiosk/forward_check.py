@@ -95,7 +95,9 @@ def _take(reading: Reading, item: dict) -> None:
     table = _table(reading, item.get("log", record.table_id))
     if record.expected_hash() != record.hash:
         table.unhashed.append(record.seq)
-    if item.get("damaged"):           # AuditRecord.to_json: its payload could not be read on the kiosk
+    if item.get("damaged") and record.damage:
+        # AuditRecord.to_json's mark: its payload could not be read on the kiosk.  Outside the
+        # record's hash and the signed head, so a claim only; a payload that reads belies it.
         table.sent_damaged[record.seq] = str(item["damaged"])
     seen = table.hashes.get(record.seq)
     if seen is not None:
@@ -154,7 +156,7 @@ def check_forwarded(paths: list[str | Path], *, table_id: str | None = None, log
                         "collector's maximum message size (rsyslog: global(maxMessageSize=\"64k\"), as "
                         "deploy/collector/niuniu-rsyslog.conf sets it); over UDP, forward over TCP instead")
     problems.extend(collected.unreadable.values())
-    _check_copy(collected, problems, facts, warnings)
+    _check_copy(collected, log, problems, facts, warnings)
     _check_heads(collected, public_key, log, problems, facts)
     if log is not None:
         _check_against_log(log, collected, problems, facts)
@@ -172,14 +174,14 @@ def _named(problems: list[str], found: list[str]) -> None:
         problems.append(f"and {len(found) - PROBLEMS_NAMED} more")
 
 
-def _check_copy(collected: Collected, problems: list[str], facts: list[str], warnings: list[str]) -> None:
+def _check_copy(collected: Collected, log: AuditLog | None, problems: list[str], facts: list[str],
+                warnings: list[str]) -> None:
     seqs = sorted(collected.hashes)
     first, last = seqs[0], seqs[-1]
     # a damaged restore record is named once, by the line that says what its damage costs
+    kiosk_damage = _as_the_log_holds(log, collected, [s for s in collected.unhashed if s in collected.sent_damaged])
     found = [f"the collector's record seq {seq} does not hash to its own hash: "
-             + (f"it left the table so, damaged on the kiosk's disk ({collected.sent_damaged[seq]}): run niuniu audit "
-                "verify on the kiosk and call surveillance" if seq in collected.sent_damaged
-                else "changed after it left the table")
+             + _unhashed_words(seq, collected.sent_damaged.get(seq), kiosk_damage, log is not None)
              for seq in collected.unhashed if seq not in collected.unreadable]
     replaced = []
     for seq, before, after in collected.conflicts:
@@ -214,6 +216,39 @@ def _check_copy(collected: Collected, problems: list[str], facts: list[str], war
                         "collector)")
     elif not found:
         facts.append("every record re-hashes and follows the one before, none missing")
+
+
+def _as_the_log_holds(log: AuditLog | None, collected: Collected, seqs: list[int]) -> dict[int, str | None]:
+    """What is wrong (:meth:`AuditRecord.problem`, None: nothing) with the log's record at each
+    of ``seqs`` that is the record the collector holds there (the same hash); a seq the log
+    holds otherwise or not at all is left out: the log cannot say how that one left the table."""
+    found: dict[int, str | None] = {}
+    for seq in seqs if log is not None else ():
+        held = log.records(after_seq=seq - 1, upto_seq=seq)
+        if held and held[0].seq == seq and held[0].hash == collected.hashes[seq].hex():
+            found[seq] = held[0].problem()
+    return found
+
+
+def _unhashed_words(seq: int, marked: str | None, kiosk_damage: dict[int, str | None], log_given: bool) -> str:
+    """Why a record of the copy fails its hash, as far as anything signed or the log can tell.
+
+    The table's "damaged" mark is not signed (as a copy with no signed heads is trusted only as
+    far as the collector is), so it never excuses a record by itself: whoever edits the copy
+    can add it (QA52 review M2).  The kiosk's log decides where it holds the record; without
+    it the mark is said as the claim it is."""
+    if marked is None:
+        return "changed after it left the table"
+    if seq in kiosk_damage:
+        if kiosk_damage[seq] is None:
+            return ("changed after it left the table (the kiosk's log holds it whole; the copy's mark that it was "
+                    "sent damaged is not signed)")
+        return (f"it left the table so, damaged on the kiosk's disk ({marked}; the log's own record "
+                f"{kiosk_damage[seq]}): run niuniu audit verify on the kiosk and call surveillance")
+    where = ("the kiosk's log no longer holds this record to tell" if log_given
+             else "check again with --data-dir on the kiosk, whose log tells")
+    return (f"marked as sent damaged ({marked}), but the mark is not signed: damaged on the kiosk's disk or changed "
+            f"at the collector ({where}); run niuniu audit verify on the kiosk and call surveillance")
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

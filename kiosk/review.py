@@ -22,7 +22,7 @@ from kiosk.frame_boxes import with_boxes      # the evidence package draws its b
 from kiosk.rounds import (APPROVAL_TYPES, banking_of, camera_during, house_net_at_table, house_net_of, in_period,
                           load_listed_round, load_round, matches, is_change, round_number, round_numbers,
                           seen_cards)
-from kiosk.retention import LogHolds, damaged_hold_words, deletion_of, folder_deletion, log_holds, read_holds
+from kiosk.retention import LogHolds, damaged_hold_words, deletion_of, folder_deletion, read_holds
 from kiosk.runtime import audit, runtime, service
 from kiosk.seals import against_seal
 from kiosk.timeline import (SELF_APPROVED, Say, adjustment_said, correction_evidence, evidence_said, frame_captions,
@@ -143,12 +143,7 @@ def rounds():
     if alert and alert not in ALERT_KINDS and not refused:
         error, refused = (f"alert {alert!r} is not one of the kinds the camera raises "
                           f"({', '.join(ALERT_KINDS)}): choose one from the list"), "alert"
-    try:
-        held, holds_unread = _held_rounds(table_id), None
-    except DamagedRecord as exc:
-        # A hold or release the log no longer holds readable: which rounds are under review
-        # cannot be told, but the rounds are listed all the same, that one's flagged damaged.
-        held, holds_unread = {}, str(exc)
+    held, holds_unread = _held_rounds(table_id)
     ever_held = _ever_held(table_id)
     held_only, ever_only = _flag("held"), _flag("reviewed")
     before = request.args.get("before", type=int)
@@ -261,14 +256,33 @@ def _reviewed_corrections(round_no: int, table_id: str) -> list:
     return [r for r in records if r.seq in marked]
 
 
-def _held_rounds(table_id: str) -> dict[int, object]:
-    """The table's rounds under review: round -> its ``recording_held`` record that no release
-    has lifted (the Holds page's holds, ``kiosk.retention.log_holds``)."""
+def _held_rounds(table_id: str) -> tuple[dict[int, object], list[str]]:
+    """The table's rounds under review, as retention keeps them (``kiosk.retention.LogHolds``):
+    round -> its earliest ``recording_held`` record no release has lifted, a damaged one
+    included; and each hold or release record of the table that cannot be read, in the words
+    the Holds page says it in.
+
+    A damaged hold holds its round (stored beside the payload) until a readable release of the
+    round's recording is logged after it: the filter must list what surveillance still keeps,
+    and one damaged record must not hide the holds that read (QA52 review M4)."""
+    logged = read_holds(audit())
     held: dict[int, object] = {}
-    for (table, _folder), record in log_holds(audit()).items():
+    for (table, _folder), record in logged.held.items():
         if table == table_id and record.round_no is not None:
             held[record.round_no] = min(record, held.get(record.round_no, record), key=lambda r: r.seq)
-    return held
+    unread: list[str] = []
+    for record in logged.damaged:
+        lifted = record.round_no is not None and any(
+            seq > record.seq for (table, folder), seq in logged.released.items()
+            if table == table_id and round_in_name(folder) == record.round_no)
+        if record.table_id != table_id or lifted:
+            continue
+        listed = ""
+        if record.type == AuditType.RECORDING_HELD and record.round_no is not None:
+            held[record.round_no] = min(record, held.get(record.round_no, record), key=lambda r: r.seq)
+            listed = f"; round {record.round_no} is listed as under review (hold record damaged)"
+        unread.append(f"{DamagedRecord(record, record.damage)}; {damaged_hold_words(record)}{listed}")
+    return held, unread
 
 
 def _accounts() -> dict[str, list[str]]:
@@ -322,10 +336,8 @@ def _round_page(round_no: int, *, note: str = "", note_error: str | None = None,
     evidence = correction_evidence(timeline, frames)
     banking = banking_of(summary["settlement"]) if summary["settlement"] else None
     say = _say(banking)
-    try:
-        pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
-    except DamagedRecord:             # a damaged recordings_pruned record: the folder reads as missing
-        pruned = None
+    # a damaged recordings_pruned record excuses nothing (``pruned_folders``): the folder reads as missing
+    pruned = None if folder else deletion_of(audit(), round_no, since=summary["started"], table_id=table_id)
     camera, camera_damaged = [], []
     for r in camera_during(audit(), summary["first_seq"], summary["ended_seq"], table_id=table_id):
         why = damaged.get(r.seq) or r.damage

@@ -28,7 +28,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from kiosk.audit import AuditError, AuditLog, AuditType, DamagedRecord
+from kiosk.audit import AuditError, AuditLog, AuditType, damaged_words
 
 KEY_FILE = "evidence_key"
 SIGNATURE = "SIGNATURE.json"
@@ -119,10 +119,7 @@ def damaged_key_words(log: AuditLog) -> str | None:
     damaged = [r for r in log.records(types=[AuditType.SIGNING_KEY_CREATED]) if r.damage]
     if not damaged:
         return None
-    first = damaged[0]
-    more = f" ({len(damaged) - 1} more key record{'s' if len(damaged) > 2 else ''} cannot be read)" \
-        if len(damaged) > 1 else ""
-    return (f"{DamagedRecord(first, first.damage)}{more}; a key record that cannot be read cannot vouch for a key, "
+    return (f"{damaged_words(damaged, 'key record')}; a key record that cannot be read cannot vouch for a key, "
             "though the key may be the one it recorded")
 
 

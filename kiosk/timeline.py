@@ -7,6 +7,10 @@ The round page (``kiosk.review``, its templates) and the evidence package's summ
 copies of "which way does a signed amount point" had drifted, and summary.txt said "the house
 owes seat 2 97.50" of money the dealer had already paid), so the officer's screen and the
 package handed to a lawyer never word one record two ways.
+
+The functions that read payloads take a round's readable records: both callers leave a damaged
+record out and name it beside the round (QA51 review M4), so one here raises its
+``DamagedRecord`` rather than being quietly read as empty.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def frame_captions(timeline, frames: list[str], zone) -> dict[str, str]:
     """Each key frame's caption: its number, the local time of its first record, what happened."""
     named: dict[int, list] = {}
     for record in timeline:
-        frame_no = record.data.get("frame_no") if isinstance(record.data, dict) else None
+        frame_no = record.data.get("frame_no")
         if record.type in _FRAME_WORDS and isinstance(frame_no, int):
             named.setdefault(frame_no, []).append(record)
     captions = {}
@@ -541,7 +545,7 @@ def correction_evidence(timeline, frames: list[str]) -> dict[int, dict]:
     settled = None
     found: dict[int, dict] = {}
     for record in timeline:
-        data = record.data if isinstance(record.data, dict) else {}
+        data = record.data
         key = (data.get("seat"), data.get("card"))
         if record.type == AuditType.CARD_ACCEPTED:
             read[key] = record
@@ -579,7 +583,7 @@ def under_review(timeline) -> dict[int, object]:
     holds: dict[str, object] = {}
     marked: dict[int, object] = {}
     for record in timeline:
-        folder = str(record.data.get("folder") or "") if isinstance(record.data, dict) else ""
+        folder = str(record.data.get("folder") or "")
         if record.type == AuditType.RECORDING_HELD:
             holds.setdefault(folder, record)
         elif record.type == AuditType.RECORDING_RELEASED:
@@ -602,10 +606,10 @@ def printed_frames(timeline, frames: list[str], evidence: dict[int, dict]) -> li
     completed; the last frame where none of those was kept."""
     on_disk = _numbers(frames)
     moments = {r.type: r.data.get("frame_no") for r in timeline
-               if r.type in (AuditType.ROUND_SETTLED, AuditType.ROUND_COMPLETE) and isinstance(r.data, dict)}
+               if r.type in (AuditType.ROUND_SETTLED, AuditType.ROUND_COMPLETE)}
     wanted = [e["key_frame"] for e in evidence.values()]
     wanted += [r.data["frame_no"] for r in timeline
-               if r.type == AuditType.ALERT and isinstance(r.data, dict) and r.data.get("code") in PRINTED_ALERTS
+               if r.type == AuditType.ALERT and r.data.get("code") in PRINTED_ALERTS
                and r.data.get("frame_no") in on_disk]
     wanted += [_at_or_before(on_disk, moments.get(kind) if isinstance(moments.get(kind), int) else None)
                for kind in (AuditType.ROUND_SETTLED, AuditType.ROUND_COMPLETE)]
