@@ -55,10 +55,11 @@ DAMAGED_NAMED = 20
 
 
 class DamagedLogBackedUp(BackupError):
-    """The backup was made, whole, of a log holding records the disk damaged: failed all the
-    same (the admin must act on the damage), with the backup's ``folder`` and the ``damaged``
-    records (``{seq, type, problem}``, as its manifest lists them) for the log's
-    ``backup_failed`` record, so the pages name the damage itself, not only the failure."""
+    """The backup was made, whole, of a log holding records the disk damaged, and the damage
+    is new (the last backup did not name it): failed all the same (the admin must act on the
+    damage), with the backup's ``folder`` and the ``damaged`` records (``{seq, type, problem,
+    since}``, as its manifest lists them) for the log's ``backup_failed`` record, so the pages
+    name the damage itself, not only the failure."""
 
     def __init__(self, message: str, folder: Path, damaged: list[dict]) -> None:
         super().__init__(message)
@@ -107,6 +108,8 @@ class Backup:
     seconds: float
     removed: list[str]
     held: list[str]
+    # The log's damaged records ({seq, type, problem, since}), all named by the backup before this one.
+    damaged: tuple[dict, ...] = ()
 
 
 def _copy_database(source: Path, target: Path) -> None:
@@ -126,11 +129,20 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
     folder under ``destination``; check the copy's chain; drop the oldest beyond ``keep``.
 
     Raises :class:`BackupError` (one line: what, where, how to fix) and leaves no partial
-    folder behind, with one exception: a log whose only faults are records the disk damaged
-    (:class:`kiosk.audit.DamagedRecord`: their payloads no longer read, their links hold) is
-    backed up whole all the same — a card that rots is the one most in need of a copy — and
-    the error names the backup made and the damaged records.  The rotation then keeps every
-    older backup that holds one of those records as it was written (made before the damage).
+    folder behind, with one exception: a log whose only faults are records changed where they
+    lie (each fails its own hash, payload unreadable or not, while the next record still links
+    to it: bit rot, or an edit) is backed up whole all the same — a card that rots is the one
+    most in need of a copy — and the manifest names the damaged records.  The rotation then
+    keeps every older backup that holds one of those records as it was written (made before
+    the damage).
+
+    Damage the last backup of this history on the drive did not name (the same record, the same
+    problem) is new: the backup fails (:class:`DamagedLogBackedUp`, naming the backup made and
+    the records), so that it is seen.  Damage it did name is known, and permanent (the chain
+    holds it for good): the backup is made (``Backup.damaged``, each record with ``since``, the
+    backup that first met it).  Failing every night on it would leave the admin page red for
+    good and fire the nightly unit's failure alarm each morning, until a real failure read the
+    same as the old damage (QA52 review M5).
 
     Both paths are resolved first: the ``backup_made`` record, the manifest and the admin page
     name where the backup is, wherever the command was run from (a path relative to the
@@ -180,10 +192,12 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
         held = _copy_held_recordings(data_dir / RECORDINGS, partial / RECORDINGS)
         result, damaged = _verified(partial / AUDIT_FILE, "the copied audit log",
                                     "the live log may be damaged: run niuniu audit verify on it", past_damage=True)
+        known = _damage_known(_last_backup_manifest(destination, anchors))
+        listed = [{**d, "since": known.get(_damage_key(d), stamp)} for d in _damaged_listed(damaged)]
         files = {p.relative_to(partial).as_posix(): sha256_file(p) for p in sorted(partial.rglob("*")) if p.is_file()}
         manifest = {"made_at": stamp, "from": str(data_dir), "head_seq": result.count, "head_hash": result.head_hash,
                     "held_recordings": held, "files": files,
-                    **({"damaged": _damaged_listed(damaged)} if damaged else {}),
+                    **({"damaged": listed} if listed else {}),
                     "config_files": {name: {"kind": kind, "from": str(Path(source).resolve())}
                                      for name, (kind, source) in config_files.items()}}
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -204,21 +218,55 @@ def make_backup(data_dir: str | Path, destination: str | Path, *, configs: list[
                           "and has room") from None
     removed = _drop_oldest(destination, keep, folder, anchors, restores, frozenset(r.seq for r in damaged)) \
         if keep else []
-    if damaged:
-        first = damaged[0]
-        more = f" ({len(damaged) - 1} more record{'s' if len(damaged) > 2 else ''} cannot be read)" \
-            if len(damaged) > 1 else ""
+    new = [d for d in listed if _damage_key(d) not in known]
+    if new:
+        others = len(listed) - 1
+        more = f" ({others} more damaged record{'s' if others > 1 else ''}: its {MANIFEST} names each)" \
+            if others else ""
         raise DamagedLogBackedUp(f"backup {folder} holds every record as the log has them, but the log is damaged: "
-                                 f"{DamagedRecord(first, first.damage)}{more}; any older backup made before the "
-                                 f"damage, which holds the record as it was written, is kept{_removed_words(removed)}",
-                                 folder, _damaged_listed(damaged))
+                                 f"{damaged_record_text(new[0])}{more}; the log was damaged (on the disk, or edited): "
+                                 "run niuniu audit verify, keep the data directory as it is and call surveillance; "
+                                 "any older backup made before the damage, which holds the record as it was written, "
+                                 f"is kept{_removed_words(removed)}", folder, listed)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held)
+    return Backup(folder, result.count, result.head_hash, size, time.monotonic() - started, removed, held,
+                  tuple(listed))
 
 
 def _damaged_listed(records: list) -> list[dict]:
-    """The damaged records as a manifest and a ``backup_failed`` record list them."""
+    """The damaged records as a manifest, a backup's record and a restore's record name them, in
+    the words of :meth:`AuditRecord.problem`: a record that fails its hash and one that also
+    cannot be read are told apart, and a later backup knows the same damage by the same words."""
     return [{"seq": r.seq, "type": r.type, "problem": r.problem()} for r in records]
+
+
+def damaged_record_text(damaged: dict) -> str:
+    """One damaged record as the console, the error and the restore's line say it."""
+    return f"audit record seq {damaged.get('seq')} ({damaged.get('type')}) {damaged.get('problem')}"
+
+
+def _damage_key(damaged: dict) -> tuple:
+    """What makes damage the same damage: the record, and what is wrong with it now.  Rot that
+    goes on in a record already named changes its problem, and is new again."""
+    return damaged.get("seq"), damaged.get("type"), damaged.get("problem")
+
+
+def _damage_known(manifest: dict) -> dict[tuple, str]:
+    """The damage an earlier backup's manifest named (:func:`_damage_key`), each with when a
+    backup first met it: the ``since`` it carries, or (a manifest written before ``since`` was)
+    that backup's own time."""
+    return {_damage_key(d): str(d.get("since") or manifest.get("made_at")) for d in _damaged_named(manifest)}
+
+
+def _last_backup_manifest(destination: Path, anchors: list) -> dict:
+    """The manifest of the newest backup on the drive that the live log still holds the head of
+    (``{}`` where there is none): the backup before the one being made.  Within one history
+    each backup's head is later than the one before; a backup of a history that a restore
+    replaced, or of another table's, says nothing of this log's damage."""
+    from kiosk.anchors import HELD
+
+    held = [a for a in anchors if a.verdict == HELD]
+    return _manifest_of(destination / max(held, key=lambda a: (a.head_seq, a.name)).name) if held else {}
 
 
 def _still_the_backed_up_history(data_dir: Path, destination: Path) -> tuple[list, list]:
@@ -250,10 +298,14 @@ def _still_the_backed_up_history(data_dir: Path, destination: Path) -> tuple[lis
 def _verified(path: Path, what: str, fix: str, *, past_damage: bool = False) -> tuple[VerifyResult, list]:
     """Walk a copied log's chain: a copy counts only if it is whole.
 
-    ``past_damage``: walk on past each record whose only fault is a payload the disk damaged
-    (it fails its own hash, yet the next record still links to it), and return those records
-    beside the result for the whole log.  Any other fault (a record edited so that it still
-    reads, one removed) is :class:`BackupError` either way."""
+    ``past_damage``: walk on past each record changed where it lies: it fails its own hash, yet
+    it links to the record before it and the next record still links to it (the next walk,
+    from its stored hash, checks that).  Rot that leaves the payload JSON (a digit flipped) is
+    that as much as rot that leaves it unreadable, and so is a hand edit of one record: the
+    copy holds it as stored, named, and launders nothing (QA52 review M7).  Those records are
+    returned beside the result for the whole log.  A broken link or a missing seq (a record
+    removed, or replaced with its hash recomputed) is :class:`BackupError` either way: what
+    ``verify --against`` and the older backups prove stays refused."""
     copy = AuditLog(path, create=False)
     try:
         damaged, after, count = [], None, 0
@@ -262,7 +314,7 @@ def _verified(path: Path, what: str, fix: str, *, past_damage: bool = False) -> 
             count += result.count
             bad = copy.records(after_seq=result.first_bad_seq - 1, upto_seq=result.first_bad_seq) \
                 if past_damage and result.first_bad_seq is not None else []
-            if not bad or bad[0].prev_hash != result.head_hash or bad[0].damage is None:
+            if not bad or bad[0].prev_hash != result.head_hash or bad[0].expected_hash() == bad[0].hash:
                 break
             damaged.append(bad[0])
             after, count = (bad[0].seq, bad[0].hash), count + 1
@@ -285,6 +337,7 @@ def _copy_held_recordings(source: Path, target: Path) -> list[str]:
 
 
 def _removed_words(removed: list[str]) -> str:
+    """The rotation's part of a failed run's line: the run failed, yet older backups went."""
     return f" (removed {len(removed)} older)" if removed else ""
 
 
@@ -357,7 +410,9 @@ def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination:
                error: str | BackupError = "") -> None:
     """The ``backup_made`` record, or ``backup_failed`` with the ``error`` (its words, or the
     :class:`BackupError` itself: a :class:`DamagedLogBackedUp` adds the backup it made and the
-    damaged records, ``made`` and ``damaged``, up to ``DAMAGED_NAMED`` of them and their count)."""
+    damaged records, ``made`` and ``damaged``, up to ``DAMAGED_NAMED`` of them and their count).
+    A backup made of a log whose damage the backup before it named carries ``damaged`` the same
+    way, with ``damaged_since``: the admin page says it, not as a failure."""
     # The console opens the log without a table id; the record is still the table's.
     table = log.table()
     if backup is None:     # resolved, as make_backup resolves the folder of one made
@@ -366,10 +421,12 @@ def log_backup(log: AuditLog, backup: Backup | None, *, actor: str, destination:
         log.append(AuditType.BACKUP_FAILED, actor, {"to": str(Path(destination).resolve()), "error": str(error),
                                                     **damage}, table_id=table)
         return
+    known = {"damaged": list(backup.damaged[:DAMAGED_NAMED]), "damaged_count": len(backup.damaged),
+             "damaged_since": min(d["since"] for d in backup.damaged)} if backup.damaged else {}
     log.append(AuditType.BACKUP_MADE, actor, {
         "to": str(backup.folder), "head_seq": backup.head_seq, "head_hash": backup.head_hash,
         "bytes": backup.bytes, "seconds": round(backup.seconds, 2), "removed": backup.removed,
-        "held_recordings": backup.held}, table_id=table)
+        "held_recordings": backup.held, **known}, table_id=table)
 
 
 def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
@@ -416,7 +473,7 @@ class Restored:
 
     def damage_line(self) -> str:
         """What the console says of a log restored with its damaged records: which, and what to do."""
-        named = "; ".join(f"audit record seq {d.get('seq')} ({d.get('type')}) {d.get('problem')}" for d in self.damaged)
+        named = "; ".join(damaged_record_text(d) for d in self.damaged)
         return (f"restored as backed up, damaged: {named}; the log was damaged (on the disk, or edited) before "
                 "this backup was made: run niuniu audit verify, keep the data directory as it is and call "
                 "surveillance; an older backup made before the damage may hold those records as they were written")

@@ -646,8 +646,13 @@ def _positive(text: str) -> int:
 
 def run_backup(args) -> int:
     """Back up, and write the outcome to the live log either way: the admin page shows the
-    last one, so a backup that keeps failing at night is seen in the day."""
-    from kiosk.backup import BackupError, log_backup, make_backup
+    last one, so a backup that keeps failing at night is seen in the day.
+
+    A backup of a log whose damage the backup before it already named exits 0, with one
+    WARNING line on stderr (the journal's): the nightly unit marks any other status failed,
+    and an alarm that fires every morning for damage reported once is one nobody reads by
+    the time a backup really fails.  New damage still fails (exit 2)."""
+    from kiosk.backup import BackupError, damaged_record_text, log_backup, make_backup
 
     destination = Path(args.destination)
     try:
@@ -668,10 +673,16 @@ def run_backup(args) -> int:
         log_backup(log, made, actor=_console_user(), destination=destination)
     finally:
         log.close()
+    if made.damaged:
+        since = min(d["since"] for d in made.damaged)
+        print(f"WARNING: the audit log holds {len(made.damaged)} damaged record(s), the same the backup of {since} "
+              f"found and reported: {'; '.join(damaged_record_text(d) for d in made.damaged[:3])}"
+              f"{' ...' if len(made.damaged) > 3 else ''}; copied as the log has them, and any older backup made "
+              "before the damage is kept; nothing new is damaged", file=sys.stderr)
     if args.json:
         print(json.dumps({"folder": str(made.folder), "records": made.head_seq, "head_hash": made.head_hash,
                           "bytes": made.bytes, "seconds": round(made.seconds, 2), "removed": made.removed,
-                          "held_recordings": made.held}))
+                          "held_recordings": made.held, "damaged": list(made.damaged)}))
         return 0
     dropped = f"; removed {len(made.removed)} older" if made.removed else ""
     held = f", {len(made.held)} held recording(s)" if made.held else ""

@@ -62,6 +62,7 @@ class RecordingRetention(threading.Thread):
         self._told_lost = {data["held_seq"] for data in (readable(r) for r in audit.records(
             types=[AuditType.RECORDING_HOLD_LOST])) if isinstance(data.get("held_seq"), int)}
         self._told_damaged: set[int] = set()     # seqs of damaged hold and release records told of
+        self._unlogged: list = []     # deleted on passes whose recordings_pruned record the log refused
         # The recordings there are now, and a clock no NTP step moves: see vision.retention.ThisRun.
         self._earlier = frozenset(f.name for f in self.root.iterdir() if f.is_dir()) if self.root.is_dir() \
             else frozenset()
@@ -71,7 +72,8 @@ class RecordingRetention(threading.Thread):
     def run(self) -> None:
         while True:
             self._step("recording retention check", self.check)
-            if self.seals is not None:
+            # Not while a deletion waits for its record: the seal watch would call those recordings missing.
+            if self.seals is not None and not self._unlogged:
                 self._step("checking recordings against their seals", self.seals.step)
             if self.stop_event.wait(self.period_s):
                 return
@@ -105,10 +107,7 @@ class RecordingRetention(threading.Thread):
         held = set(holds) | self._kept_for_damage(logged)
         removed = prune_recordings(self.root, self.settings, busy=busy, held=held, now=now,
                                    free_bytes=self.free_bytes, limit=LIMIT, run=run)
-        if removed:
-            self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
-                "count": len(removed), "bytes": sum(r.bytes for r in removed),
-                "reasons": sorted({r.reason for r in removed}), "folders": [r.folder for r in removed]})
+        self._log_pruned(removed)
         free = self.free_bytes(disk_of(self.root))
         if free >= self.settings.min_free_gb * 1e9:
             if self._low:
@@ -125,6 +124,24 @@ class RecordingRetention(threading.Thread):
                 "too_young": kept.too_young, "message": message})
         self._low = True
         self.warn(message)
+
+    def _log_pruned(self, removed: list) -> None:
+        """Write the ``recordings_pruned`` record of what this pass deleted, and of what earlier
+        passes deleted while the log refused their record, until one is written.
+
+        The deletion is never held back for the record: on a full disk it is what frees the room
+        the log's next append needs, and a record written first would be refused with nothing
+        deleted, leaving the disk full and the table stopped.  Kept instead: a deletion never
+        recorded reads to the seal watch as a recording removed by hand ("missing"), a false
+        tamper flag on retention's own routine work (QA52 review L1)."""
+        pending = [*self._unlogged, *removed]
+        if not pending:
+            return
+        self._unlogged = pending         # until the append below goes through
+        self.audit.append(AuditType.RECORDINGS_PRUNED, "system", {
+            "count": len(pending), "bytes": sum(r.bytes for r in pending),
+            "reasons": sorted({r.reason for r in pending}), "folders": [r.folder for r in pending]})
+        self._unlogged = []
 
     def _tell_lost_holds(self, holds: dict[str, AuditRecord]) -> None:
         """Log, once per hold, a recording the log holds whose ``hold.json`` is gone: retention

@@ -19,6 +19,7 @@ import pytest
 from kiosk.audit import AuditLog, AuditType
 from kiosk.backup import BackupError, make_backup
 from kiosk_testing import FAST_HASH, login, rewrite_history
+from test_audit_cli import edit
 
 
 @pytest.fixture
@@ -71,12 +72,13 @@ def test_a_damaged_log_or_a_missing_drive_makes_no_backup(data_dir, audit, tmp_p
         make_backup(data_dir, tmp_path / "unplugged")
     drive = tmp_path / "usb"
     drive.mkdir()
-    conn = sqlite3.connect(audit.path)
-    conn.execute("DROP TRIGGER audit_no_update")
-    conn.execute("UPDATE audit SET actor = 'mallory' WHERE seq = 2")
-    conn.commit()
-    conn.close()
-    with pytest.raises(BackupError, match="does not verify .*BROKEN at seq 2"):
+    # Record 2 replaced and its hash recomputed: the record after it no longer links to it, a history
+    # changed, not one record rotted where it lies.  (Until QA52 review M7 this test edited record 2
+    # and left its hash, which refused the backup too; that record, still linked to by the next, is
+    # now copied whole and named, as rot that leaves the payload JSON is: test_backup_rot_qa52c.py.)
+    audit.append(AuditType.ALERT, "vision", {"message": "written after record 2"})
+    edit(audit.path, 2, lambda data: data.update(edited=True), rehash=True)
+    with pytest.raises(BackupError, match="does not verify .*BROKEN at seq 3: previous-hash link"):
         make_backup(data_dir, drive)
     assert list(drive.iterdir()) == []                  # no partial folder left
 

@@ -55,8 +55,10 @@ def test_a_log_with_a_damaged_record_is_backed_up_whole_and_the_damage_named(dat
     # ... with the backup it made and the damaged records, for the admin page to name them
     assert failed.data["made"] == str(made[0]) and [d["seq"] for d in failed.data["damaged"]] == [bad.seq]
     # The next night's: the damaged copy of the night before goes as --keep says, the one before the damage stays.
-    code, _, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--keep", "1"])
-    assert code == 2 and "(removed 1 older)" in err
+    # The damage is the same the night before named, so the run is made, not failed, with one WARNING line
+    # (QA52 review M5: failing on it every night left the Accounts page red for good; test_*_qa52c.py).
+    code, out, err = runner(["backup", "--data-dir", str(data_dir), "--to", str(drive), "--keep", "1"])
+    assert code == 0 and "removed 1 older" in out and err.startswith("WARNING: ") and err.count("\n") == 1
     assert older.is_dir() and not made[0].exists() and len(list(drive.iterdir())) == 2
     made = [p for p in drive.iterdir() if p != older]
     # Restoring it is refused with the why and the way out, not a traceback.
