@@ -25,8 +25,10 @@ Output, one dict per round, oldest first::
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
                                                           # (or in an unzipped package: "package": its folder,
                                                           # "verified", "signature": see below)
-     "seal_unchecked": "why",                             # a recording with no audit log beside it
+     "seal_unchecked": "why",                             # a recording with no audit log beside it, or
+                                                          # whose seal record cannot be read (DamagedRecord's words)
      "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
+                                                          # (one that cannot be read: {"seq", "type", "damaged"})
              "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
      "redetect": {"model", "frames", "differences": [...]}}   # with redetect=True
 
@@ -155,6 +157,8 @@ class SealBook:
 
             self.public_key = load_public_key(public_key)
         self._logs: dict[Path, dict[tuple[str, str], Any] | str] = {}
+        # the log's recording_sealed records that cannot be read: one may be the replayed round's own
+        self._unread_seals: dict[Path, list] = {}
         # an unzipped package's folder -> its audit.json records and signature, or why they cannot be used
         self._packages: dict[Path, tuple[list, dict] | str] = {}
         # (table, round) -> its card and settlement corrections, read with the seals
@@ -197,6 +201,16 @@ class SealBook:
         table = folder.parent.name
         seal = seals.get((table, folder.name)) or next(
             (record for (_, name), record in seals.items() if name == folder.name), None)
+        unsealed = self._unread_seals.get(log_dir, [])
+        tables = {t for t, _ in seals} | {r.table_id for r in unsealed}
+        unread = None if seal is not None else own_unread_seal(unsealed, folder, summary,
+                                                                 table if table in tables else None)
+        if unread is not None:
+            # Not "no seal": the round was sealed, and what the seal held is lost, so the recording
+            # cannot be checked against it; the corrections after it are still named.
+            summary["seal_unchecked"] = unreadable(unread)
+            self._add_log(log_dir, unread.table_id, unread.seq, summary)
+            return summary
         if seal is None:
             summary["seal"] = {"seq": None, "ok": True, "changes": [],
                                "note": f"the audit log in {log_dir} has no recording_sealed record for {folder.name} "
@@ -211,6 +225,7 @@ class SealBook:
         """The seal and later corrections of a recording in an unzipped package, from its audit.json."""
         from kiosk.audit import AuditType
         from kiosk.rounds import ROUND_TYPES, fold_round
+        from kiosk.seals import readable
 
         read = self._package_records(package)
         if isinstance(read, str):
@@ -219,16 +234,22 @@ class SealBook:
             return summary
         records, signed = read
         seal = next((r for r in reversed(records) if r.type == AuditType.RECORDING_SEALED
-                     and r.data.get("folder") == folder.name), None)
-        if seal is None:
+                     and readable(r).get("folder") == folder.name), None)
+        unread = None if seal is not None else own_unread_seal(
+            [r for r in records if r.type == AuditType.RECORDING_SEALED and r.damage is not None], folder, summary)
+        if unread is not None:
+            summary["seal_unchecked"] = f"{unreadable(unread)} (the package's {PACKAGE_RECORDS} holds it so)"
+            seal = unread
+        elif seal is None:
             summary["seal"] = {"seq": None, "ok": True, "changes": [], "package": str(package), **signed,
                                "note": f"the package's {PACKAGE_RECORDS} has no recording_sealed record for "
                                        f"{folder.name} (recorded before sealing, or the kiosk stopped before "
                                        "sealing it)"}
             return summary
-        changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
-        summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "package": str(package),
-                           **signed}
+        else:
+            changes = seal_changes(recording_digests(folder), seal.data.get("files", {}))
+            summary["seal"] = {"seq": seal.seq, "ok": not changes, "changes": changes, "package": str(package),
+                               **signed}
         round_no = summary.get("round")
         if isinstance(round_no, int):
             ours = [r for r in records if r.round_no == round_no and r.table_id == seal.table_id]
@@ -250,9 +271,10 @@ class SealBook:
         from kiosk.audit import AuditType
         from kiosk.rounds import is_change
 
+        # One that cannot be read is listed: whether it changed a card is lost, not that it was made.
         return [r for r in records if r.seq > sealed_seq and r.type in (AuditType.CARD_CORRECTED,
                                                                         AuditType.SETTLEMENT_CORRECTED)
-                and (r.type == AuditType.SETTLEMENT_CORRECTED or is_change(r.data))]
+                and (r.type == AuditType.SETTLEMENT_CORRECTED or (data := r.read()[0]) is None or is_change(data))]
 
     def _add_log(self, log_dir: Path, table_id: str, sealed_seq: int, summary: dict) -> None:
         """The round as the log has it now, where people corrected it after its recording was
@@ -291,8 +313,16 @@ class SealBook:
                 self._logs[log_dir] = f"the recording's seal cannot be checked: {exc}"
             else:
                 try:
-                    self._logs[log_dir] = {(r.table_id, str(r.data.get("folder", ""))): r
-                                           for r in log.iter_records(types=[AuditType.RECORDING_SEALED])}
+                    # A damaged seal of another round is none of this replay's business, and must not
+                    # stop it (QA52 review M6): only a readable seal can be matched to a folder.
+                    seals, unread = {}, []
+                    for r in log.iter_records(types=[AuditType.RECORDING_SEALED]):
+                        data, why = r.read()
+                        if why is None:
+                            seals[(r.table_id, str(data.get("folder", "")))] = r
+                        else:
+                            unread.append(r)
+                    self._logs[log_dir], self._unread_seals[log_dir] = seals, unread
                     corrections = self._corrections[log_dir] = {}
                     for r in log.iter_records(types=[AuditType.CARD_CORRECTED, AuditType.SETTLEMENT_CORRECTED]):
                         corrections.setdefault((r.table_id, r.round_no), []).append(r)
@@ -305,6 +335,26 @@ class SealBook:
 PACKAGE_RECORDS = "audit.json"
 PACKAGE_MANIFEST = "MANIFEST.json"
 PACKAGE_RECORDING = "recording"
+
+
+def own_unread_seal(unread: list, folder: Path, summary: dict, table: str | None = None) -> Any:
+    """The latest of ``unread`` (seals that cannot be read) that is the replayed round's, or None.
+
+    What it sealed is lost with its payload, so it is known by the columns its hash covers: its
+    round (the folder's name, as the seal names the folder, else meta.json's) and ``table``.
+    ``None`` takes any table's: a folder away from its table's folder (replayed with
+    --data-dir), whose readable seal is found by name alone, or a package's, of one table."""
+    round_no = round_in_name(folder.name)
+    round_no = summary.get("round") if round_no is None else round_no
+    return next((r for r in reversed(unread) if r.round_no == round_no and table in (None, r.table_id)), None)
+
+
+def unreadable(record: Any) -> str:
+    """A record of the round that cannot be read, in :class:`kiosk.audit.DamagedRecord`'s words:
+    the replay goes on without it and says so, rather than stopping on it (QA52 review M6)."""
+    from kiosk.audit import DamagedRecord
+
+    return str(DamagedRecord(record, record.damage))
 
 
 def package_of(folder: Path) -> Path | None:
@@ -357,25 +407,37 @@ def _read_package_records(package: Path, published=None) -> tuple[list, dict] | 
         records = [AuditRecord(**item) for item in json.loads(raw)]
     except (ValueError, TypeError) as exc:
         return f"the package's {PACKAGE_RECORDS} cannot be read as audit records ({exc}); {check}"
-    bad = [r.seq for r in records if r.expected_hash() != r.hash]
+    # A record damaged on the kiosk's disk is packed as the log held it, failing its hash; it holds
+    # nothing the replay could use, so it is named where it counts, not a reason to use no record.
+    # One that reads but fails its hash was edited.
+    bad = [r.seq for r in records if r.expected_hash() != r.hash and r.damage is None]
     if bad:
         return f"record seq {bad[0]} of the package's {PACKAGE_RECORDS} does not match its own hash; {check}"
     return records, signed
 
 
 def _as_corrected(corrections: list, now: dict) -> dict:
-    """The replay's ``log`` entry: the corrections after the recording and the round they left."""
+    """The replay's ``log`` entry: the corrections after the recording and the round they left.
+
+    A correction that cannot be read is listed with ``damaged`` (why) in place of what it
+    changed.  The round's fold passes over it, so where the last settlement correction is one,
+    the lines as corrected are unknown (empty): the lines before it would read as the round's last word."""
+    listed = []
+    for r in corrections:
+        data, why = r.read()
+        listed.append({"seq": r.seq, "ts": r.ts, "type": r.type, "actor": r.actor,
+                       **({"damaged": unreadable(r)} if why is not None else
+                          {k: data.get(k) for k in ("seat", "old", "new", "action", "approved_by", "requested_by",
+                                                    "reason", "difference") if k in data})})
+    last = next((c for c in reversed(listed) if c["type"] == "settlement_corrected"), {})
+    unknown = bool(last.get("damaged"))
     return {
-        "corrections_after_recording": [
-            {"seq": r.seq, "ts": r.ts, "type": r.type, "actor": r.actor,
-             **{k: r.data.get(k) for k in ("seat", "old", "new", "action", "approved_by", "requested_by",
-                                           "reason", "difference") if k in r.data}}
-            for r in corrections],
+        "corrections_after_recording": listed,
         "status": now.get("status"),
         "hands": now.get("hands", {}),
-        "lines": {seat: {"outcome": line.get("outcome"), "net": line.get("net")}
-                  for seat, line in (now.get("lines") or {}).items()},
-        "settlement": now.get("settlement"),
+        "lines": {} if unknown else {seat: {"outcome": line.get("outcome"), "net": line.get("net")}
+                                     for seat, line in (now.get("lines") or {}).items()},
+        "settlement": None if unknown else now.get("settlement"),
     }
 
 
@@ -1080,16 +1142,25 @@ def log_lines(r: dict) -> list[str]:
     fixes = log["corrections_after_recording"]
     said = []
     for c in fixes:
+        if c.get("damaged"):
+            said.append(f"seq {c['seq']} {c['type']} that cannot be read")
+            continue
         what = (f"seat {c.get('seat')} {c.get('old') or '-'} -> {c.get('new') or '-'}"
                 if c["type"] == "card_corrected" else "settlement recomputed")
         why = f"approved by {c['approved_by']}" if c.get("approved_by") else f"by {c.get('actor')}"
         said.append(f"seq {c['seq']} {c['type']} {what}, {why}: {c.get('reason') or 'no reason given'}")
     out = [f"log: {len(fixes)} correction(s) after the recording ({'; '.join(said)})"]
+    lost = [c for c in fixes if c.get("damaged")]
+    out += [f"the replay cannot name correction seq {c['seq']}: {c['damaged']}" for c in lost]
+    unapplied = [str(c["seq"]) for c in lost if c["type"] == "card_corrected"]
+    without = f" (without seq {', '.join(unapplied)}, which cannot be read)" if unapplied else ""
     hands = {seat: cards for seat, cards in log.get("hands", {}).items() if cards != r.get("seats", {}).get(seat)}
     if hands:
-        out.append("hands as corrected: " + "; ".join(
+        out.append(f"hands as corrected{without}: " + "; ".join(
             f"{'banker' if s == 'banker' else 'seat ' + s} {' '.join(c)}" for s, c in hands.items()))
-    if log.get("lines"):
+    if any(c["type"] == "settlement_corrected" for c in lost) and not log.get("lines"):
+        out.append("settled as corrected: unknown, the last settlement correction cannot be read")
+    elif log.get("lines"):
         out.append("settled as corrected: " + ", ".join(
             f"seat {seat} {str(line.get('outcome') or '').upper()} {line.get('net')}"
             for seat, line in sorted(log["lines"].items(), key=lambda kv: (len(kv[0]), kv[0]))))
