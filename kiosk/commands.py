@@ -162,7 +162,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     recs.add_argument("--to", dest="until", help="... until then, not including it (a bare date is the whole day)")
     recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
     recs.add_argument("--table", help="only this table id")
-    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing, failed} as JSON")
+    recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing, failed, "
+                      "unsealed, not_yet_sealed} as JSON")
     recs.set_defaults(func=run_audit_check_recordings)
 
     check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
@@ -595,7 +596,8 @@ def run_audit_check_recordings(args) -> int:
         log.close()
     if args.json:
         print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone,
-                          "missing": sweep.missing, "failed": sweep.failed}))
+                          "missing": sweep.missing, "failed": sweep.failed, "unsealed": sweep.unsealed,
+                          "not_yet_sealed": sweep.not_yet_sealed}))
         return 0 if sweep.ok else 1
     for label, changes in sweep.changed.items():
         for change in changes:
@@ -604,10 +606,20 @@ def run_audit_check_recordings(args) -> int:
         print(f"MISSING: {label}: no longer on disk, and no recordings_pruned record says retention deleted it")
     for label in sweep.failed:
         print(f"FAILED: {label}")
+    for label in sweep.unsealed:
+        print(f"UNSEALED: {label}: no seal in the audit log, so it cannot be checked")
+    for label in sweep.not_yet_sealed:
+        print(f"NOT YET SEALED: {label}: recorded by the kiosk's last run, which has not stopped (or stopped "
+              "without a record): sealed when the round ends, or at the kiosk's next start")
+    if sweep.unsealed:
+        many = len(sweep.unsealed)
+        print(f"WARNING: {many} recording{'s have' if many != 1 else ' has'} no seal (made before this release "
+              "sealed recordings, or left by a kiosk that stopped before sealing them and not among the newest "
+              "its next start sealed): they cannot be checked; a change to their files would not show here")
     print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
           f"sealed, {len(sweep.gone)} deleted as the log records (retention, or a restore), {len(sweep.missing)} "
           f"missing, {len(sweep.failed)} round{'s' if len(sweep.failed) != 1 else ''} whose recording failed "
-          "or is incomplete")
+          f"or is incomplete, {len(sweep.unsealed)} with no seal (not checked)")
     return 0 if sweep.ok else 1
 
 

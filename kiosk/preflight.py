@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditLog
+from kiosk.audit import AUDIT_FILE, AuditLog, AuditType
 from kiosk.backup import DATABASES, BackupError, backup_status, writable_dir
 from kiosk.db import KIOSK_DB, SECRET_FILE, SETUP_CODE_FILE, account_roles, private_file_problem
 from scoring.errors import NiuniuError
@@ -186,6 +186,7 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
         started = time.monotonic()
         result = log.verify()
         backup = backup_status(log)
+        restored = log.records(types=[AuditType.BACKUP_RESTORED], newest_first=True, limit=1)
         key = _evidence_key(data_dir, log)
         history = _history(log, backup)
     finally:
@@ -193,7 +194,12 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
              if result.ok else Finding("audit log", FAIL, f"{result.summary()}; keep this data directory as it "
                                                           "is and call surveillance"))
-    if backup is None:
+    if backup is None and restored:
+        # A log just restored holds no backup_made of its own: "no backup recorded" read like the
+        # restore had not happened to the technician who just made it (QA52 L2).
+        saved = Finding("backup", WARN, f"{_restored_from(restored[0])}; no backup made since: set NIUNIU_BACKUP_DIR "
+                                        "in /etc/niuniu/niuniu.env (README, 'Backup and restore')")
+    elif backup is None:
         saved = Finding("backup", WARN, "no backup recorded: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env "
                                         "(README, 'Backup and restore')")
     elif backup.get("future"):
@@ -213,6 +219,14 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     else:
         saved = Finding("backup", OK, f"last made {backup['ts']} to {backup.get('to')}")
     return [disk, *files, chain, saved, *history, key]
+
+
+def _restored_from(record) -> str:
+    data, damage = record.read()
+    if damage:
+        return f"restored from a backup at seq {record.seq} (its record cannot be read: {damage})"
+    return (f"restored at {record.ts} from {data.get('from')} (its log up to seq {data.get('head_seq')}; "
+            f"restore record seq {record.seq})")
 
 
 def _recordings(data_dir: Path, config: TableConfig) -> list[Finding]:

@@ -10,15 +10,27 @@ folder is gone with nothing in the log to say why (no ``recordings_pruned``, no 
 gone while the log still holds it, is logged the same way (``recording_changed`` with
 ``"missing": true``): a deleted recording is the most thorough change of all, and a sweep
 that only lists the folders on disk would never see it.
+
+The other way round, a folder on disk with no seal at all (recorded by a release before sealing,
+or left by a kiosk that stopped before sealing it and not among the few its next start sealed) is
+one the sweep cannot check: it is named and counted, never passed over as if checked (QA52 L1).
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
-from kiosk.audit import AuditLog, AuditRecord, AuditType
-from vision.record import recording_digests, recordings_dir, round_in_name, seal_changes
+from kiosk.audit import AuditLog, AuditRecord, AuditType, utc_iso
+from vision.record import FOLDER_TIME, RECORDINGS, recording_digests, recordings_dir, round_in_name, seal_changes
+
+# Why a start seals only the newest few folders it finds unsealed (kiosk.table_service.LEFT_OVER_FOLDERS),
+# in the words the kiosk_start record, the journal and check-recordings use.
+OLDER_UNSEALED_WHY = ("a start seals only the newest recordings left unsealed (those the last run may have been "
+                      "cut off in): hashing every old one (about 10 MB a round) would hold up the table's start, "
+                      "and a seal made now would vouch for the files only from now on")
 
 
 def against_seal(folder: Path, seal: AuditRecord) -> list[str]:
@@ -35,12 +47,20 @@ class SealSweep:
     # "round N: what its recording lost": the recorder logged it (recording_failed, QA51 H4); a
     # recording never made leaves no seal, so nothing else here would name the round
     failed: list[str] = field(default_factory=list)
+    # "round N (folder)": on disk with no seal in the log, so nothing here can say whether it
+    # changed (a release before sealing made it, or a kiosk stopped before sealing it)
+    unsealed: list[str] = field(default_factory=list)
+    # "round N (folder)": recorded by the kiosk's last run, which has no kiosk_stop yet: the round
+    # is being played, or the kiosk stopped in it and its next start seals it
+    not_yet_sealed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         # A recording gone with no record of its deletion is as much a finding as a changed one:
-        # retention logs every folder it deletes, so surveillance can tell the two apart.
-        return not self.changed and not self.missing and not self.failed
+        # retention logs every folder it deletes, so surveillance can tell the two apart.  One
+        # with no seal is not a finding of change, but an "all checked" answer over it would be
+        # untrue: it fails the check like a failed recording or a damaged seal does.
+        return not self.changed and not self.missing and not self.failed and not self.unsealed
 
 
 def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | None = None,
@@ -85,7 +105,92 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
         what = (f"its record cannot be read ({damage})" if damage
                 else data.get("error") or "no error given")
         sweep.failed.append(f"round {failed.round_no} (logged at seq {failed.seq}): {what}")
+    _unsealed(log, data_dir, sweep, table_id=table_id, since=since, until=until)
     return sweep
+
+
+def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id: str | None,
+              since: str | None, until: str | None) -> None:
+    """Add to ``sweep`` the recording folders on disk that no seal names.
+
+    A round whose seal cannot be read, or whose recording failed, is named above already (a
+    folder of its may be the one the seal names, or one the recorder never finished).  The
+    period is the folder's start, from its name: an unsealed folder has no seal time."""
+    sealed, named = set(), set()
+    for seal in log.iter_records(types=[AuditType.RECORDING_SEALED, AuditType.RECORDING_FAILED]):
+        data = readable(seal)
+        if seal.type == AuditType.RECORDING_SEALED and isinstance(data.get("folder"), str):
+            sealed.add((seal.table_id, data["folder"]))
+        else:
+            named.add((seal.table_id, seal.round_no))
+    root = Path(data_dir) / RECORDINGS
+    tables = [table_id] if table_id is not None else sorted(
+        p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    for table in tables:
+        runs = KioskRuns(log, table)
+        folders = recordings_dir(data_dir, table)
+        for folder in sorted(folders.iterdir()) if folders.is_dir() else []:
+            round_no = round_in_name(folder.name)
+            if (round_no is None or not folder.is_dir() or (table, folder.name) in sealed
+                    or (table, round_no) in named or not _started_within(folder.name, since, until)):
+                continue
+            label = f"round {round_no} ({folder.name})"
+            if runs.recorded_by_open_run(round_no):
+                sweep.not_yet_sealed.append(label)
+            else:
+                sweep.unsealed.append(label)
+
+
+def _started_within(name: str, since: str | None, until: str | None) -> bool:
+    if since is None and until is None:
+        return True
+    try:
+        started = utc_iso(datetime.strptime(name.split("-round-")[0], FOLDER_TIME)
+                          .replace(tzinfo=timezone.utc).timestamp())
+    except ValueError:
+        return False        # a folder whose name gives no start is in no period asked for
+    return (since is None or started >= since) and (until is None or started <= until)
+
+
+@dataclass(frozen=True)
+class RunOfRound:
+    """The kiosk run a round was recorded in: the seq of its ``kiosk_start``, how it ended
+    (None: it has not, as far as the log says: no stop and no later start), and how many runs
+    started after it."""
+    start_seq: int
+    ended: str | None
+    runs_since: int
+
+
+class KioskRuns:
+    """One table's kiosk runs, from its ``kiosk_start`` and ``kiosk_stop`` records: which run
+    recorded a round (by seq, not by time: a clock set back would move a round into another run),
+    and how that run ended (QA52 L1: a recording left unsealed two runs ago was stamped with the
+    last run's crash)."""
+
+    def __init__(self, log: AuditLog, table_id: str) -> None:
+        self.log, self.table_id = log, table_id
+        marks = log.records(types=[AuditType.KIOSK_START, AuditType.KIOSK_STOP], table_id=table_id)
+        self.starts = [r.seq for r in marks if r.type == AuditType.KIOSK_START]
+        self.ended: dict[int, str] = {}
+        for here, after in zip(marks, marks[1:]):
+            if here.type == AuditType.KIOSK_START:
+                self.ended[here.seq] = "clean shutdown" if after.type == AuditType.KIOSK_STOP else "crashed or killed"
+
+    def of_round(self, round_no: int) -> RunOfRound | None:
+        """None where the log cannot say: no record of the round, or none before it started a run."""
+        first = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
+        if not first:
+            return None
+        at = bisect.bisect_left(self.starts, first[0].seq)
+        if at == 0:
+            return None
+        start = self.starts[at - 1]
+        return RunOfRound(start, self.ended.get(start), len(self.starts) - at)
+
+    def recorded_by_open_run(self, round_no: int) -> bool:
+        run = self.of_round(round_no)
+        return run is not None and run.ended is None
 
 
 class _Whereabouts:

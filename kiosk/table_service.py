@@ -300,6 +300,17 @@ def _finished(folder: Path) -> bool:
     return isinstance(meta, dict) and meta.get("ended") is not None and meta.get("interrupted") is False
 
 
+def _left_by(run, previous: str) -> dict:
+    """The seal's words for which run left a recording unsealed (a :class:`kiosk.seals.RunOfRound`,
+    or None where the log cannot say): the last run's ending only where the last run recorded it."""
+    if run is None:
+        # no record of the round (or none before a run began): on a first start there is no run to name
+        return {"after_restart": previous if previous == "first start" else "not known"}
+    if run.ended is None:
+        return {"after_restart": previous, "recorded_in_run": run.start_seq}
+    return {"after_restart": run.ended, "recorded_in_run": run.start_seq, "runs_since": run.runs_since}
+
+
 def edited_keys(old: Any, new: Any, path: str = "") -> list[str]:
     """The settings (dotted, like ``thresholds.k``) whose values differ between two loaded
     table files.  Only keys both hold count: a key only the newer one has is a setting a later
@@ -434,7 +445,7 @@ class TableService:
         table file and the card model.  A reader without its orientation model is said in
         kiosk_start itself, where a review of the day's timeline starts (QA52)."""
         previous = self._recover()
-        self._seal_left_over(previous)
+        unsealed = self._seal_left_over(previous)
         last_round = max(round_numbers(self.audit, table_id=self.config.table_id, limit=1) or [0])
         if self.machine.state == RoundState.idle and self.machine.round_no < last_round:
             self.machine.round_no = last_round
@@ -443,6 +454,8 @@ class TableService:
                  "table_id": self.config.table_id, "rules": self.config.rules, "clock": self.clock_sync()}
         if self.detector_info.get("orientation_missing"):
             start["orientation_missing"] = self.detector_info["orientation_missing"]
+        if unsealed:
+            start["unsealed_recordings"] = unsealed
         self.audit.append(AuditType.KIOSK_START, "system", start)
         self._log_config()
         if self.detector_info:
@@ -514,27 +527,38 @@ class TableService:
             files = recording_digests(folder)
             size = sum((folder / name).stat().st_size for name in files)
             data = {"folder": folder.name, "files": files, "bytes": size, "interrupted": bool(meta.get("interrupted"))}
-            if meta.get("after_restart"):
-                data["after_restart"] = meta["after_restart"]
+            for key in ("after_restart", "recorded_in_run", "runs_since"):      # a start's seal of a left-over
+                if meta.get(key) is not None:
+                    data[key] = meta[key]
             self.audit.append(AuditType.RECORDING_SEALED, "system", data, round_no=meta.get("round_no"))
         except Exception:  # an unsealed recording is still a recording: say so, keep the table going
             log.exception("sealing the recording %s in the audit log failed", folder.name)
 
-    def _seal_left_over(self, previous: str) -> None:
+    def _seal_left_over(self, previous: str) -> dict | None:
         """Seal the recordings the last run stopped in the middle of (a crash, a pulled plug).
 
         Its recorder never finished them, so nothing sealed them, and a disputed round is
         the likeliest to be the one the kiosk died in.  Sealed now, the files can at least
-        be checked from this start on; the seal says it was made after a restart, since
-        nothing vouches for them between the stop and now."""
+        be checked from this start on; the seal says it was made after a restart, and how the
+        run that recorded the folder ended (not always the last run: QA52 L1), since nothing
+        vouches for them between the stop and now.
+
+        Only the newest :data:`LEFT_OVER_FOLDERS` are looked at (:data:`kiosk.seals.OLDER_UNSEALED_WHY`);
+        older ones with no seal (a release before sealing made them) are counted, for the
+        kiosk_start record and the journal: returned as ``{"count", "oldest", "newest", "why"}``,
+        None where there are none."""
+        from kiosk.seals import OLDER_UNSEALED_WHY, KioskRuns
+
         root = getattr(getattr(self.pipeline, "recorder", None), "root", None)
         if root is None or not Path(root).is_dir():
-            return
-        folders = sorted((p for p in Path(root).iterdir() if p.is_dir() and round_in_name(p.name) is not None),
-                         key=lambda p: p.name)[-LEFT_OVER_FOLDERS:]
-        for folder in folders:
+            return None
+        table = self.config.table_id
+        every = sorted((p for p in Path(root).iterdir() if p.is_dir() and round_in_name(p.name) is not None),
+                       key=lambda p: p.name)
+        runs = KioskRuns(self.audit, table)
+        for folder in every[-LEFT_OVER_FOLDERS:]:
             round_no = round_in_name(folder.name)
-            seals = [s.read() for s in self.audit.records(round_no=round_no, table_id=self.config.table_id,
+            seals = [s.read() for s in self.audit.records(round_no=round_no, table_id=table,
                                                           types=[AuditType.RECORDING_SEALED])]
             if any(data is None for data, _ in seals):
                 # A seal that cannot be read may be this folder's: sealed again, the files as they
@@ -545,7 +569,21 @@ class TableService:
                 continue
             if not any(data.get("folder") == folder.name for data, _ in seals):
                 self.seal_recording(folder, {"round_no": round_no, "interrupted": not _finished(folder),
-                                             "after_restart": previous})
+                                             **_left_by(runs.of_round(round_no), previous)})
+        older = every[:-LEFT_OVER_FOLDERS]
+        if not older:
+            return None
+        # Rounds with any seal, from the index alone (one query, no record read: a year's seals are
+        # not parsed at every start); a round with no seal at all is what the count is about.
+        last = max(round_in_name(p.name) for p in older)
+        sealed = set(self.audit.round_numbers(table_id=table, types=[AuditType.RECORDING_SEALED],
+                                              before=last + 1, limit=last + 1))
+        older = [p.name for p in older if round_in_name(p.name) not in sealed]
+        if not older:
+            return None
+        log.warning("%d older recording(s) have no seal (%s to %s) and are not sealed now: %s; "
+                    "`niuniu audit check-recordings` names them", len(older), older[0], older[-1], OLDER_UNSEALED_WHY)
+        return {"count": len(older), "oldest": older[0], "newest": older[-1], "why": OLDER_UNSEALED_WHY}
 
     def _recover(self) -> str:
         """Close a round the last process left open, and say how the last run ended."""

@@ -348,7 +348,26 @@ def _alert(data: dict, record, say: Say) -> str:
 
 
 def _sealed(data: dict, record, say: Say) -> str:
-    return f"{data['folder']}: {len(data['files'])} files, {data['bytes']} bytes, SHA-256 each"
+    return f"{data['folder']}: {len(data['files'])} files, {data['bytes']} bytes, SHA-256 each{_sealed_late(data)}"
+
+
+def _sealed_late(data: dict) -> str:
+    """A seal a start made of a recording left unsealed: which run left it, and how that run ended,
+    which is not always how the last run did (QA52 L1: a cleanly stopped round was said to be a
+    crash's)."""
+    ended = data.get("after_restart")
+    if not ended:
+        return ""
+    if ended == "first start":
+        return "; sealed at the kiosk's first start, not when the round ended"
+    if ended == "not known":
+        return "; sealed when the kiosk started again, not when the round ended: no record says which run recorded it"
+    since = data.get("runs_since")
+    if isinstance(since, int) and since > 0:
+        return (f"; sealed when the kiosk started again, not when the round ended: the run that recorded it "
+                f"(started at seq {data.get('recorded_in_run')}) ended: {ended}; {since} more run"
+                f"{'s' if since != 1 else ''} came before the start that sealed it")
+    return f"; sealed when the kiosk started again, not when the round ended (last run: {ended})"
 
 
 def _held(data: dict, record, say: Say) -> str:
