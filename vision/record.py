@@ -21,6 +21,8 @@ if that name exists)::
      "table_id": "t1", "preset": "cambodia", "currency": "USD", "round_no": 7,
      "model": {"name": "cards-yolo11n.onnx", "sha256": "ab12..."},   # sha256 may be null
      "tracker": 3,                   # vision.tracker.TRACKER_VERSION (absent before it existed)
+     "rules_code": "9f0c...",        # RULES_CODE: the tracker's and round machine's source it ran
+                                     # (absent before QA52)
      "unsettled": "held",            # an empty table left an unsettled round open ("held") or
                                      # ended it ("cleared"; absent in older recordings: cleared)
      "started": 1735761600.12,       # ts of round_start, UTC epoch seconds
@@ -126,6 +128,7 @@ import cv2
 import numpy as np
 
 from scoring.errors import NiuniuError
+from vision import round as round_machine, tracker
 from vision.corners import Detection
 from vision.round import EventKind, RoundEvent
 from vision.table import TableConfig
@@ -156,6 +159,22 @@ MAX_QUEUED_KEY_FRAMES = 32
 MAX_QUEUED_LINES = 1800
 # How long the writer thread waits for more to write before it ends (the next write starts one).
 WRITER_IDLE_S = 5.0
+
+
+def _rules_code() -> str | None:
+    """The SHA-256 (16 hex digits) of the source of the code that decides what a recording's
+    detections mean: the tracker and the round machine, as this process loaded them.
+
+    TRACKER_VERSION says which rules a recording was made under, not which code: a kiosk run
+    from a tree whose tracker was being changed wrote rounds that a later state of that tree,
+    under the same version number, replayed as DIFFERS, their Settle and Clear "could not be
+    re-applied", with nothing to say why (QA52 upgrade M2, taken for the machine's load).  With
+    the code's digest in ``meta.json`` the replay can say the code differs."""
+    try:
+        return hashlib.sha256("".join(sha256_file(Path(module.__file__))
+                                      for module in (tracker, round_machine)).encode()).hexdigest()[:16]
+    except (OSError, TypeError):     # no source beside the modules (a frozen build): not known
+        return None
 
 
 def preroll_frames(config: TableConfig) -> int:
@@ -517,6 +536,7 @@ class RoundRecorder:
             "round_no": event.round_no,
             "model": dict(self.model),
             "tracker": TRACKER_VERSION,
+            "rules_code": RULES_CODE,
             "unsettled": "held" if self._hold_unsettled() else "cleared",
             "started": event.ts,
             "ended": None,
@@ -708,6 +728,9 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+RULES_CODE = _rules_code()    # read once, as the modules were loaded (see _rules_code)
 
 
 # ------------------------------------------------------------ reading

@@ -22,6 +22,9 @@ Output, one dict per round, oldest first::
      # recordings only:
      "recording": path, "matches_recording": true, "differences": [],
      "warnings": ["the folder's name says round 7, its meta.json round 8", ...],
+     "notes": ["recorded before settlements named who banked: ..."],  # how an older recording was read
+     "rules_code": {"recorded": "9f0c...", "replayed": "9f0c..."},  # the tracker's and round machine's
+                                                          # code (vision.record.RULES_CODE), where recorded
      "seal": {"seq": 237, "ok": true, "changes": []},     # a kiosk recording with its audit log
                                                           # (or in an unzipped package: "package": its folder,
                                                           # "verified", "signature": see below)
@@ -59,6 +62,7 @@ import math
 import re
 import shlex
 from collections import defaultdict
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -68,11 +72,12 @@ from scoring.cards import Card, CardError
 from scoring.compare import compare
 from scoring.errors import NiuniuError
 from scoring.evaluate import evaluate
+from scoring.rules import Banking, Preset, load_preset
 from scoring.settle import Bet
 from vision.corners import Detection
 from vision.images import ImageError, read_image
 from vision.pipeline import Detector, TablePipeline, normalise_detections
-from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RECORDINGS, RecordingError,
+from vision.record import (DETECTIONS, EVENTS, FORMAT, FRAMES, META, RECORDINGS, RULES_CODE, RecordingError,
                            find_recordings, preroll_frames, read_jsonl, recording_digests, round_in_name,
                            seal_changes)
 from vision.round import CAMERA_KINDS, HAND_SIZE, EventKind, RoundEvent, RoundMachine
@@ -755,8 +760,9 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
 
     # A round cleared by the next deal ends on a frame that also starts the next round: only
     # this round's events are compared.
-    differences = problems + diff_events([e for e in recorded if e.round_no == round_no],
-                                         [e for e in produced if e.round_no == round_no])
+    notes: list[str] = []
+    ours = [_with_banking(e, pipeline.machine.preset, notes) for e in recorded if e.round_no == round_no]
+    differences = problems + diff_events(ours, [e for e in produced if e.round_no == round_no])
     summaries = collector.summaries()
     summary = next((s for s in summaries if s["round"] == meta["round_no"]), None) or {
         "round": meta["round_no"], "state": None, "seats": {}, "results": {}, "settlement": None, "alerts": [],
@@ -765,13 +771,39 @@ def replay_recording(folder: str | Path, config: TableConfig | None = None, *,
     summary["recording"] = str(folder)
     if warnings:
         summary["warnings"] = warnings
+    if notes:
+        summary["notes"] = notes[:1]
     summary["matches_recording"] = not differences
     summary["differences"] = differences
     # The rules the replay ran (QA50 review L5: it said today's of a recording replayed as it ran)
     summary["tracker"] = {"recorded": meta.get("tracker"), "replayed": rules}
+    if isinstance(meta.get("rules_code"), str):     # QA52 upgrade M2: which code, not only which rules
+        summary["rules_code"] = {"recorded": meta["rules_code"], "replayed": RULES_CODE}
     if redetect_with is not None:
         summary["redetect"] = redetect(folder, config, lines, redetect_with)
     return summary
+
+
+def _with_banking(event: RoundEvent, preset: Preset, notes: list[str]) -> RoundEvent:
+    """A recorded settlement made before settlements said who banked (0cd674f, 2026-12-06),
+    completed from the preset it names, as the audit log reads it (``kiosk.rounds.banking_of``).
+
+    Left absent, every settled round of a table's first days replayed as DIFFERS for a field
+    its release never wrote (QA52 upgrade M1).  Completed rather than passed over: the replay
+    still compares who banked with what that preset says (a house-banked round replayed as
+    player-banked differs), and a recorded ``banking`` is compared as recorded.  A preset that
+    cannot be told (a preset file not beside the recording) leaves it absent, a difference."""
+    settlement = event.data.get("settlement")
+    if not isinstance(settlement, dict) or "banking" in settlement:
+        return event
+    name = settlement.get("preset")
+    try:
+        banking = (preset if name == preset.name else load_preset(str(name))).banking
+    except (NiuniuError, OSError, ValueError):
+        return event
+    notes.append(f"recorded before settlements named who banked: compared as banked by "
+                 f"{'the house' if banking is Banking.HOUSE else 'a player'}, as its preset {name} says")
+    return replace(event, data={**event.data, "settlement": {**settlement, "banking": banking.value}})
 
 
 def _cut_short(folder: Path, meta: dict, lines: list[dict], recorded: list[RoundEvent]) -> str | None:
@@ -1052,6 +1084,7 @@ def format_rounds(rounds: list[dict], currency: str = "") -> str:
             if len(r["differences"]) > 5:
                 lines.append(f"    and {len(r['differences']) - 5} more (--json lists them)")
             lines += _tracker_note(r)
+            lines += [f"  note: {note}" for note in r.get("notes", [])]
         for warning in r.get("warnings", []):
             lines.append(f"  WARNING: {warning}")
         if "seal" in r:
@@ -1170,10 +1203,20 @@ def log_lines(r: dict) -> list[str]:
 
 
 def _tracker_note(r: dict) -> list[str]:
-    """Why a replay may differ from an honest recording: the tracker's rules changed since."""
+    """Why a replay may differ from an honest recording: the tracker's rules changed since, or
+    under the same rules, its code (a release's fixes, a tree being worked on: QA52 upgrade M2)."""
     tracker = r.get("tracker") or {}
-    if r.get("matches_recording", True) or tracker.get("recorded") == tracker.get("replayed"):
+    if r.get("matches_recording", True):
         return []
+    if tracker.get("recorded") == tracker.get("replayed"):
+        code = r.get("rules_code") or {}
+        if not code or code.get("recorded") == code.get("replayed"):
+            return []
+        return [f"  note: recorded by other tracker and round machine code than this replay runs (rules_code "
+                f"{code.get('recorded')}, here {code.get('replayed') or 'unknown'}), under the same tracker rules "
+                f"{tracker.get('recorded')}: differences in accepted cards, and the people's actions that could "
+                "then not be re-applied, may come from the changed code, not from the recording; replay it with "
+                "the niuniu release that made it to check the recording itself"]
     made = tracker.get("recorded") or "unknown (the recording predates tracker versions)"
     used = tracker.get("replayed") or "the oldest (0)"
     return [f"  note: recorded with tracker rules {made}, replayed with {used}: "
