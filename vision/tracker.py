@@ -20,7 +20,14 @@ a stable answer with five rules:
   accepted, ends the old one.  Rules 8 (QA50 dealing3 M3): on a seat just emptied, every card of
   it unseen together (a sweep), a card unseen for a frame or few is continued only by a reading in
   its very box: the next deal's card laid where a swept card lay is a new card, not that card
-  misread.  Each card's track is named by the frame it was first seen in
+  misread.  Rules 9 (QA52 bench_dealing): a reading continues a track only where its card lies:
+  its own card read away from its place, where another card of the seat lies (seen within the
+  window, its seat in view last frame) and is read nowhere now, is that card misread (a covered 5C
+  read as the 5S beside it, missed for the frame, made the 5S two cards), and a flicker lies at the
+  track's place (most of the smaller box inside the larger) even when it was seen last frame (half
+  a card's size took in the next card dealt over half of it, whose readings then continued a card
+  missed for that frame, and the next card was never accepted).  A card slid where no card lies
+  is still followed by its code.  Each card's track is named by the frame it was first seen in
   (:attr:`SeatHand.first_frames`), and a card lying where another card of its seat was read,
   one in place of the other, is marked (:attr:`SeatHand.over`): that card misread, or a card
   laid over it, not yet a sign that a new deal began.
@@ -111,8 +118,11 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # continues it, a card read as another in plain view before the next card over it was first seen is
 # reported, a finished round's card hidden alone stays a left-over for UNSEEN_LEFT_OVER_S, on one deck
 # a left-over dragged across a seat stays one there, and every card lost in one frame is the camera
-# (vision.round), session 51 — a replay of an older recording runs the rules it was made with).
-TRACKER_VERSION = 8
+# (vision.round), session 51 — a replay of an older recording runs the rules it was made with;
+# 9: a reading continues a track only where its card lies, not at another card's place (a card's code
+# read where another card lies and is read nowhere, a flicker away from the track's place), session 52
+# — a replay of an older recording runs the rules it was made with).
+TRACKER_VERSION = 9
 # Rules 5: a new track on the seat this long before a card was first read as another (or since)
 # was taken for the next card landing over its index, not a swap.
 CHANGE_QUIET_S = 2.0
@@ -333,8 +343,9 @@ class SeatTracker:
                 by_seat.setdefault(seat, []).append(det)
         self.outside = outside
 
+        read_now = {det.card for det in detections}
         for seat in self.config.seat_names:
-            self._update_seat(seat, by_seat.get(seat, []), frame_no, ts)
+            self._update_seat(seat, by_seat.get(seat, []), frame_no, ts, read_now)
 
         self._drop_stale(ts)
         return self.hands()
@@ -365,7 +376,8 @@ class SeatTracker:
 
     # ------------------------------------------------------------ internals
 
-    def _update_seat(self, seat: str, detections: list[Detection], frame_no: int, ts: float) -> None:
+    def _update_seat(self, seat: str, detections: list[Detection], frame_no: int, ts: float,
+                     read_now: set[Card]) -> None:
         tracks = [t for t in self._tracks if t.seat == seat]
         matched: dict[int, Detection] = {}
         free = list(range(len(detections)))
@@ -377,7 +389,8 @@ class SeatTracker:
             leader = track.leader()
             lost = self.rules >= 7 and track.accepted is not None and not track.seen_in_window
             for di in free:
-                if detections[di].card == leader and not self._elsewhere(track, detections[di].box):
+                if detections[di].card == leader and not self._elsewhere(track, detections[di].box) \
+                        and not self._at_another_card(track, detections[di], tracks, read_now):
                     pairs.append(((lost, _distance(track.box, detections[di].box)), ti, di))
         matched_tracks: set[int] = set()
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
@@ -434,12 +447,46 @@ class SeatTracker:
         return (self.rules >= 7 and track.accepted is not None and not track.seen_in_window
                 and not _same_place(track.box, box))
 
+    def _at_another_card(self, track: Track, det: Detection, seat_tracks: list[Track],
+                         read_now: set[Card]) -> bool:
+        """Whether a reading of this track's card lies away from its place, where another card of the
+        seat lies and is read nowhere this frame (rules 9, QA52 bench_dealing): that card misread as
+        this one, not this card moved there.  The other card must lie there (see :func:`_lies_there`):
+        an accepted card unseen for a frame or few while its seat is in view (a covered index missed),
+        not one of a seat that went out of view together (swept: the next deal's card laid where a
+        swept card lay is rules 8's to judge, and kept its code before); and one read elsewhere, on this
+        seat or another (a hand dragged across its neighbour's), has left its place to the card that
+        follows it.
+
+        A covered 5C read as 5S for two frames while the 5S beside it was missed took the 5S's track
+        to the 5C's place; the 5S, read again where it lay, began a second track, and a second 5S,
+        later a second 5C, was accepted on the seat (15 fps, round 15: Settle refused until two cards
+        were removed by hand).  Matching by code at any distance is what follows a card slid across its
+        seat, and still does where no other card lies; a card moved onto another card's place in one
+        frame, hiding it, is taken for that card misread (its change watch reports it, and a person
+        looks), where a misread taken for a move made a card two."""
+        if self.rules < 9 or _same_place(track.box, det.box):
+            return False
+        in_view = any(t.accepted is not None and t.seen_last_frame for t in seat_tracks)
+        return any(other is not track and _lies_there(other, in_view) and other.leader() not in read_now
+                   and other.leader() != det.card and _same_place(other.box, det.box)
+                   for other in seat_tracks)
+
     def _may_flicker(self, track: Track, box: Box, emptied: bool = False) -> bool:
         """Whether another card's reading here may be this track's card misread: it was seen last
         frame, or (rules 7) it is an accepted card seen within the window and the reading lies at its
         place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3); on a seat just
         emptied (rules 8, see :func:`_just_emptied`) only in its very box, where and as large as it
-        was last seen."""
+        was last seen.
+
+        Rules 9 (QA52 bench_dealing): only at its place, seen last frame too.  Half a card's size
+        took in the next card dealt over half of it: at 10 fps a QS accepted as QC (misread in its
+        first frames), missed for the frame the 4S landed on it, had its track continued by the 4S's
+        readings; the QS began a new track, the 4S was never accepted, and the screen showed QC and
+        QS, one of them the 4S.  A card misread while it moves is followed as long as its box
+        overlaps its last one that much (a sweep's 10-20 px a frame on a 60x84 card)."""
+        if self.rules >= 9 and not _same_place(track.box, box):
+            return False
         if track.seen_last_frame:
             return True
         return (self.rules >= 7 and track.accepted is not None and track.seen_in_window
@@ -583,6 +630,17 @@ def _same_box(a: Box, b: Box) -> bool:
     return (_distance(a, b) <= SAME_BOX_SHARE * _diagonal(a)
             and all(min(p, q) >= (1 - SAME_BOX_SHARE) * max(p, q)
                     for p, q in ((a[2] - a[0], b[2] - b[0]), (a[3] - a[1], b[3] - b[1]))))
+
+
+def _lies_there(track: Track, seat_in_view: bool) -> bool:
+    """Whether a track shows a card lying at its box (rules 9): an accepted card seen within the window
+    while an accepted card of its seat was seen last frame (a covered index is missed for a frame or
+    few at a time, 15 fps bench, round 28: a 3H missed three frames, then read as the 3D beside it),
+    or a card not yet accepted read there last frame and once more within the window (one reading
+    alone may be a misread or a blur)."""
+    if track.accepted is not None:
+        return track.seen_in_window and seat_in_view
+    return track.seen_last_frame and sum(vote is not None for vote in track.votes) >= 2
 
 
 def _just_emptied(seat_tracks: list[Track], read_now: set[int]) -> bool:
