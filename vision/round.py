@@ -62,6 +62,13 @@ swept).  Every card of a round in play gone in the same frame, after a frame tha
 is the camera (dark, covered), not the table: one ``camera_shows_no_cards`` alert, no removals, and
 the cards it shows again are the same cards.  ``card_after_round`` counts only the finished round's
 own cards (not the next deal's codes of its record dealt again) as "beside" it.
+Rules 9 (QA52 bench_dealing, seed 11): where the tracker shows a seat's card on two tracks (one kept
+unseen), the dealer's "remove" of the extra copy takes off the copy the camera does not read now, and
+keeps out only that copy's track (it kept the seat's code out as a misread until the round was cleared,
+so the same card dealt to the seat in the next deal, before the sweep ended, was taken for a left-over);
+each copy on record holds its own track.  A reading counts as the finished round's card (for "hidden
+alone" and left-overs) only on its record's track: the next deal's first card, of a code the hand
+being swept held, made every card swept with that hand look hidden alone beside it.
 The known limit left: the same card dealt again in the very place the left-over was last seen
 is taken for it (Settle refuses the short hand; the dealer adds it with Correct card), as a
 gap alone is also what a left-over under the dealer's arm, or a camera back on dark frames,
@@ -295,11 +302,14 @@ class RoundMachine:
         # on another track left and came back (dealt again), and counts (QA49 dealing2 H2)
         self._stale_tracks: dict[tuple[str, Card], int | None] = {}
         self._current_tracks: dict[tuple[str, Card], set] = {}  # the tracks each card shown lies on
+        self._read_tracks: set[tuple[str, Card, int | None]] = set()   # those read in this frame (seen)
         # Left-overs the table may no longer hold (a finished round's cards after a restart:
         # swept while the kiosk was down, or not): forgotten if the tracker has not shown them
         # within this many frames, else a card dealt again to its seat would be ignored.
         self._stale_frames_left: dict[tuple[str, Card], int] = {}
-        self._suppressed: set[tuple[str, Card]] = set()  # misreads a person corrected
+        # Misreads a person corrected, as (seat, card); rules 9: an extra copy of a card a person removed
+        # while the other stays on the seat, as (seat, card, its track): only that track is kept out
+        self._suppressed: set[tuple] = set()
         # Rules 8 (QA50 dealing3 M1, M2): the clock each card of a finished round (its record's, or a
         # left-over) was last read at; the finished round's cards whose track ended while hidden
         # alone (a chip over one), by the frame it ended; and the left-overs already kept past their
@@ -321,7 +331,8 @@ class RoundMachine:
         # ones to replay a recording made under them as it ran (5: a lone card on a finished
         # round's table starts no round; 6: the same after a manual clear; 7: which card is which
         # goes by the tracker's track; 8: left-overs hidden alone, carried across seats, and a camera
-        # that shows no cards; see the module docstring).
+        # that shows no cards; 9: a copy removed by hand, and the finished round's readings, by track;
+        # see the module docstring).
         self.rules = TRACKER_VERSION
         # New cards waiting to start a round: (seat, card) -> [clock first seen, frame first seen,
         # alerted]; under rules 5, the lone cards alerted on this finished round (alerted at once).
@@ -455,13 +466,14 @@ class RoundMachine:
                 set(self._suppressed), list(self._alerts), {k: list(v) for k, v in self._lone.items()},
                 self._finished_as, dict(self._stale_tracks), dict(self._current_tracks), self._finished_frame,
                 dict(self._read_at), dict(self._hidden), set(self._kept), dict(self._unconfirmed),
-                None if self._blind is None else list(self._blind), self._none_read)
+                None if self._blind is None else list(self._blind), self._none_read, set(self._read_tracks))
 
     def _restore(self, saved: tuple) -> None:
         (self.state, self.round_no, self.settlement, self.last_frame_no, self.last_ts, self._record,
          self._active, self._current, self._stale, self._stale_frames_left, self._suppressed, self._alerts,
          self._lone, self._finished_as, self._stale_tracks, self._current_tracks, self._finished_frame,
-         self._read_at, self._hidden, self._kept, self._unconfirmed, self._blind, self._none_read) = saved
+         self._read_at, self._hidden, self._kept, self._unconfirmed, self._blind, self._none_read,
+         self._read_tracks) = saved
         self._next_deal = None
 
     def set_active_seats(self, seats: Iterable[str] | None) -> None:
@@ -577,6 +589,7 @@ class RoundMachine:
             before = self._current
             self._current = current
             self._current_tracks = _tracks_shown(hands)
+            self._read_tracks = _tracks_read(hands)
             none_read = self._none_read
             if self.rules >= 8:
                 self._clocks.append((frame_no, clock))
@@ -661,7 +674,7 @@ class RoundMachine:
             tracks = hand.first_frames or (None,) * len(hand.cards)
             cards = [(c, conf, nc) for c, conf, nc, track in zip(hand.cards, hand.confidence,
                                                                  hand.needs_confirmation, tracks)
-                     if not self._is_stale(seat, c, track) and (seat, c) not in self._suppressed]
+                     if not self._is_stale(seat, c, track) and not self._corrected_away(seat, c, track)]
             if cards:
                 visible[seat] = cards
         return visible
@@ -689,12 +702,16 @@ class RoundMachine:
             record = self._record.setdefault(seat, [])
             used: set[int] = set()
             for card, conf, nc in cards:
-                # the same card already on this seat's record (first unused occurrence)
-                match = next((i for i, e in enumerate(record) if i not in used and e.card == card), None)
+                # the same card already on this seat's record (first unused occurrence; rules 9: one on a
+                # track shown now first, so a copy whose track ended is the one left unseen: QA52 bench A)
+                unused = [i for i, e in enumerate(record) if i not in used and e.card == card]
+                if self.rules >= 9:
+                    unused.sort(key=lambda i: not self._on_shown_track(seat, record[i]))
+                match = unused[0] if unused else None
                 if match is not None:
                     used.add(match)
                     record[match].present = True
-                    record[match].track = self._track_of(seat, card, record[match].track)
+                    record[match].track = self._track_of(seat, card, record[match].track, record[match])
                     reread = rereads.get((seat, card))
                     if reread is not None and not (record[match].reread or record[match].checked):
                         self._doubt(record[match], reread, events, frame_no, ts, seat)
@@ -886,8 +903,9 @@ class RoundMachine:
         if self.state in (RoundState.settled, RoundState.void):
             visible: dict[str, list] = {}
             for (seat, card), tracks in self._current_tracks.items():
-                if (seat in self.config.seat_names and (seat, card) not in self._suppressed
-                        and any(not self._is_stale(seat, card, track) for track in tracks)):
+                if (seat in self.config.seat_names and any(
+                        not self._is_stale(seat, card, track) and not self._corrected_away(seat, card, track)
+                        for track in tracks)):
                     visible.setdefault(seat, []).append((card, None, False))
             new, returned = self._new_on_finished(visible)
             out |= new | returned
@@ -909,6 +927,8 @@ class RoundMachine:
     def _mark_removed(self, visible, events, frame_no, ts) -> None:
         for seat, record in self._record.items():
             shown = [c for c, _, _ in visible.get(seat, [])]
+            if self.rules >= 9:   # a copy on a track shown now is the one read (QA52 bench A)
+                record = sorted(record, key=lambda e: not self._on_shown_track(seat, e))
             for entry in record:
                 if entry.manual or not entry.present:
                     continue
@@ -996,8 +1016,19 @@ class RoundMachine:
         recorded = {(seat, e.card) for seat, entries in self._record.items() for e in entries
                     if not e.manual} if finished else set()
         for seat, hand in hands.items():
-            for card, seen in zip(hand.cards, hand.seen or (True,) * len(hand.cards)):
-                if seen and ((seat, card) in recorded or (seat, card) in self._stale):
+            tracks = hand.first_frames or (None,) * len(hand.cards)
+            for card, seen, track in zip(hand.cards, hand.seen or (True,) * len(hand.cards), tracks):
+                if not seen:
+                    continue
+                if self.rules >= 9:
+                    # the finished round's own card, on its track: the next deal's card of a code its hand
+                    # held, laid before the sweep, made each card swept with that hand look hidden alone
+                    # beside it, and the same card dealt again was taken for it (QA52 bench B)
+                    mine = ((seat, card) in recorded and self._on_record_track(seat, card, track)) or (
+                        (seat, card) in self._stale and self._is_stale(seat, card, track))
+                else:
+                    mine = (seat, card) in recorded or (seat, card) in self._stale
+                if mine:
                     self._read_at[(seat, card)] = (clock, frame_no)
         self._confirm_hidden()
         if not finished:
@@ -1129,9 +1160,47 @@ class RoundMachine:
         tracks = self._current_tracks.get(key, set()) - {None}
         return min(tracks) if tracks else None
 
-    def _track_of(self, seat: str, card: Card, known: int | None = None) -> int | None:
-        """The track a recorded card is shown on now (rules 7; one deck: one each), else ``known``."""
+    def _on_record_track(self, seat: str, card: Card, track: int | None) -> bool:
+        """Whether this card on this track is one the seat's record holds (by code where tracks are not
+        known; rules 9)."""
+        return any(e.card == card and not e.manual and (e.track is None or track is None or e.track == track)
+                   for e in self._record.get(seat, ()))
+
+    def _corrected_away(self, seat: str, card: Card, track: int | None) -> bool:
+        """Whether a person took this card on this track off the seat's record: a misread, or (rules 9)
+        an extra copy's track while the card is shown on another (alone, it is the card on record)."""
+        if (seat, card) in self._suppressed:
+            return True
+        return (track is not None and (seat, card, track) in self._suppressed
+                and bool(self._current_tracks.get((seat, card), set()) - {track}))
+
+    def _on_shown_track(self, seat: str, entry: _Entry) -> bool:
+        """Whether the tracker shows this recorded card now on the track the record has for it (by code
+        where tracks are not known)."""
+        tracks = self._current_tracks.get((seat, entry.card), set())
+        return not entry.manual and bool(tracks) and (entry.track is None or None in tracks or entry.track in tracks)
+
+    def _copy_to_remove(self, seat: str, card: Card, first: int) -> int:
+        """Which of a seat's entries of ``card`` a person means by "remove it" (rules 9, QA52 bench A):
+        the dealer takes the extra copy off the screen because the table holds one, so it is the one the
+        camera does not read now (its track ended), not the one it still reads.  Removing the first
+        entry kept the ended track on record: the card left with the sweep, and the same card dealt
+        again to the seat in the next round was taken for it (added by hand)."""
+        record = self._record[seat]
+        copies = [i for i, e in enumerate(record) if e.card == card]
+        read = [i for i in copies if not record[i].manual and (seat, card, record[i].track) in self._read_tracks]
+        gone = [i for i in copies if i not in read]
+        return gone[0] if read and gone else first
+
+    def _track_of(self, seat: str, card: Card, known: int | None = None, entry: _Entry | None = None) -> int | None:
+        """The track a recorded card is shown on now (rules 7; one deck: one each), else ``known``.
+        Rules 9: not a track another entry of its code on the seat holds (``entry``: this one; QA52
+        bench A: a second copy took the first's track, and once a person removed the first, the record
+        held the track that ended, not the card still read)."""
         tracks = self._current_tracks.get((seat, card), set()) - {None}
+        if self.rules >= 9 and len(tracks) > 1:
+            held = {e.track for e in self._record.get(seat, ()) if e is not entry and e.card == card}
+            tracks = (tracks - held) or tracks
         if not tracks:
             return known
         return known if known in tracks else min(tracks)
@@ -1334,6 +1403,8 @@ class RoundMachine:
             index = None
             if old_card is not None:
                 index = next((i for i, e in enumerate(record) if e.card == old_card), None)
+                if self.rules >= 9 and new_card is None and index is not None:
+                    index = self._copy_to_remove(seat, old_card, index)
                 if index is None:
                     shown = " ".join(e.card.code for e in record) or "no cards"
                     raise RoundError(f"seat {seat} has no {old_card.code} (it has {shown})")
@@ -1347,7 +1418,11 @@ class RoundMachine:
                 action = "confirmed"
             elif new_card is None:
                 entry = record.pop(index)
-                if not entry.manual:
+                if self.rules >= 9 and entry.track is not None and any(e.card == old_card for e in record):
+                    # an extra copy (QA52 bench A): the copy left on record is read, the same card dealt
+                    # again is another; only the removed copy's track is a misread
+                    self._suppressed.add((seat, old_card, entry.track))
+                elif not entry.manual:
                     self._suppressed.add((seat, old_card))
                 action = "removed"
             elif old_card is None:
@@ -1474,6 +1549,13 @@ def _lies_still(hand: SeatHand | None, card: Card) -> bool:
     seen = hand.seen or (True,) * len(hand.cards)
     over = hand.over or (False,) * len(hand.cards)
     return any(c == card and here and not lies for c, here, lies in zip(hand.cards, seen, over))
+
+
+def _tracks_read(hands: Mapping[str, SeatHand]) -> set[tuple[str, Card, int | None]]:
+    """(seat, card, track) of each card the tracker read in this frame (not kept unseen)."""
+    return {(seat, card, track) for seat, hand in hands.items()
+            for card, track, seen in zip(hand.cards, hand.first_frames or (None,) * len(hand.cards),
+                                         hand.seen or (True,) * len(hand.cards)) if seen}
 
 
 def _tracks_shown(hands: Mapping[str, SeatHand]) -> dict[tuple[str, Card], set]:
