@@ -68,7 +68,12 @@ keeps out only that copy's track (it kept the seat's code out as a misread until
 so the same card dealt to the seat in the next deal, before the sweep ended, was taken for a left-over);
 each copy on record holds its own track.  A reading counts as the finished round's card (for "hidden
 alone" and left-overs) only on its record's track: the next deal's first card, of a code the hand
-being swept held, made every card swept with that hand look hidden alone beside it.
+being swept held, made every card swept with that hand look hidden alone beside it.  A card a person
+added or put in place of another is tied to the physical card the camera shows there (the track of the
+reading it replaced, or of its code read on the seat): remembered by code alone, it was taken for the
+same code dealt anew to its seat in the next deal (added by hand again).  One no track was tied to
+(never seen) is no card of its round for any track, nor a left-over after a Clear: safer to count a card
+that lay unseen through the round in the next deal (its hand too long, Settle refuses) than to swallow one.
 The known limit left: the same card dealt again in the very place the left-over was last seen
 is taken for it (Settle refuses the short hand; the dealer adds it with Correct card), as a
 gap alone is also what a left-over under the dealer's arm, or a camera back on dark frames,
@@ -1192,6 +1197,15 @@ class RoundMachine:
         gone = [i for i in copies if i not in read]
         return gone[0] if read and gone else first
 
+    def _manual_track(self, seat: str, card: Card, replaced: int | None = None) -> int | None:
+        """Rules 9: the physical card a person's correction is about: the track whose reading it replaced,
+        else the card of that code the camera shows on the seat.  Remembered by code alone, the card
+        swallowed the same code dealt to the seat anew in the next deal (taken for the round's own card,
+        then a left-over: added by hand again, QA52 bench_dealing seed 11 rounds 2-3)."""
+        if self.rules < 9:
+            return None
+        return replaced if replaced is not None else self._track_of(seat, card)
+
     def _track_of(self, seat: str, card: Card, known: int | None = None, entry: _Entry | None = None) -> int | None:
         """The track a recorded card is shown on now (rules 7; one deck: one each), else ``known``.
         Rules 9: not a track another entry of its code on the seat holds (``entry``: this one; QA52
@@ -1215,7 +1229,15 @@ class RoundMachine:
             for entry in entries:
                 key = (seat, entry.card)
                 if key not in self._stale and key not in self._lone:
-                    self._stale[key], self._stale_tracks[key] = False, None
+                    if self.rules >= 9 and entry.manual:
+                        # its physical card shown (read as the code it replaced) is a left-over already;
+                        # hidden, one on its own track only; one no track was tied to swallows no card
+                        if entry.track is None or any(entry.track in tracks for (at, _), tracks
+                                                      in self._current_tracks.items() if at == seat):
+                            continue
+                        self._stale[key], self._stale_tracks[key] = False, entry.track
+                    else:
+                        self._stale[key], self._stale_tracks[key] = False, None
                     self._stale_frames_left[key] = frames
 
     def _new_on_finished(self, visible) -> tuple[set, set]:
@@ -1238,7 +1260,10 @@ class RoundMachine:
         tracks = self._current_tracks.get(key, {None})
         if None in tracks:
             return card in recorded
-        if any(e.card == card and (e.track is None or e.track in tracks) for e in self._record.get(seat, ())):
+        # rules 9: a card entered by hand that no track was tied to is no physical card the camera saw
+        # lie there: a card of its code on a track after its round is the next deal's
+        if any(e.card == card and (e.track in tracks or e.track is None and not (self.rules >= 9 and e.manual))
+               for e in self._record.get(seat, ())):
             return True
         return (self.state == RoundState.void and self._finished_frame is not None
                 and min(tracks) <= self._finished_frame)
@@ -1266,7 +1291,9 @@ class RoundMachine:
 
     def _count_down_stale(self, current: set[tuple[str, Card]]) -> None:
         for key in list(self._stale_frames_left):
-            if key in current or key not in self._stale:
+            track = self._stale_tracks.get(key)   # rules 9: a card entered by hand waits on its own track
+            if (key in current and (self.rules < 9 or track is None or track in self._current_tracks.get(key, ()))) \
+                    or key not in self._stale:
                 del self._stale_frames_left[key]         # seen (then the usual rule) or gone
                 continue
             self._stale_frames_left[key] -= 1
@@ -1426,12 +1453,14 @@ class RoundMachine:
                     self._suppressed.add((seat, old_card))
                 action = "removed"
             elif old_card is None:
-                record.append(_Entry(new_card, 1.0, False, present=False, manual=True))
+                record.append(_Entry(new_card, 1.0, False, present=False, manual=True,
+                                     track=self._manual_track(seat, new_card)))
                 action = "added"
             else:
                 if not record[index].manual:
                     self._suppressed.add((seat, old_card))
-                record[index] = _Entry(new_card, 1.0, False, present=False, manual=True)
+                record[index] = _Entry(new_card, 1.0, False, present=False, manual=True,
+                                       track=self._manual_track(seat, new_card, record[index].track))
                 action = "replaced"
             event = self._event(
                 EventKind.card_corrected, time.time() if ts is None else ts, self.last_frame_no, seat,
