@@ -188,8 +188,16 @@ class LogHolds:
     def damaged_hold(self, table_id: str, folder: str) -> AuditRecord | None:
         """The damaged ``recording_held`` record that may be this folder's, unreleased since."""
         return next((r for r in self.damaged if r.type == AuditType.RECORDING_HELD and r.table_id == table_id
-                     and r.round_no in (None, round_in_name(folder))
-                     and self.released.get((table_id, folder), 0) < r.seq), None)
+                     and r.round_no in (None, round_in_name(folder)) and not self.lifted(r, folder)), None)
+
+    def lifted(self, record: AuditRecord, folder: str | None = None) -> bool:
+        """Whether a readable release logged after a damaged ``record`` lifts it: the release of
+        ``folder``, or (None) of any recording of the record's round, as the round list asks.
+        One rule for retention and the review pages: a release is the only word that ends a hold."""
+        return any(seq > record.seq for (table, name), seq in self.released.items()
+                   if table == record.table_id
+                   and (name == folder if folder is not None else
+                        record.round_no is not None and round_in_name(name) == record.round_no))
 
 
 def damaged_hold_words(record: AuditRecord) -> str:
@@ -223,17 +231,6 @@ def read_holds(log: AuditLog) -> LogHolds:
             held.pop((record.table_id, name), None)
             released[(record.table_id, name)] = record.seq
     return LogHolds(held, tuple(damaged), released)
-
-
-def log_holds(log: AuditLog) -> dict[tuple[str, str], AuditRecord]:
-    """:func:`read_holds`'s holds no release has lifted, for a page that shows a hold to a
-    person: :class:`DamagedRecord` for the first hold or release that cannot be read, for the
-    page to name (the round page does), since that record cannot say which recording it held."""
-    logged = read_holds(log)
-    if logged.damaged:
-        first = logged.damaged[0]
-        raise DamagedRecord(first, first.damage)
-    return logged.held
 
 
 def pruned_folders(record: AuditRecord) -> list[str]:

@@ -272,10 +272,7 @@ def _held_rounds(table_id: str) -> tuple[dict[int, object], list[str]]:
             held[record.round_no] = min(record, held.get(record.round_no, record), key=lambda r: r.seq)
     unread: list[str] = []
     for record in logged.damaged:
-        lifted = record.round_no is not None and any(
-            seq > record.seq for (table, folder), seq in logged.released.items()
-            if table == table_id and round_in_name(folder) == record.round_no)
-        if record.table_id != table_id or lifted:
+        if record.table_id != table_id or logged.lifted(record):
             continue
         listed = ""
         if record.type == AuditType.RECORDING_HELD and record.round_no is not None:
