@@ -454,7 +454,7 @@ def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
                          "make one now (niuniu backup)"}
     head, held = log.last(), data.get("head_seq")
     since = head.seq - held if head is not None and type(held) is int and head.seq >= held else None
-    return {**data, "ok": record.type == AuditType.BACKUP_MADE and not damage, "ts": record.ts,
+    return {**data, "ok": record.type == AuditType.BACKUP_MADE and not damage, "ts": record.ts, "seq": record.seq,
             "stale": future or age_s > STALE_S, "future": future, "age_days": int(age_s // 86400),
             "records_since": since}
 

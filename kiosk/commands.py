@@ -156,14 +156,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     key.set_defaults(func=run_audit_public_key)
 
     recs = audit_sub.add_parser("check-recordings", help="check every sealed recording's files against the "
-                                "seal the log holds (a key frame changed on disk shows)")
+                                "seal the log holds (a key frame changed on disk shows); exit 1 on a change, "
+                                "a missing or failed recording, or one left unsealed that should have been "
+                                "sealed; recordings made before the table's first run that sealed any (an "
+                                "upgraded table's old rounds) are counted apart and do not fail it")
     recs.add_argument("--data-dir", required=True, help=f"the kiosk's data directory (holds {AUDIT_FILE})")
     recs.add_argument("--from", dest="since", help="only recordings sealed from then (forms as in audit report)")
     recs.add_argument("--to", dest="until", help="... until then, not including it (a bare date is the whole day)")
     recs.add_argument("--timezone", type=_time_zone, default="UTC", help="time zone of --from/--to (default UTC)")
     recs.add_argument("--table", help="only this table id")
     recs.add_argument("--json", action="store_true", help="print {ok, intact, changed, gone, missing, failed, "
-                      "unsealed, not_yet_sealed} as JSON")
+                      "unsealed, not_yet_sealed, made_before_sealing} as JSON")
     recs.set_defaults(func=run_audit_check_recordings)
 
     check = sub.add_parser("check", help="is this device ready to run its table? table file, calibration picture, "
@@ -597,7 +600,7 @@ def run_audit_check_recordings(args) -> int:
     if args.json:
         print(json.dumps({"ok": sweep.ok, "intact": sweep.intact, "changed": sweep.changed, "gone": sweep.gone,
                           "missing": sweep.missing, "failed": sweep.failed, "unsealed": sweep.unsealed,
-                          "not_yet_sealed": sweep.not_yet_sealed}))
+                          "not_yet_sealed": sweep.not_yet_sealed, "made_before_sealing": sweep.made_before_sealing}))
         return 0 if sweep.ok else 1
     for label, changes in sweep.changed.items():
         for change in changes:
@@ -611,15 +614,24 @@ def run_audit_check_recordings(args) -> int:
     for label in sweep.not_yet_sealed:
         print(f"NOT YET SEALED: {label}: recorded by the kiosk's last run, which has not stopped (or stopped "
               "without a record): sealed when the round ends, or at the kiosk's next start")
+    if sweep.made_before_sealing:
+        # One line, not one per folder: an upgraded table holds weeks of them until retention
+        # deletes them, and they are no finding (QA53: a nightly script read exit 1 as tampering).
+        many = len(sweep.made_before_sealing)
+        print(f"MADE BEFORE SEALING: {many} recording{'s' if many != 1 else ''}, from "
+              f"{sweep.made_before_sealing_dates()}; nothing to check them against (the audit log shows they were "
+              "recorded before this table's first run that sealed recordings; retention deletes them in time)")
     if sweep.unsealed:
         many = len(sweep.unsealed)
-        print(f"WARNING: {many} recording{'s have' if many != 1 else ' has'} no seal (made before this release "
-              "sealed recordings, or left by a kiosk that stopped before sealing them and not among the newest "
-              "its next start sealed): they cannot be checked; a change to their files would not show here")
+        print(f"WARNING: {many} recording{'s have' if many != 1 else ' has'} no seal, and the audit log does not "
+              "show them made before this table's recordings were sealed (left by a kiosk that stopped before "
+              "sealing them and not among the newest its next start sealed, or put there by hand): they cannot be "
+              "checked; a change to their files would not show here")
     print(f"{sweep.intact} recording{'s' if sweep.intact != 1 else ''} as sealed, {len(sweep.changed)} changed since "
           f"sealed, {len(sweep.gone)} deleted as the log records (retention, or a restore), {len(sweep.missing)} "
           f"missing, {len(sweep.failed)} round{'s' if len(sweep.failed) != 1 else ''} whose recording failed "
-          f"or is incomplete, {len(sweep.unsealed)} with no seal (not checked)")
+          f"or is incomplete, {len(sweep.unsealed)} with no seal (not checked), {len(sweep.made_before_sealing)} "
+          "made before sealing (nothing to check)")
     return 0 if sweep.ok else 1
 
 

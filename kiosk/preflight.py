@@ -194,11 +194,14 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
              if result.ok else Finding("audit log", FAIL, f"{result.summary()}; keep this data directory as it "
                                                           "is and call surveillance"))
-    if backup is None and restored:
+    if restored and (backup is None or restored[0].seq > backup["seq"]):
         # A log just restored holds no backup_made of its own: "no backup recorded" read like the
-        # restore had not happened to the technician who just made it (QA52 L2).
-        saved = Finding("backup", WARN, f"{_restored_from(restored[0])}; no backup made since: set NIUNIU_BACKUP_DIR "
-                                        "in /etc/niuniu/niuniu.env (README, 'Backup and restore')")
+        # restore had not happened to the technician who just made it (QA52 L2).  Nor does it hold
+        # the record of the backup it was restored from (made after that backup's copy of the log),
+        # only older ones: the newest backup it knows is the restored one (QA53).
+        saved = Finding("backup", WARN, f"{_restored_from(restored[0])}, the newest backup this log knows; no "
+                                        "backup made since: run niuniu backup, and check NIUNIU_BACKUP_DIR in "
+                                        "/etc/niuniu/niuniu.env (README, 'Backup and restore')")
     elif backup is None:
         saved = Finding("backup", WARN, "no backup recorded: set NIUNIU_BACKUP_DIR in /etc/niuniu/niuniu.env "
                                         "(README, 'Backup and restore')")

@@ -14,6 +14,11 @@ that only lists the folders on disk would never see it.
 The other way round, a folder on disk with no seal at all (recorded by a release before sealing,
 or left by a kiosk that stopped before sealing it and not among the few its next start sealed) is
 one the sweep cannot check: it is named and counted, never passed over as if checked (QA52 L1).
+One the log shows was recorded before the table's first run of a sealing release (an upgraded
+table's old rounds, until retention deletes them) is counted apart, as made before sealing: nothing
+was ever meant to vouch for it, and failing every nightly check on it would read as tampering for
+weeks (QA53).  Which rounds those are comes from the hash-chained log alone (which run recorded the
+round, and where the first seal or sealing start stands), never from the folder's own meta.json.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 
 from kiosk.audit import AuditLog, AuditRecord, AuditType, utc_iso
@@ -53,14 +59,30 @@ class SealSweep:
     # "round N (folder)": recorded by the kiosk's last run, which has no kiosk_stop yet: the round
     # is being played, or the kiosk stopped in it and its next start seals it
     not_yet_sealed: list[str] = field(default_factory=list)
+    # "round N (folder)": no seal, and the log shows the round began before this table's first run
+    # that sealed recordings (KioskRuns.made_before_sealing): nothing to check it against, and no
+    # seal was missed
+    made_before_sealing: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         # A recording gone with no record of its deletion is as much a finding as a changed one:
         # retention logs every folder it deletes, so surveillance can tell the two apart.  One
         # with no seal is not a finding of change, but an "all checked" answer over it would be
-        # untrue: it fails the check like a failed recording or a damaged seal does.
+        # untrue: it fails the check like a failed recording or a damaged seal does.  One made
+        # before the table's log had any sealing was never to be sealed: it is counted, not failed.
         return not self.changed and not self.missing and not self.failed and not self.unsealed
+
+    def made_before_sealing_dates(self) -> str:
+        """The days the recordings made before sealing start on, oldest to newest, from their
+        folders' names ("2026-11-02 to 2026-12-01"): what tells the technician when retention
+        will have deleted them all."""
+        days = sorted({_folder_start(label.partition("(")[2].rstrip(")")) for label in self.made_before_sealing}
+                      - {None})
+        if not days:
+            return "dates not known from their folders' names"
+        first, last = days[0].date().isoformat(), days[-1].date().isoformat()
+        return first if first == last else f"{first} to {last}"
 
 
 def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | None = None,
@@ -137,6 +159,8 @@ def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id
             label = f"round {round_no} ({folder.name})"
             if runs.recorded_by_open_run(round_no):
                 sweep.not_yet_sealed.append(label)
+            elif runs.made_before_sealing(round_no):
+                sweep.made_before_sealing.append(label)
             else:
                 sweep.unsealed.append(label)
 
@@ -144,12 +168,19 @@ def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id
 def _started_within(name: str, since: str | None, until: str | None) -> bool:
     if since is None and until is None:
         return True
-    try:
-        started = utc_iso(datetime.strptime(name.split("-round-")[0], FOLDER_TIME)
-                          .replace(tzinfo=timezone.utc).timestamp())
-    except ValueError:
+    start = _folder_start(name)
+    if start is None:
         return False        # a folder whose name gives no start is in no period asked for
+    started = utc_iso(start.timestamp())
     return (since is None or started >= since) and (until is None or started <= until)
+
+
+def _folder_start(name: str) -> datetime | None:
+    """A round folder's start, from its name (UTC), None where the name gives none."""
+    try:
+        return datetime.strptime(name.split("-round-")[0], FOLDER_TIME).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -191,6 +222,49 @@ class KioskRuns:
     def recorded_by_open_run(self, round_no: int) -> bool:
         run = self.of_round(round_no)
         return run is not None and run.ended is None
+
+    def made_before_sealing(self, round_no: int) -> bool:
+        """Whether the log shows the round began before this table's first run of a release that
+        sealed recordings (:meth:`sealing_began`).  A round the log holds no record of, or a log
+        that shows no sealing at all, proves nothing: False.  The round's place in the chain is
+        what tells, not the folder's meta.json (anyone with the disk can edit that)."""
+        began = self.sealing_began
+        if began is None:
+            return False
+        first = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
+        return bool(first) and first[0].seq < began
+
+    @cached_property
+    def sealing_began(self) -> int | None:
+        """The seq of the ``kiosk_start`` of this table's first run that sealed recordings, from the
+        log's earliest sign of it: a ``kiosk_start`` that counted older recordings left unsealed
+        (``unsealed_recordings``), or the first ``recording_sealed`` / ``recording_failed`` record.
+
+        A seal a start makes of a left-over (``after_restart``) is written on its own thread
+        while that start writes its records, before or after its ``kiosk_start``: written before
+        it, it lies in the run that recorded the folder, which did not seal it, so the sealing run
+        is the next one.  Any other seal, or a damaged one, is its own run's (the earlier answer,
+        where in doubt).  None where the log shows no sealing."""
+        found = []
+        counted = next((r.seq for r in self.log.records(types=[AuditType.KIOSK_START], table_id=self.table_id)
+                        if "unsealed_recordings" in readable(r)), None)
+        if counted is not None:
+            found.append(counted)
+        first = self.log.records(types=[AuditType.RECORDING_SEALED, AuditType.RECORDING_FAILED],
+                                 table_id=self.table_id, limit=1)
+        if first:
+            found.append(self._run_that_sealed(first[0]))
+        return min(found) if found else None
+
+    def _run_that_sealed(self, seal: AuditRecord) -> int:
+        at = bisect.bisect_left(self.starts, seal.seq)
+        before = self.starts[at - 1] if at else None
+        after = self.starts[at] if at < len(self.starts) else None
+        left_over = seal.type == AuditType.RECORDING_SEALED and "after_restart" in readable(seal)
+        recorded = self.of_round(seal.round_no) if left_over and seal.round_no is not None else None
+        if left_over and (before is None or (recorded is not None and recorded.start_seq == before)):
+            return after if after is not None else seal.seq
+        return before if before is not None else seal.seq
 
 
 class _Whereabouts:

@@ -507,10 +507,15 @@ def replay_command(args: argparse.Namespace) -> int:
     for entry in errors:
         print(f"niuniu replay: error: {entry['error']}", file=sys.stderr)
     # A replay that matches a swapped recording proves nothing: the seal and the folder's name
-    # are said on stderr too, where --json readers and scripts see them.
+    # are said on stderr too, where --json readers and scripts see them, and so is a seal whose
+    # record cannot be read (QA53).  A recording with no log beside it is only told on stdout,
+    # as a round with no seal is: nothing was found wrong.
     for r in rounds:
         for warning in r.get("warnings", []):
             print(f"niuniu replay: warning: {r['recording']}: {warning}", file=sys.stderr)
+        if r.get("seal_damaged") is not None:
+            print(f"niuniu replay: warning: {r['recording']}: seal not checked: {r['seal_unchecked']}",
+                  file=sys.stderr)
         if "seal" in r and not r["seal"]["ok"]:
             print(f"niuniu replay: {r['recording']}: {seal_line(r['seal'])}", file=sys.stderr)
     if errors:

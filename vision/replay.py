@@ -30,6 +30,7 @@ Output, one dict per round, oldest first::
                                                           # "verified", "signature": see below)
      "seal_unchecked": "why",                             # a recording with no audit log beside it, or
                                                           # whose seal record cannot be read (DamagedRecord's words)
+     "seal_damaged": 237,                                 # the seq of that unreadable seal record, where it is one
      "log": {"corrections_after_recording": [{"seq", "type", "seat", "old", "new", "approved_by", "reason", ...}],
                                                           # (one that cannot be read: {"seq", "type", "damaged"})
              "status", "hands", "lines": {seat: {"outcome", "net"}}, "settlement"},  # only when corrected after
@@ -214,6 +215,7 @@ class SealBook:
             # Not "no seal": the round was sealed, and what the seal held is lost, so the recording
             # cannot be checked against it; the corrections after it are still named.
             summary["seal_unchecked"] = unreadable(unread)
+            summary["seal_damaged"] = unread.seq        # a finding, said on stderr too (not "no log beside")
             self._add_log(log_dir, unread.table_id, unread.seq, summary)
             return summary
         if seal is None:
@@ -244,6 +246,7 @@ class SealBook:
             [r for r in records if r.type == AuditType.RECORDING_SEALED and r.damage is not None], folder, summary)
         if unread is not None:
             summary["seal_unchecked"] = f"{unreadable(unread)} (the package's {PACKAGE_RECORDS} holds it so)"
+            summary["seal_damaged"] = unread.seq
             seal = unread
         elif seal is None:
             summary["seal"] = {"seq": None, "ok": True, "changes": [], "package": str(package), **signed,
