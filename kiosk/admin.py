@@ -11,7 +11,7 @@ from flask import Blueprint, flash, g, redirect, render_template, request, sessi
 from kiosk import auth, db
 from kiosk.audit import AuditType
 from kiosk.auth import AuthError, PinTaken, Role, require
-from kiosk.backup import backup_status
+from kiosk.backup import backup_status, restored_after
 from kiosk.runtime import audit, runtime, service
 from vision.record import recordings_dir
 from vision.retention import storage_status
@@ -49,8 +49,10 @@ def users():
             return redirect(url_for("admin.users"))
     config = service().config
     storage = storage_status(recordings_dir(runtime().data_dir, config.table_id))
+    backup = backup_status(audit())
     return render_template("admin/users.html", users=auth.list_users(conn), roles=[r.value for r in Role],
-                           error=error, status=service().status(), backup=backup_status(audit()),
+                           error=error, status=service().status(), backup=backup,
+                           restored=restored_after(audit(), backup),
                            forward=service().forward_status(),
                            storage=storage, retention=config.recordings), status
 

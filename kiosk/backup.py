@@ -459,6 +459,22 @@ def backup_status(log: AuditLog, now: float | None = None) -> dict | None:
             "records_since": since}
 
 
+def restored_after(log: AuditLog, backup: dict | None) -> dict | None:
+    """The newest ``backup_restored`` where no backup was made or failed after it, else None.
+
+    A restored log holds the records of the backups older than the one restored (that one's
+    own ``backup_made`` was written after its copy of the log), so read alone it names an older
+    backup as the last, or none: the restore is the newest backup it knows, until the next is
+    made.  ``niuniu check``, the Accounts page and the chain page say so from this one rule."""
+    found = log.records(types=[AuditType.BACKUP_RESTORED], newest_first=True, limit=1)
+    if not found or (backup is not None and found[0].seq < backup["seq"]):
+        return None
+    record = found[0]
+    data, damage = record.read()
+    return {"ts": record.ts, "seq": record.seq, "from": data.get("from"), "head_seq": data.get("head_seq"),
+            "damage": str(damage) if damage else None}
+
+
 @dataclass(frozen=True)
 class Restored:
     records: int

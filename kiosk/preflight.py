@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kiosk.audit import AUDIT_FILE, AuditLog, AuditType
-from kiosk.backup import DATABASES, BackupError, backup_status, writable_dir
+from kiosk.audit import AUDIT_FILE, AuditLog
+from kiosk.backup import DATABASES, BackupError, backup_status, restored_after, writable_dir
 from kiosk.db import KIOSK_DB, SECRET_FILE, SETUP_CODE_FILE, account_roles, private_file_problem
 from scoring.errors import NiuniuError
 from vision.aim import MIN_VIEW_FEATURES, TableView, ViewError, load_view, view_path
@@ -186,7 +186,7 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
         started = time.monotonic()
         result = log.verify()
         backup = backup_status(log)
-        restored = log.records(types=[AuditType.BACKUP_RESTORED], newest_first=True, limit=1)
+        restored = restored_after(log, backup)
         key = _evidence_key(data_dir, log)
         history = _history(log, backup)
     finally:
@@ -194,12 +194,12 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     chain = (Finding("audit log", OK, f"{result.count} records, chain OK ({time.monotonic() - started:.1f} s)")
              if result.ok else Finding("audit log", FAIL, f"{result.summary()}; keep this data directory as it "
                                                           "is and call surveillance"))
-    if restored and (backup is None or restored[0].seq > backup["seq"]):
+    if restored is not None:
         # A log just restored holds no backup_made of its own: "no backup recorded" read like the
         # restore had not happened to the technician who just made it (QA52 L2).  Nor does it hold
         # the record of the backup it was restored from (made after that backup's copy of the log),
         # only older ones: the newest backup it knows is the restored one (QA53).
-        saved = Finding("backup", WARN, f"{_restored_from(restored[0])}, the newest backup this log knows; no "
+        saved = Finding("backup", WARN, f"{_restored_from(restored)}, the newest backup this log knows; no "
                                         "backup made since: run niuniu backup, and check NIUNIU_BACKUP_DIR in "
                                         "/etc/niuniu/niuniu.env (README, 'Backup and restore')")
     elif backup is None:
@@ -224,12 +224,11 @@ def _data(data_dir: Path, config: TableConfig) -> list[Finding]:
     return [disk, *files, chain, saved, *history, key]
 
 
-def _restored_from(record) -> str:
-    data, damage = record.read()
-    if damage:
-        return f"restored from a backup at seq {record.seq} (its record cannot be read: {damage})"
-    return (f"restored at {record.ts} from {data.get('from')} (its log up to seq {data.get('head_seq')}; "
-            f"restore record seq {record.seq})")
+def _restored_from(restored: dict) -> str:
+    if restored["damage"]:
+        return f"restored from a backup at seq {restored['seq']} (its record cannot be read: {restored['damage']})"
+    return (f"restored at {restored['ts']} from {restored['from']} (its log up to seq {restored['head_seq']}; "
+            f"restore record seq {restored['seq']})")
 
 
 def _recordings(data_dir: Path, config: TableConfig) -> list[Finding]:

@@ -692,7 +692,7 @@ def _report_said(books: dict) -> dict[str, str]:
 @require(*REVIEW_ROLES)
 def chain():
     from kiosk.anchors import against_last_backup
-    from kiosk.backup import backup_status
+    from kiosk.backup import backup_status, restored_after
 
     status = runtime().chain.status()
     # Each record with its data, or why it cannot be read: a damaged one is named in its row,
@@ -703,6 +703,7 @@ def chain():
     exports = [(r, *r.read()) for r in audit().records(types=[AuditType.EXPORTED], newest_first=True,
                                                           limit=EXPORTS_SHOWN)]
     return render_template("review/chain.html", status=status, last=audit().last(), backup=backup,
+                           restored=restored_after(audit(), backup),
                            history=against_last_backup(audit(), backup), changed=changed, exports=exports,
                            forward=service().forward_status())
 
