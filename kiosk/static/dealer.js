@@ -449,8 +449,11 @@
   // what the round still owes the seat (or the banker), never the recomputed line (that would pay twice).
   function correctionNode(c, name) {
     const m = el("div", "money " + c.action + " final corrected");
-    m.appendChild(el("span", "amount", c.action === "none" ? "NO CHANGE · correction"
-      : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount) + " · correction"));
+    // "· correction" in its own words, which a short screen sets smaller than the amount (fitSeats)
+    const amount = el("span", "amount", c.action === "none" ? "NO CHANGE"
+      : (c.action === "pay" ? "PAY " : "COLLECT ") + money(c.amount));
+    amount.appendChild(el("span", "note", " · correction"));
+    m.appendChild(amount);
     // until the chips have moved (or a supervisor waived it) the round's books and the table differ
     const done = adjustState(state.round.adjustment, name);
     m.appendChild(el("small", "paid", "paid " + lineText(c.paid_outcome, c.paid_net) + " · now " + lineText(c.outcome, c.net)
@@ -599,6 +602,31 @@
     window.requestAnimationFrame(redraw);
   }
 
+  // Every seat's box, PAY/COLLECT line and all, in view with no scrolling (QA53: with two alarms,
+  // a grab table's bid line or a correction's words, the second row of seats scrolled out of sight at
+  // 1280x720).  Where the seats' place is too short for them, their secondary words are set smaller
+  // first ("tight", kiosk.css), then their cards narrower, never under a finger's 44 px; on a screen
+  // that has room, or once the alarms go, they are drawn as before.  Only the seats change: the place
+  // they are given does not, so the ResizeObserver below is not set off by what this does.
+  const MIN_CARD_PX = 44;
+  function fitSeats() {
+    const seats = $("seats");
+    seats.classList.remove("tight", "fit");
+    seats.style.removeProperty("--fit-w");
+    if (seats.scrollHeight <= seats.clientHeight) return;
+    seats.classList.add("tight");
+    const excess = seats.scrollHeight - seats.clientHeight;
+    const card = seats.querySelector(".hand .card");
+    if (excess <= 0 || !card) return;
+    const width = card.getBoundingClientRect().width;
+    const rows = new Set([...seats.children].map((s) => s.offsetTop)).size;
+    // a row is as tall as its tallest hand, 1.4 card widths and its labels
+    const fit = Math.max(MIN_CARD_PX, Math.floor((width - (excess + 1) / rows / 1.4) * 2) / 2);
+    if (fit >= width) return;
+    seats.style.setProperty("--fit-w", fit + "px");
+    seats.classList.add("fit");
+  }
+
   function redraw() {
     drawPending = false;
     // The redraw replaces the seats' and the strip's nodes: the focused one is found again after.
@@ -618,6 +646,7 @@
         focusNextAction();      // Settle disabled once settled, Same bets hidden once placed
       }
     }
+    fitSeats();
     document.body.dataset.version = String(version);
     document.body.dataset.run = state.run || "";
     placeCamera();
@@ -660,6 +689,12 @@
     $("model-warning").hidden = !orientation;
     $("model-warning").textContent = orientation ? "⚠ NO ORIENTATION MODEL — call the technician: cards are misread more" : "";
     $("model-warning").title = orientation;
+    // a short screen shows each alarm on one line (kiosk.css): a mouse finds its words whole here, and
+    // one opened whole by a tap (below) is back on its line when it comes again
+    document.querySelectorAll("#alarms .alarm").forEach((a) => {
+      if (!a.classList.contains("standing")) a.title = a.textContent.trim();
+      if (a.hidden) a.classList.remove("whole");
+    });
     const modelPill = $("model-pill");
     modelPill.textContent = "MODEL " + (s.model || "none");
     modelPill.className = "pill " + (orientation ? "warn" : "neutral");
@@ -1312,6 +1347,15 @@
     box.style.height = height + "px";
   }
   window.addEventListener("resize", placeCamera);
+  // an alarm shown or gone, the window turned: the seats' place changed, so they are fitted to it again
+  new ResizeObserver(() => { if (state) { fitSeats(); placeCamera(); } }).observe($("seats"));
+
+  // On a short screen an alarm is one line ending in "…" (kiosk.css): a tap shows all its words,
+  // for whoever is called to mend it, another puts it back on its line.
+  $("alarms").addEventListener("click", (e) => {
+    const alarm = e.target.closest(".alarm");
+    if (alarm) alarm.classList.toggle("whole");
+  });
 
   // ------------------------------------------------------------------ start
 
