@@ -16,9 +16,12 @@ class FrameBoxes:
     (``vision.pipeline.draw_overlay``), so a boxed key frame reads like the screen the dealer saw.
 
     The zones are those the recording's own meta.json names (the ones the tracker placed
-    cards by when it was recorded), else ``config``'s.  The review page and the evidence
-    package draw with this one class, so a boxed frame in a package is the frame the round
-    page showed; detections.jsonl is read once for all the frames of a package."""
+    cards by when it was recorded), else ``config``'s.  A detection in none of them is drawn as
+    the live view draws one its tracker did not count, dashed and labelled "(no seat)": with
+    every box green, a key frame could not say which detections counted (QA53 M2).  The review
+    page and the evidence package draw with this one class, so a boxed frame in a package is
+    the frame the round page showed; detections.jsonl is read once for all the frames of a
+    package."""
 
     def __init__(self, folder: Path, config: TableConfig | None = None, quality: int | None = None) -> None:
         self.quality = quality            # JPEG quality of the drawn copy; None: OpenCV's (95)

@@ -38,11 +38,11 @@ from vision.aim import CAMERA_MOVE_CLEARED, CameraAimWatch
 from vision.corners import Detection
 from vision.mirror import CAMERA_MIRROR_CLEARED, CAMERA_MIRRORED, CameraMirrorWatch
 from vision.motion import MotionGate
-from vision.overlay_labels import BOX_COLOUR, draw_labelled_boxes, drawing_scale
+from vision.overlay_labels import draw_labelled_boxes, drawing_scale
 from vision.record import RoundRecorder, recordings_dir
 from vision.round import RoundEvent, RoundMachine
 from vision.sources import Frame, FrameSource, LatestFrameReader
-from vision.table import TableConfig
+from vision.table import TableConfig, ZoneMap
 from vision.tracker import SeatTracker
 
 log = logging.getLogger(__name__)
@@ -385,25 +385,27 @@ def _model_sha256(detector) -> str | None:
     return value if isinstance(value, str) else None
 
 
-OUTSIDE_COLOUR = (0, 0, 255)     # a detection in no seat zone: the tracker places it nowhere
+ZONE_COLOUR = (255, 200, 0)      # BGR: the seat zones' outlines and names
 
 
 def draw_overlay(image: np.ndarray, config: TableConfig, detections: list[Detection],
                  tracker: SeatTracker | None = None) -> np.ndarray:
-    """Seat zones (named) and every detection (card and confidence) drawn on a copy: green in a
-    zone, red outside every zone (where ``tracker`` says which), each label where
-    :func:`vision.overlay_labels.label_places` puts it, clear of the others on a fanned hand.
-    The round page's boxed key frames are this drawing too (``kiosk.frame_boxes``)."""
+    """Seat zones (named) and every detection (card and confidence) drawn on a copy: a detection
+    in a zone solid green, one outside every zone, which no seat counts, dashed violet and
+    labelled "(no seat)" (:func:`vision.overlay_labels.draw_labelled_boxes`), each label clear of
+    the others on a fanned hand.  Which zone holds a box is :meth:`vision.table.ZoneMap.seat_of`,
+    the tracker's own rule: the live view asks its ``tracker``, and the round page's boxed key
+    frames (``kiosk.frame_boxes``), drawn with no tracker, the zones of ``config``."""
     out = image.copy()
     height, width = out.shape[:2]
-    zones = tracker.zones_for(width, height) if tracker is not None else None
+    zones = tracker.zones_for(width, height) if tracker is not None else \
+        ZoneMap(config, width, height) if config.seats else None
     scale = drawing_scale(width, height)
     for seat in config.seats:
         points = np.array([[int(x * width), int(y * height)] for x, y in seat.polygon], dtype=np.int32)
-        cv2.polylines(out, [points], True, (255, 200, 0), max(1, int(2 * scale)))
+        cv2.polylines(out, [points], True, ZONE_COLOUR, max(1, int(2 * scale)))
         x, y = points[:, 0].min(), points[:, 1].min()
         cv2.putText(out, seat.name, (int(x) + 4, int(y) + int(22 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
-                    0.7 * scale, (255, 200, 0), max(1, int(2 * scale)), cv2.LINE_AA)
-    colours = [BOX_COLOUR if zones is None or zones.seat_of(det.box) is not None else OUTSIDE_COLOUR
-               for det in detections]
-    return draw_labelled_boxes(out, detections, colours)
+                    0.7 * scale, ZONE_COLOUR, max(1, int(2 * scale)), cv2.LINE_AA)
+    seated = [zones is None or zones.seat_of(det.box) is not None for det in detections]
+    return draw_labelled_boxes(out, detections, seated)

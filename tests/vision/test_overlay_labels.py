@@ -42,9 +42,9 @@ def test_each_label_of_a_fanned_hand_reads_on_its_own_in_the_live_view():
         assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (a, b)
 
 
-def test_a_card_outside_every_zone_keeps_its_red_box_and_label():
+def test_a_card_outside_every_zone_keeps_its_own_colour_and_label():
     """The placement moved the labels, not their colours: the fan's last card lies outside the
-    banker's zone and is still drawn red, the others green."""
+    banker's zone and is still drawn in the uncounted colour, the others green."""
     config = table_config_from_dict({"table_id": "t", "rules": "cambodia", "seats": [
         {"name": "banker", "polygon": [[0, 0], [0.42, 0], [0.42, 1], [0, 1]]},    # to x = 537: 9H's centre is 557
         {"name": "1", "polygon": [[0.8, 0], [1, 0], [1, 1], [0.8, 1]]}]})
