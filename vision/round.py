@@ -74,6 +74,11 @@ reading it replaced, or of its code read on the seat): remembered by code alone,
 same code dealt anew to its seat in the next deal (added by hand again).  One no track was tied to
 (never seen) is no card of its round for any track, nor a left-over after a Clear: safer to count a card
 that lay unseen through the round in the next deal (its hand too long, Settle refuses) than to swallow one.
+Rules 10 (QA53 bench_dealing, seed 11): a card kept as hidden alone is released once every card of
+its hand has left the tracker while it was still unseen (a chip swept with the card under it and its
+hand: the same card dealt to the seat in the next deal counted there only when added by hand); and on
+a settled round a recorded card is still there only on its own track (the same code laid on its seat
+on another track kept the swept card on record as lying there).
 The known limit left: the same card dealt again in the very place the left-over was last seen
 is taken for it (Settle refuses the short hand; the dealer adds it with Correct card), as a
 gap alone is also what a left-over under the dealer's arm, or a camera back on dark frames,
@@ -337,7 +342,8 @@ class RoundMachine:
         # round's table starts no round; 6: the same after a manual clear; 7: which card is which
         # goes by the tracker's track; 8: left-overs hidden alone, carried across seats, and a camera
         # that shows no cards; 9: a copy removed by hand, and the finished round's readings, by track;
-        # see the module docstring).
+        # 10: a card hidden alone goes with its hand, a settled round's removals by track; see the
+        # module docstring).
         self.rules = TRACKER_VERSION
         # New cards waiting to start a round: (seat, card) -> [clock first seen, frame first seen,
         # alerted]; under rules 5, the lone cards alerted on this finished round (alerted at once).
@@ -930,6 +936,16 @@ class RoundMachine:
         return None
 
     def _mark_removed(self, visible, events, frame_no, ts) -> None:
+        """Mark each recorded card the tracker no longer shows as removed (``card_removed``; before
+        settlement with its alert).
+
+        Rules 10 (QA53 bench_dealing): on a settled round only a card shown on its record's track is
+        still there, as :meth:`_of_finished` tells the round's own cards from the next deal's: the same
+        code dealt to its seat after the sweep, before the next deal cleared the round, kept the swept
+        card on record as lying there (no ``card_removed`` in the log, and the screen's left-the-table
+        list without it).  Before settlement a card read again on another track is still that card
+        (:meth:`_add_cards` follows it there first)."""
+        by_track = self.rules >= 10 and self.state == RoundState.settled
         for seat, record in self._record.items():
             shown = [c for c, _, _ in visible.get(seat, [])]
             if self.rules >= 9:   # a copy on a track shown now is the one read (QA52 bench A)
@@ -937,7 +953,7 @@ class RoundMachine:
             for entry in record:
                 if entry.manual or not entry.present:
                     continue
-                if entry.card in shown:
+                if entry.card in shown and not (by_track and not self._on_shown_track(seat, entry)):
                     shown.remove(entry.card)
                     continue
                 entry.present = False
@@ -1094,16 +1110,34 @@ class RoundMachine:
                 del self._unconfirmed[key]
             elif self._hand_read_since(key, ended):
                 del self._unconfirmed[key]      # its hand lay on: hidden alone, as kept
-            elif self._current_tracks.get(key, set()) - {None} or not any(
-                    (seat, other) in self._current for seat, other in self._read_at
-                    if seat == key[0] and other != key[1] and (seat, other) not in self._kept):
-                del self._unconfirmed[key]
-                self._hidden.pop(key, None)
-                if key in self._stale and not self._stale[key]:
-                    del self._stale[key]
-                    self._stale_tracks.pop(key, None)
-                    self._stale_frames_left.pop(key, None)
-                self._kept.discard(key)
+            elif self._current_tracks.get(key, set()) - {None} or self._hand_gone(key):
+                self._release_hidden(key)
+        if self.rules >= 10:
+            kept = [key for key in self._kept if self._stale.get(key) is False and self._stale_tracks.get(key) is None]
+            for key in [*self._hidden, *kept]:
+                if key not in self._unconfirmed and self._hand_gone(key):
+                    self._release_hidden(key)
+
+    def _hand_gone(self, key: tuple[str, Card]) -> bool:
+        """Whether every card of the hand a kept card lay hidden beside has left the tracker (rules 8)."""
+        return not any((seat, other) in self._current for seat, other in self._read_at
+                       if seat == key[0] and other != key[1] and (seat, other) not in self._kept)
+
+    def _release_hidden(self, key: tuple[str, Card]) -> None:
+        """A card kept as hidden alone went with its hand after all (rules 8; rules 10: its hand left the
+        tracker while it was still unseen, QA53 bench_dealing 10 fps rounds 17-18: a payout chip over
+        round 17's 4C was swept with it and its hand, and the 4C dealt to that seat in round 18, within
+        ``UNSEEN_LEFT_OVER_S``, was taken for it and added by hand).  A chip left on a card after its hand
+        was swept, lifted ``remove_after_s`` later, lets that card join the next round (Settle refuses six
+        cards, the dealer takes it off): a hand swept around a chip is followed by the chip within that,
+        while the same card dealt to the seat again must count."""
+        self._unconfirmed.pop(key, None)
+        self._hidden.pop(key, None)
+        if key in self._stale and not self._stale[key]:
+            del self._stale[key]
+            self._stale_tracks.pop(key, None)
+            self._stale_frames_left.pop(key, None)
+        self._kept.discard(key)
 
     def _unseen_frames(self) -> int:
         return max(4 * self.config.thresholds.n, round(self.config.camera.fps * UNSEEN_LEFT_OVER_S))

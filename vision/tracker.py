@@ -27,7 +27,10 @@ a stable answer with five rules:
   track's place (most of the smaller box inside the larger) even when it was seen last frame (half
   a card's size took in the next card dealt over half of it, whose readings then continued a card
   missed for that frame, and the next card was never accepted).  A card slid where no card lies
-  is still followed by its code.  Each card's track is named by the frame it was first seen in
+  is still followed by its code.  Rules 10 (QA53 bench_dealing): a seat covered as a whole (the dealer's
+  hand while dealing its next card) for longer than the window gives each card back at its place: when
+  one of its cards is read there again, a reading at another such card's place is that card misread.
+  Each card's track is named by the frame it was first seen in
   (:attr:`SeatHand.first_frames`), and a card lying where another card of its seat was read,
   one in place of the other, is marked (:attr:`SeatHand.over`): that card misread, or a card
   laid over it, not yet a sign that a new deal began.
@@ -121,8 +124,11 @@ from vision.table import Box, TableConfig, ZoneMap, box_centre
 # (vision.round), session 51 — a replay of an older recording runs the rules it was made with;
 # 9: a reading continues a track only where its card lies, not at another card's place (a card's code
 # read where another card lies and is read nowhere, a flicker away from the track's place), session 52
-# — a replay of an older recording runs the rules it was made with).
-TRACKER_VERSION = 9
+# — a replay of an older recording runs the rules it was made with; 10: a card of a seat covered as a
+# whole past the window, misread at its place as the cover lifts, is that card; a finished round's card
+# kept as hidden alone is released once its hand left the tracker; a settled round's card counts as
+# lying there only on its own track (vision.round), session 53 — older recordings run their own rules).
+TRACKER_VERSION = 10
 # Rules 5: a new track on the seat this long before a card was first read as another (or since)
 # was taken for the next card landing over its index, not a swap.
 CHANGE_QUIET_S = 2.0
@@ -236,6 +242,10 @@ class Track:
     # accepted), ``k`` times at most
     read_as: dict = field(default_factory=dict)
     accepted_box: Box | None = None
+    # Rules 10: the frame an accepted card was read again after a whole window unseen, and its last
+    # sighting before (a cover over its seat: see _uncovered)
+    back_frame: int | None = None
+    hidden_after: int | None = None
 
     def leader(self) -> Card | None:
         """The class this track currently stands for: fixed once accepted, else the vote leader."""
@@ -399,6 +409,7 @@ class SeatTracker:
         # (rules 7: or at the place of an accepted card seen within the window; rules 8: on a seat just
         # emptied, only in its very box).
         emptied = self.rules >= 8 and _just_emptied(tracks, matched_tracks)
+        uncovered = _uncovered(tracks, matched_tracks, frame_no, self.thresholds.n) if self.rules >= 10 else ()
         pairs = []
         for ti, track in enumerate(tracks):
             if ti in matched_tracks:
@@ -406,7 +417,7 @@ class SeatTracker:
             for di in free:
                 distance = _distance(track.box, detections[di].box)
                 if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)) \
-                        and self._may_flicker(track, detections[di].box, emptied):
+                        and self._may_flicker(track, detections[di].box, emptied, uncovered):
                     pairs.append((distance, ti, di))
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
@@ -416,6 +427,8 @@ class SeatTracker:
             if det is None:
                 track.votes.append(None)
             else:
+                if self.rules >= 10 and track.accepted is not None and not track.seen_in_window:
+                    track.back_frame, track.hidden_after = frame_no, track.last_seen_frame
                 track.see(det.card, float(det.conf), th.conf, ts, th.recheck_s, frame_no)
                 track.box = det.box
                 track.last_seen_frame, track.last_seen_ts = frame_no, ts
@@ -472,7 +485,7 @@ class SeatTracker:
                    and other.leader() != det.card and _same_place(other.box, det.box)
                    for other in seat_tracks)
 
-    def _may_flicker(self, track: Track, box: Box, emptied: bool = False) -> bool:
+    def _may_flicker(self, track: Track, box: Box, emptied: bool = False, uncovered: tuple = ()) -> bool:
         """Whether another card's reading here may be this track's card misread: it was seen last
         frame, or (rules 7) it is an accepted card seen within the window and the reading lies at its
         place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3); on a seat just
@@ -484,12 +497,23 @@ class SeatTracker:
         first frames), missed for the frame the 4S landed on it, had its track continued by the 4S's
         readings; the QS began a new track, the 4S was never accepted, and the screen showed QC and
         QS, one of them the 4S.  A card misread while it moves is followed as long as its box
-        overlaps its last one that much (a sweep's 10-20 px a frame on a 60x84 card)."""
+        overlaps its last one that much (a sweep's 10-20 px a frame on a 60x84 card).
+
+        Rules 10 (QA53 bench_dealing): an accepted card unseen for the whole window too, at its place,
+        when another card of its seat that went out of view with it (within the window) has been read
+        again at its place, in this frame or within the window (``uncovered``, see :func:`_uncovered`):
+        the dealer's hand over the whole seat for longer than the window (five frames: a third of a
+        second at 15 fps) lifted, and this card, misread as it came back, is still this card (10 fps,
+        round 12: a JC read JS in two of its first three frames became a sixth card, taken off by hand;
+        a QC missed in the first frame after the hand and read KC in the next did the same).  At its
+        place, not in its very box: the card dealt under the hand lies over the right half of the seat's
+        top card, whose box is then its index, and that index is what is misread most (a 4D read AD)."""
         if self.rules >= 9 and not _same_place(track.box, box):
             return False
         if track.seen_last_frame:
             return True
-        return (self.rules >= 7 and track.accepted is not None and track.seen_in_window
+        came_back = any(abs(gone - track.last_seen_frame) < self.thresholds.n for gone in uncovered)
+        return (self.rules >= 7 and track.accepted is not None and (track.seen_in_window or came_back)
                 and _same_place(track.box, box) and not (emptied and not _same_box(track.box, box)))
 
     def _try_accept(self, track: Track, frame_no: int, ts: float) -> None:
@@ -663,6 +687,19 @@ def _just_emptied(seat_tracks: list[Track], read_now: set[int]) -> bool:
     1 in 100 rounds).  A seat with one card has no neighbours to leave with it: rule 7 stands."""
     accepted = [(ti, t) for ti, t in enumerate(seat_tracks) if t.accepted is not None and t.seen_in_window]
     return len(accepted) >= 2 and not any(t.seen_last_frame or ti in read_now for ti, t in accepted)
+
+
+def _uncovered(seat_tracks: list[Track], read_now: set[int], frame_no: int, window: int) -> tuple[int, ...]:
+    """The last sightings before a cover of the seat's accepted cards read again at their places after a
+    whole window unseen, in this frame or within the window (rules 10, QA53 bench_dealing): the seat was
+    covered (the dealer's hand over it while dealing its next card), not swept, for a swept card does not
+    come back where it lay.  Then a reading at the place of another card that went out of view with them
+    is that card, misread as the cover lifts (see :meth:`SeatTracker._may_flicker`); a card laid where a
+    swept card lay, its hand gone, still is not."""
+    now = [t.last_seen_frame for ti, t in enumerate(seat_tracks)
+           if ti in read_now and t.accepted is not None and not t.seen_in_window]
+    return tuple(now) + tuple(t.hidden_after for t in seat_tracks
+                              if t.back_frame is not None and frame_no - t.back_frame < window)
 
 
 def _over(track: Track, seat_tracks: list[Track]) -> bool:
