@@ -568,12 +568,18 @@
       // Both marks in one box, laid out (and sized) with the tile's text: kiosk.css keeps a tile
       // from being squeezed narrower than that text, marks included.
       const owing = Boolean(h.adjustment && h.adjustment.status === "outstanding");
-      if (owing) tile.title = "adjustment outstanding";
-      if (h.corrected || h.alerts.length || owing) {
+      // each mark says in words what it means, the tile all of them (QA53 L5)
+      const alerts = h.alerts.length ? h.alerts.length + (h.alerts.length > 1 ? " alerts" : " alert") : "";
+      const meant = [[h.corrected, "✎", "", "corrected"], [owing, "⚖", " owing", "adjustment outstanding"],
+        [alerts, "⚠", "", alerts]].filter(([shown]) => shown);
+      if (meant.length) {
+        tile.title = meant.map(([, , , words]) => words).join(", ");
         const marks = el("span", "marks");
-        if (h.corrected) marks.appendChild(el("i", "mark", "✎"));
-        if (owing) marks.appendChild(el("i", "mark owing", "⚖"));
-        if (h.alerts.length) marks.appendChild(el("i", "mark", "⚠"));
+        meant.forEach(([, sign, kind, words]) => {
+          const mark = el("i", "mark" + kind, sign);
+          mark.title = words;
+          marks.appendChild(mark);
+        });
         tile.appendChild(marks);
       }
       return tile;
@@ -608,23 +614,68 @@
   // first ("tight", kiosk.css), then their cards narrower, never under a finger's 44 px; on a screen
   // that has room, or once the alarms go, they are drawn as before.  Only the seats change: the place
   // they are given does not, so the ResizeObserver below is not set off by what this does.
+  //
+  // A screen 800 lines or taller first tries the PAY/COLLECT amounts larger ("large", kiosk.css), each
+  // on one line, a long one ("COLLECT 12,345.00 USD") set smaller to stay on it: read at arm's length
+  // they were at half the size a glance needs (QA53 H1).  Where the seats would not fit so, with
+  // cards of 44 px, the amounts go back to their size.
   const MIN_CARD_PX = 44;
+  const ROOM_FOR_LARGE = window.matchMedia("(min-height: 761px)");
+
   function fitSeats() {
     const seats = $("seats");
-    seats.classList.remove("tight", "fit");
+    seats.classList.remove("tight", "fit", "large");
     seats.style.removeProperty("--fit-w");
-    if (seats.scrollHeight <= seats.clientHeight) return;
+    const amounts = [...seats.querySelectorAll(".money .amount")];
+    amounts.forEach(asStyled);
+    if (ROOM_FOR_LARGE.matches && amounts.length) {
+      seats.classList.add("large");
+      oneLine(amounts);
+      if (fitCards(seats)) return;
+      seats.classList.remove("tight", "fit", "large");
+      seats.style.removeProperty("--fit-w");
+      amounts.forEach(asStyled);
+    }
+    fitCards(seats);
+  }
+
+  function asStyled(amount) {
+    amount.style.removeProperty("font-size");
+    amount.style.removeProperty("white-space");
+  }
+
+  // The amounts one size, the largest at which the longest stays on its line.  One that would need
+  // less than the size a screen without "large" gives it ("WIN · commission takes the whole win") has
+  // that size and wraps, as it did, and does not make the others smaller.
+  function oneLine(amounts) {
+    const style = getComputedStyle(amounts[0]);
+    const size = parseFloat(style.fontSize);
+    const floor = parseFloat(style.getPropertyValue("--amount-floor")) || 0;
+    const fitted = amounts.map((a) => Math.floor(size * a.clientWidth / Math.max(a.scrollWidth, 1)));
+    const common = Math.min(size, ...fitted.filter((px) => px >= floor));
+    amounts.forEach((a, i) => {
+      const px = fitted[i] >= floor ? common : floor;
+      if (px < size) a.style.fontSize = px + "px";
+      if (fitted[i] < floor) a.style.whiteSpace = "normal";
+    });
+  }
+
+  // The secondary words smaller, then the cards narrower; false where even so the seats scroll.
+  function fitCards(seats) {
+    if (seats.scrollHeight <= seats.clientHeight) return true;
     seats.classList.add("tight");
     const excess = seats.scrollHeight - seats.clientHeight;
     const card = seats.querySelector(".hand .card");
-    if (excess <= 0 || !card) return;
+    if (excess <= 0 || !card) return excess <= 0;
     const width = card.getBoundingClientRect().width;
     const rows = new Set([...seats.children].map((s) => s.offsetTop)).size;
     // a row is as tall as its tallest hand, 1.4 card widths and its labels
     const fit = Math.max(MIN_CARD_PX, Math.floor((width - (excess + 1) / rows / 1.4) * 2) / 2);
-    if (fit >= width) return;
-    seats.style.setProperty("--fit-w", fit + "px");
-    seats.classList.add("fit");
+    if (fit < width) {
+      seats.style.setProperty("--fit-w", fit + "px");
+      seats.classList.add("fit");
+    }
+    return seats.scrollHeight <= seats.clientHeight;
   }
 
   function redraw() {
@@ -701,8 +752,10 @@
     modelPill.title = orientation || "card model";
     const fps = s.fps === null || s.fps === undefined ? "–" : s.fps;
     const fpsPill = $("fps-pill");
-    fpsPill.textContent = fps + " FPS";
-    fpsPill.className = "pill " + (camera === "online" && Number(fps) < 2 ? "warn" : "neutral");
+    // too slow is said in words, not by the amber alone (QA53 L3)
+    const slow = camera === "online" && Number(fps) < 2;
+    fpsPill.textContent = fps + " FPS" + (slow ? " · SLOW" : "");
+    fpsPill.className = "pill " + (slow ? "warn" : "neutral");
     // What the supervisor asks when the frame rate drops: is the model slow, or is every
     // seat zone being read because the motion gate sees movement everywhere?
     const zones = s.regions_read === undefined ? null : s.regions_read + (s.regions_reused || 0);
@@ -867,14 +920,49 @@
       g.classList.toggle("current", g.dataset.code === code);
       g.classList.remove("chosen");
     });
+    oneTabStop($("grid52"));
     openDialog($("correct-dialog"));
   }
+
+  // A card grid is one Tab stop, its cards reached by the arrow keys: the Reason and the Supervisor PIN
+  // after it are two Tabs away, not 33 (QA53 L1).  The stop is the chosen card, or the first one enabled.
+  function oneTabStop(grid) {
+    const cards = [...grid.querySelectorAll(".gcard")];
+    const stop = cards.find((g) => g.classList.contains("chosen")) || cards.find((g) => !g.disabled);
+    cards.forEach((g) => { g.tabIndex = g === stop ? 0 : -1; });
+  }
+
+  const ARROWS = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+  function arrowKeys(grid) {
+    grid.addEventListener("keydown", (e) => {
+      const step = ARROWS[e.key];
+      const from = e.target.closest(".gcard");
+      if (!step || !from) return;
+      e.preventDefault();
+      const rows = [...grid.querySelectorAll(".grid-row")].map((r) => [...r.querySelectorAll(".gcard")]);
+      let row = rows.findIndex((r) => r.includes(from)), col = rows[row].indexOf(from);
+      // the next enabled card that way, past the greyed-out ones; none: focus stays
+      for (;;) {
+        row += step[0]; col += step[1];
+        if (col < 0 && step[1]) { row -= 1; col = rows[0].length - 1; }
+        if (col >= rows[0].length && step[1]) { row += 1; col = 0; }
+        if (row < 0 || row >= rows.length || !rows[row][col]) return;
+        if (!rows[row][col].disabled) break;
+      }
+      from.tabIndex = -1;
+      rows[row][col].tabIndex = 0;
+      rows[row][col].focus();
+    });
+  }
+  arrowKeys($("grid52"));
+  arrowKeys($("grid52-add"));
 
   $("grid52").addEventListener("click", (e) => {
     const g = e.target.closest(".gcard");
     if (!g || g.disabled) return;
     $("grid52").querySelectorAll(".gcard.chosen").forEach((x) => x.classList.remove("chosen"));
     g.classList.add("chosen");
+    oneTabStop($("grid52"));
     chosen = g.dataset.code;
     $("correct-new").textContent = chosen;
     $("correct-submit").disabled = false;
@@ -917,6 +1005,7 @@
     showError($("add-error"), "");
     const used = usedCodes(tableHands(), null, null);
     $("grid52-add").querySelectorAll(".gcard").forEach((g) => { g.disabled = used.has(g.dataset.code); });
+    oneTabStop($("grid52-add"));
     openDialog($("add-dialog"));
   }
 
@@ -947,11 +1036,18 @@
     openDialog($("bet-dialog"));
   }
 
+  // The chosen one of a row of toggles: gold and a ✓ (kiosk.css), and aria-pressed for a screen reader (QA53 L2).
+  function pressOne(row, isChosen) {
+    row.querySelectorAll(".kind").forEach((k) => {
+      const on = isChosen(k);
+      k.classList.toggle("on", on);
+      k.setAttribute("aria-pressed", String(on));
+    });
+  }
+
   function markKind() {
-    $("bet-kinds").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", k.dataset.kind === betKind));
-    if ($("bet-multiples")) {
-      $("bet-multiples").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", Number(k.dataset.multiple) === betMultiple));
-    }
+    pressOne($("bet-kinds"), (k) => k.dataset.kind === betKind);
+    if ($("bet-multiples")) pressOne($("bet-multiples"), (k) => Number(k.dataset.multiple) === betMultiple);
   }
 
   $("bet-kinds").addEventListener("click", (e) => {
@@ -993,7 +1089,7 @@
   function openBid() {
     $("bid-round").textContent = state.round.no + 1;
     showError($("bid-error"), "");
-    $("bid-values").querySelectorAll(".kind").forEach((k) => k.classList.toggle("on", Number(k.dataset.bid) === state.round.banker_bid));
+    pressOne($("bid-values"), (k) => Number(k.dataset.bid) === state.round.banker_bid);
     openDialog($("bid-dialog"));
   }
 
