@@ -471,6 +471,7 @@ def restored_after(log: AuditLog, backup: dict | None) -> dict | None:
         return None
     record = found[0]
     data, damage = record.read()
+    data = data or {}            # a damaged restore record is named by its damage, not a crash
     return {"ts": record.ts, "seq": record.seq, "from": data.get("from"), "head_seq": data.get("head_seq"),
             "damage": str(damage) if damage else None}
 

@@ -47,3 +47,17 @@ def test_a_backup_made_after_the_restore_is_the_last_backup_again(audit, client)
     line = _line(client, "watch1", "/review/chain")
     assert "Restored" not in line
     assert "/mnt/usb/niuniu-backup-20261207T030000Z" in line
+
+
+def test_a_damaged_restore_record_is_named_not_a_crash(audit, client):
+    """A restore record that cannot be read (the disk rotted it) still says a restore happened;
+    the Accounts page, the admin's landing page, must not fail on it (review R1 H1)."""
+    from test_damaged_record_more import flip_high_bit
+
+    record = audit.append(AuditType.BACKUP_RESTORED, "console:niuniu",
+                          {"from": "/mnt/usb/niuniu-backup-20261205T030000Z", "head_seq": 3, "head_hash": "cd"})
+    flip_high_bit(audit.path, record.seq)
+    for account, page in (("admin1", "/admin/users"), ("watch1", "/review/chain")):
+        line = _line(client, account, page)
+        assert "the restore's record cannot be read" in line
+        assert "the newest backup this log knows" in line
