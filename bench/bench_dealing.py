@@ -65,6 +65,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from decimal import Decimal
 from pathlib import Path
@@ -599,20 +600,9 @@ def play(rounds: int = 100, fps: float = 15.0, seed: int = 11, seats: int = 5, n
     data["camera"]["fps"] = fps
     config = table_config_from_dict(data)
     figures = Figures(rounds=rounds)
-    with tempfile.TemporaryDirectory(prefix="bench-dealing-") as tmp:
-        _app, service, pipeline = build_kiosk(config, None, ScriptedDetector({}), Path(tmp), realtime=False)
+    with bench_kiosk(config, ScriptedDetector({}), figures) as (service, pipeline):
         table = Table(config, pipeline, noise, fps, rng)
         service.clock = lambda: table.epoch + table.now      # the dealer's taps on the frames' clock
-        machine = service.machine
-
-        def heard(event) -> None:
-            if event.kind == EventKind.round_start:
-                figures.rounds_started += 1
-            code = event.alert_code
-            if code is not None:
-                figures.alerts[str(code)] = figures.alerts.get(str(code), 0) + 1
-
-        machine.add_listener(heard)
         dealer = Dealer(service, service.preset, figures, pace, rng, players)
         table.on_frame = dealer.tick
         started = time.perf_counter()
@@ -630,10 +620,31 @@ def play(rounds: int = 100, fps: float = 15.0, seed: int = 11, seats: int = 5, n
         finally:
             elapsed = time.perf_counter() - started
             figures.frames = table.frame_no
+    return figures, elapsed
+
+
+@contextmanager
+def bench_kiosk(config, detector, figures: Figures, data_dir: Path | None = None):
+    """The kiosk wired as production wires it (pipeline, round machine, table service, audit log,
+    recorder) in ``data_dir`` (a scratch folder when None), the round machine's starts and alerts
+    counted in ``figures``; stopped as the kiosk stops.  Yields (service, pipeline)."""
+    with tempfile.TemporaryDirectory(prefix="bench-dealing-") as tmp:
+        _app, service, pipeline = build_kiosk(config, None, detector, data_dir or Path(tmp), realtime=False)
+
+        def heard(event) -> None:
+            if event.kind == EventKind.round_start:
+                figures.rounds_started += 1
+            code = event.alert_code
+            if code is not None:
+                figures.alerts[str(code)] = figures.alerts.get(str(code), 0) + 1
+
+        service.machine.add_listener(heard)
+        try:
+            yield service, pipeline
+        finally:
             pipeline.stop()
             service.stop("bench finished")
             service.audit.close()
-    return figures, elapsed
 
 
 def sweep_table(table: Table, config, pace: Pace, rng: random.Random, players: list[str],
@@ -657,17 +668,25 @@ def sweep_table(table: Table, config, pace: Pace, rng: random.Random, players: l
 
 
 def report(figures: Figures, elapsed: float, args) -> dict:
+    return figures_out(figures, elapsed, {"rounds": args.rounds, "fps": args.fps, "seed": args.seed,
+                                          "seats": args.seats, "rules": args.rules,
+                                          "noise": asdict(args.noise_model)})
+
+
+def figures_out(figures: Figures, elapsed: float, settings: dict) -> dict:
+    """The figures as printed and written (``--json``), with the settings that made them."""
     out = {key: value for key, value in asdict(figures).items() if key != "problems"}
     out["hand_actions"] = figures.hand_actions()
     out["problems"] = figures.problems
-    out["settings"] = {"rounds": args.rounds, "fps": args.fps, "seed": args.seed, "seats": args.seats,
-                       "rules": args.rules, "noise": asdict(args.noise_model)}
+    out["settings"] = settings
     out["timing"] = {"wall_s": round(elapsed, 1),
                      "frames_per_s": round(figures.frames / elapsed, 1) if elapsed else None}
     return out
 
 
-def print_table(out: dict) -> None:
+def print_table(out: dict, heading: str | None = None, timing_rows: tuple = ()) -> None:
+    """The figures, one a line; ``heading`` (default: this bench's settings) first, ``timing_rows``
+    (name, value) after the frames."""
     rows = [("rounds dealt", out["rounds"]), ("rounds settled", out["settled"]), ("rounds voided", out["voided"]),
             ("rounds never on the screen", out["not_on_screen"]), ("rounds the machine started", out["rounds_started"]),
             ("WRONG SETTLEMENTS (money)", out["wrong_settlements"]),
@@ -679,10 +698,11 @@ def print_table(out: dict) -> None:
             ("corrections after Settle", out["corrections_after_settle"]),
             ("\"Next round\" taps", out["next_round_pressed"]), ("taps refused", out["dealer_errors"])]
     rows += [(f"alert {code}", n) for code, n in sorted(out["alerts"].items())]
-    rows += [("frames", out["frames"]), ("frames per second processed", out["timing"]["frames_per_s"]),
-             ("wall seconds", out["timing"]["wall_s"])]
+    rows += [("frames", out["frames"]), *timing_rows,
+             ("frames per second processed", out["timing"]["frames_per_s"]), ("wall seconds", out["timing"]["wall_s"])]
     s = out["settings"]
-    print(f"{s['rounds']} rounds, {s['seats']} seats + banker, {s['fps']:g} fps, seed {s['seed']}, rules {s['rules']}")
+    print(heading or f"{s['rounds']} rounds, {s['seats']} seats + banker, {s['fps']:g} fps, seed {s['seed']}, "
+                     f"rules {s['rules']}")
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
@@ -727,12 +747,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = report(figures, elapsed, args)
     print_table(out)
-    if args.json:
+    return write_json(out, args.json, "bench_dealing")
+
+
+def write_json(out: dict, path: str | None, prog: str) -> int:
+    """``--json OUT``: the figures written (0), or one line saying why they could not be (2)."""
+    if path:
         try:
-            Path(args.json).write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
+            Path(path).write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"bench_dealing: cannot write --json {args.json}: {exc.strerror}; give a writable path",
-                  file=sys.stderr)
+            print(f"{prog}: cannot write --json {path}: {exc.strerror}; give a writable path", file=sys.stderr)
             return 2
     return 0
 
