@@ -24,12 +24,13 @@ round, and where the first seal or sealing start stands), never from the folder'
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from pathlib import Path
 
-from kiosk.audit import AuditLog, AuditRecord, AuditType, utc_iso
+from kiosk.audit import AuditLog, AuditRecord, AuditType, log_moment, utc_iso
 from vision.record import FOLDER_TIME, RECORDINGS, recording_digests, recordings_dir, round_in_name, seal_changes
 
 # Why a start seals only the newest few folders it finds unsealed (kiosk.table_service.LEFT_OVER_FOLDERS),
@@ -148,9 +149,16 @@ def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id
     root = Path(data_dir) / RECORDINGS
     tables = [table_id] if table_id is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    from kiosk.retention import pruned_folders     # kiosk.retention imports this module
+
     for table in tables:
         runs = KioskRuns(log, table)
         folders = recordings_dir(data_dir, table)
+        # A folder's name is anyone's to change: a round with two folders, or whose recording
+        # retention has deleted already, has one that is not what it says (review R1 M2).
+        on_disk = Counter(round_in_name(f.name) for f in folders.iterdir()) if folders.is_dir() else Counter()
+        deleted = {round_in_name(name) for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
+                   if r.table_id == table for name in pruned_folders(r)}
         for folder in sorted(folders.iterdir()) if folders.is_dir() else []:
             round_no = round_in_name(folder.name)
             if (round_no is None or not folder.is_dir() or (table, folder.name) in sealed
@@ -159,7 +167,8 @@ def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id
             label = f"round {round_no} ({folder.name})"
             if runs.recorded_by_open_run(round_no):
                 sweep.not_yet_sealed.append(label)
-            elif runs.made_before_sealing(round_no):
+            elif (runs.made_before_sealing(round_no, folder.name) and on_disk[round_no] == 1
+                  and round_no not in deleted):
                 sweep.made_before_sealing.append(label)
             else:
                 sweep.unsealed.append(label)
@@ -173,6 +182,11 @@ def _started_within(name: str, since: str | None, until: str | None) -> bool:
         return False        # a folder whose name gives no start is in no period asked for
     started = utc_iso(start.timestamp())
     return (since is None or started >= since) and (until is None or started <= until)
+
+
+# How far a round folder's name (the round's first frame) may lie from the round's first audit
+# record and still be that round's: seconds apart at a table; minutes leave room for a slow start.
+FOLDER_SLACK = timedelta(minutes=5)
 
 
 def _folder_start(name: str) -> datetime | None:
@@ -223,16 +237,21 @@ class KioskRuns:
         run = self.of_round(round_no)
         return run is not None and run.ended is None
 
-    def made_before_sealing(self, round_no: int) -> bool:
+    def made_before_sealing(self, round_no: int, folder: str) -> bool:
         """Whether the log shows the round began before this table's first run of a release that
-        sealed recordings (:meth:`sealing_began`).  A round the log holds no record of, or a log
-        that shows no sealing at all, proves nothing: False.  The round's place in the chain is
-        what tells, not the folder's meta.json (anyone with the disk can edit that)."""
+        sealed recordings (:meth:`sealing_began`), and the folder's name says it began then too.
+        A round the log holds no record of, or a log that shows no sealing at all, proves
+        nothing: False.  The round's place in the chain is what tells, not the folder's
+        meta.json (anyone with the disk can edit that); the name's time within
+        ``FOLDER_SLACK`` of the round's first record keeps a later recording renamed to an old
+        round's number from passing as it (review R1 M2)."""
         began = self.sealing_began
         if began is None:
             return False
         first = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
-        return bool(first) and first[0].seq < began
+        start = _folder_start(folder)
+        return (bool(first) and first[0].seq < began and start is not None
+                and abs(start - log_moment(first[0].ts)) <= FOLDER_SLACK)
 
     @cached_property
     def sealing_began(self) -> int | None:
