@@ -465,13 +465,18 @@ def restored_after(log: AuditLog, backup: dict | None) -> dict | None:
     A restored log holds the records of the backups older than the one restored (that one's
     own ``backup_made`` was written after its copy of the log), so read alone it names an older
     backup as the last, or none: the restore is the newest backup it knows, until the next is
-    made.  ``niuniu check``, the Accounts page and the chain page say so from this one rule."""
+    made.  ``niuniu check``, the Accounts page and the chain page say so from this one rule.
+    A restore with ``--collector`` may bring back the record of a backup newer than the one
+    restored (made after its copy): that one is then the newest, as ``backup_status`` reads it."""
     found = log.records(types=[AuditType.BACKUP_RESTORED], newest_first=True, limit=1)
     if not found or (backup is not None and found[0].seq < backup["seq"]):
         return None
     record = found[0]
     data, damage = record.read()
     data = data or {}            # a damaged restore record is named by its damage, not a crash
+    held = data.get("head_seq")
+    if backup is not None and type(held) is int and backup["seq"] > held:
+        return None              # a newer backup's record, given back from the collector (--collector)
     return {"ts": record.ts, "seq": record.seq, "from": data.get("from"), "head_seq": data.get("head_seq"),
             "damage": str(damage) if damage else None}
 

@@ -61,3 +61,17 @@ def test_a_damaged_restore_record_is_named_not_a_crash(audit, client):
         line = _line(client, account, page)
         assert "the restore's record cannot be read" in line
         assert "the newest backup this log knows" in line
+
+
+def test_a_newer_backup_given_back_by_the_collector_is_the_last_backup(audit, client):
+    """``restore --collector`` appends the records written after the restored backup's copy; a
+    backup made after it is among them, and is newer than the one restored (review R1 L1)."""
+    audit.append(AuditType.BACKUP_MADE, "console:niuniu", {"to": "/mnt/usb/niuniu-backup-20261205T030000Z",
+                                                           "head_seq": 1, "head_hash": "ab"})
+    held = audit.last().seq
+    audit.append(AuditType.BACKUP_MADE, "console:niuniu", {"to": "/mnt/usb/niuniu-backup-20261206T030000Z",
+                                                           "head_seq": held, "head_hash": "cd"})
+    audit.append(AuditType.BACKUP_RESTORED, "console:niuniu", {"from": "/mnt/usb/niuniu-backup-20261205T030000Z",
+                                                               "head_seq": held, "head_hash": "ef"})
+    line = _line(client, "watch1", "/review/chain")
+    assert "Restored" not in line and "/mnt/usb/niuniu-backup-20261206T030000Z" in line
