@@ -171,6 +171,13 @@
     let box = $("toast");
     if (!box) { box = el("div", "toast"); box.id = "toast"; box.setAttribute("role", "status"); document.body.appendChild(box); }
     box.textContent = message;
+    // over the round strip, left of Show camera, as tall as the strip (kiosk.css .toast)
+    const strip = $("history").getBoundingClientRect();
+    const right = Math.min(strip.right, $("camera-toggle").getBoundingClientRect().left) - 8;
+    box.style.left = (strip.left + right) / 2 + "px";
+    box.style.bottom = Math.max(0, window.innerHeight - strip.bottom + 2) + "px";
+    box.style.maxWidth = Math.max(200, right - strip.left - 8) + "px";
+    box.style.minHeight = Math.max(0, strip.height - 4) + "px";
     box.className = "toast show " + (kind || "");
     clearTimeout(box._t);
     box._t = setTimeout(() => { box.className = "toast"; }, ms || (kind === "bad" ? 9000 : 5000));
@@ -473,6 +480,8 @@
 
   function drawSide() {
     const r = state.round;
+    // a new round's column starts at its top, the figures first, whatever the last one was scrolled to
+    if (r.no !== shownRound) { toTop(); shownRound = r.no; }
     $("round-no").textContent = r.no || "–";
     const badge = $("round-state");
     badge.textContent = r.state.toUpperCase();
@@ -500,7 +509,7 @@
     }
     drawActions();
     $("settle-blocker").textContent = r.settle_blocker || (r.state === "settled"
-      ? (r.bets_open ? "Settled. Bets are open for round " + (r.no + 1) + ": enter them (Same bets) as the cards are cleared."
+      ? (r.bets_open ? "Settled. Bets are open for round " + (r.no + 1) + ": enter them as the cards are cleared."
         : "Settled. " + nextBetsWords(r) + ".")
       : r.state === "void" ? "Voided. Clear the cards for the next round." : "");
     const alerts = $("alerts");
@@ -678,6 +687,77 @@
     return seats.scrollHeight <= seats.clientHeight;
   }
 
+  // The round's figures, the settle blocker and the alerts scroll inside their column, which is never
+  // taller than the top row (kiosk.css .info).  Where they are longer, a marker over its foot says what
+  // is below ("▼ 3 alerts below", or "▼ more below" for the rest of the words), a tap on it or the
+  // column bringing that to the top, and, at the end, "▲ back to the top".  The marker grows over a line
+  // its top would cut through, so every line shown is whole (QA53 L7: with a long blocker, three alerts
+  // were a thin orange edge at the foot, and nothing said there was more).
+  let shownRound = null;
+
+  function fitInfo() {
+    const info = $("info"), more = $("info-more");
+    more.style.removeProperty("--cover");
+    // measured at the top only: taking the marker's room away from a scrolled column would scroll it
+    if (info.scrollTop <= 0) {
+      info.classList.remove("more");
+      info.style.removeProperty("--room");
+      if (info.scrollHeight <= info.clientHeight + 1) { more.hidden = true; return; }
+    }
+    info.classList.add("more");
+    more.hidden = false;
+    const box = info.getBoundingClientRect();
+    const fold = box.bottom - info.clientTop - more.offsetHeight;
+    // each line of words and each alert's first line: whole above the fold, or under the marker
+    const pieces = [];
+    const walker = document.createTreeWalker(info, NodeFilter.SHOW_TEXT);
+    for (let node; (node = walker.nextNode());) {
+      if (!node.data.trim() || !node.parentElement.offsetParent) continue;
+      const words = document.createRange();
+      words.selectNodeContents(node);
+      for (const line of words.getClientRects()) pieces.push({ top: line.top, bottom: line.bottom });
+    }
+    info.querySelectorAll("#alerts .alert").forEach((a) => {
+      const edge = a.getBoundingClientRect();
+      const lines = pieces.filter((p) => !p.alert && p.top >= edge.top - 0.5);
+      pieces.push({ top: edge.top, bottom: lines.length ? Math.min(...lines.map((p) => p.bottom)) : edge.bottom, alert: a });
+    });
+    const cut = pieces.filter((p) => p.top < fold - 0.5 && p.bottom > fold + 0.5 && p.top >= box.top - 0.5);
+    const coverTop = Math.min(fold, ...cut.map((p) => p.top));
+    more.style.setProperty("--cover", Math.max(0, fold - coverTop) + "px");
+    const hidden = pieces.filter((p) => p.alert && p.bottom > coverTop + 0.5).length;
+    const below = pieces.some((p) => p.bottom > coverTop + 0.5);
+    more.dataset.scrollBy = below ? String(Math.max(1, coverTop - box.top - info.clientTop)) : "";
+    $("info-more-words").textContent = !below ? "▲ back to the top"
+      : hidden ? "▼ " + hidden + (hidden > 1 ? " alerts" : " alert") + " below" : "▼ more below";
+  }
+
+  function toTop() {
+    $("info").style.removeProperty("--room");
+    $("info").scrollTop = 0;
+  }
+
+  // the line the marker covered goes to the top; near the end, room is made below so that it can
+  $("info-more").addEventListener("click", () => {
+    const info = $("info"), by = Number($("info-more").dataset.scrollBy);
+    if (!by) { toTop(); fitInfo(); return; }
+    const short = info.scrollTop + by - (info.scrollHeight - info.clientHeight);
+    if (short > 0) {
+      const room = parseFloat(info.style.getPropertyValue("--room")) || 0;
+      info.style.setProperty("--room", room + short + "px");
+    }
+    info.scrollTop += by;
+    fitInfo();
+  });
+  // the whole column is the marker's target too: a finger's width and more
+  $("info").addEventListener("click", () => { if (!$("info-more").hidden) $("info-more").click(); });
+  let infoPending = false;
+  $("info").addEventListener("scroll", () => {
+    if (infoPending) return;
+    infoPending = true;
+    requestAnimationFrame(() => { infoPending = false; fitInfo(); });
+  });
+
   function redraw() {
     drawPending = false;
     // The redraw replaces the seats' and the strip's nodes: the focused one is found again after.
@@ -698,6 +778,7 @@
       }
     }
     fitSeats();
+    fitInfo();
     document.body.dataset.version = String(version);
     document.body.dataset.run = state.run || "";
     placeCamera();
@@ -1444,7 +1525,7 @@
   }
   window.addEventListener("resize", placeCamera);
   // an alarm shown or gone, the window turned: the seats' place changed, so they are fitted to it again
-  new ResizeObserver(() => { if (state) { fitSeats(); placeCamera(); } }).observe($("seats"));
+  new ResizeObserver(() => { if (state) { fitSeats(); fitInfo(); placeCamera(); } }).observe($("seats"));
 
   // On a short screen an alarm is one line ending in "…" (kiosk.css): a tap shows all its words,
   // for whoever is called to mend it, another puts it back on its line.
