@@ -797,7 +797,9 @@
     $("clock-pill").hidden = clock.synchronised !== false;
     $("clock-pill").title = clock.message || "";
     $("audit-alarm").hidden = !s.audit_error;
-    $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — " + s.audit_error : "";
+    // what to do first: on a short screen an alarm is one line, and the error's own words put
+    // "stop the game" 250 characters in, past the "…" (review R1 M1)
+    $("audit-alarm").textContent = s.audit_error ? "⚠ AUDIT LOG FAILURE — STOP THE GAME, call the supervisor: " + s.audit_error : "";
     $("disk-warning").hidden = !s.disk_warning;
     $("disk-warning").textContent = s.disk_warning ? "⚠ DATA DISK LOW — call the supervisor: " + s.disk_warning : "";
     // A round played with no recording is evidence lost (QA51 H4): said until a recording starts
