@@ -417,7 +417,7 @@ class SeatTracker:
             for di in free:
                 distance = _distance(track.box, detections[di].box)
                 if distance <= 0.5 * max(_diagonal(track.box), _diagonal(detections[di].box)) \
-                        and self._may_flicker(track, detections[di].box, emptied, uncovered):
+                        and self._may_flicker(track, detections[di].box, emptied, uncovered, detections[di].card):
                     pairs.append((distance, ti, di))
         _assign_nearest(pairs, detections, matched, matched_tracks, free)
 
@@ -485,7 +485,8 @@ class SeatTracker:
                    and other.leader() != det.card and _same_place(other.box, det.box)
                    for other in seat_tracks)
 
-    def _may_flicker(self, track: Track, box: Box, emptied: bool = False, uncovered: tuple = ()) -> bool:
+    def _may_flicker(self, track: Track, box: Box, emptied: bool = False, uncovered: tuple = (),
+                     card: Card | None = None) -> bool:
         """Whether another card's reading here may be this track's card misread: it was seen last
         frame, or (rules 7) it is an accepted card seen within the window and the reading lies at its
         place (glare, a hand, a blurred frame first washed it out: QA49 dealing2 M3); on a seat just
@@ -507,12 +508,18 @@ class SeatTracker:
         round 12: a JC read JS in two of its first three frames became a sixth card, taken off by hand;
         a QC missed in the first frame after the hand and read KC in the next did the same).  At its
         place, not in its very box: the card dealt under the hand lies over the right half of the seat's
-        top card, whose box is then its index, and that index is what is misread most (a 4D read AD)."""
+        top card, whose box is then its index, and that index is what is misread most (a 4D read AD).
+        Only a reading that shares the card's rank or its suit (``card``): a misread gets one of the
+        index's two glyphs right (JC/JS, QC/KC, 4D/AD, 5D/8D, 2H/7H on the shipped models), while a card
+        that shares neither, read there after the hand lifts, is a card put in its place under the hand
+        and is told as before: the old card removed, the new one a card (review R2 M1: a JC swapped
+        for a 9D read as the JC misread, which a "Card is right" tap would have settled on)."""
         if self.rules >= 9 and not _same_place(track.box, box):
             return False
         if track.seen_last_frame:
             return True
-        came_back = any(abs(gone - track.last_seen_frame) < self.thresholds.n for gone in uncovered)
+        came_back = (any(abs(gone - track.last_seen_frame) < self.thresholds.n for gone in uncovered)
+                     and _one_glyph_alike(track.accepted, card))
         return (self.rules >= 7 and track.accepted is not None and (track.seen_in_window or came_back)
                 and _same_place(track.box, box) and not (emptied and not _same_box(track.box, box)))
 
@@ -687,6 +694,13 @@ def _just_emptied(seat_tracks: list[Track], read_now: set[int]) -> bool:
     1 in 100 rounds).  A seat with one card has no neighbours to leave with it: rule 7 stands."""
     accepted = [(ti, t) for ti, t in enumerate(seat_tracks) if t.accepted is not None and t.seen_in_window]
     return len(accepted) >= 2 and not any(t.seen_last_frame or ti in read_now for ti, t in accepted)
+
+
+def _one_glyph_alike(accepted: Card | None, read: Card | None) -> bool:
+    """Whether a reading shares the accepted card's rank or its suit (None: no reading to judge)."""
+    if accepted is None or read is None:
+        return read is None
+    return read.rank == accepted.rank or read.suit == accepted.suit
 
 
 def _uncovered(seat_tracks: list[Track], read_now: set[int], frame_no: int, window: int) -> tuple[int, ...]:

@@ -131,3 +131,21 @@ def test_a_settled_cards_code_laid_again_on_its_seat_does_not_keep_the_swept_car
 def test_a_recording_made_under_rules_9_keeps_the_swept_card_as_it_did():
     felt = swept_card_and_its_code_laid_again_in_one_frame(rules=9)
     assert [e for e in felt.events if e.kind == EventKind.card_removed] == []
+
+
+def test_a_card_swapped_under_the_dealers_hand_is_no_misread_of_the_card_it_replaced():
+    """Review R2 M1: what rules 10 gives back after the hand lifts is a misread, one glyph of the
+    index read right; a JC swapped for a 9D under the hand, read steadily there, shares neither, and
+    is told as a card put in the JC's place: the JC removed before settlement (a supervisor sees it),
+    not a "JC read as 9D" that a dealer's "Card is right" tap would settle on."""
+    from vision.corners import Detection
+    from scoring.cards import Card
+
+    table = Table()
+    dealt(table, HAND[:4])
+    frames(table, 0.6)                                           # the hand over the whole seat
+    lying = dict(zip(HAND[:4], fanned(HAND[:4])))
+    swapped = {**lying, "JC": Detection(Card.parse("9D"), 0.9, lying["JC"].box)}
+    frames(table, 3.0, *swapped.values())
+    assert "9D" in hand(table) and "JC" not in hand(table)
+    assert ("card_removed_before_settlement", "1", "JC") in alerts(table.events)
