@@ -85,6 +85,7 @@ from vision.corners import Detection  # noqa: E402
 from vision.model_cli import _number_from, _whole_from  # noqa: E402
 from vision.round import EventKind, RoundState  # noqa: E402
 from vision.table import table_config_from_dict  # noqa: E402
+from vision.tracker import TRACKER_VERSION  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 720
 CARD_W, CARD_H = 60, 84
@@ -678,7 +679,8 @@ def figures_out(figures: Figures, elapsed: float, settings: dict) -> dict:
     out = {key: value for key, value in asdict(figures).items() if key != "problems"}
     out["hand_actions"] = figures.hand_actions()
     out["problems"] = figures.problems
-    out["settings"] = settings
+    # "rules" is the scoring preset; which dealing rules made the figures is said too (review R2 L2)
+    out["settings"] = {**settings, "tracker_rules": TRACKER_VERSION}
     out["timing"] = {"wall_s": round(elapsed, 1),
                      "frames_per_s": round(figures.frames / elapsed, 1) if elapsed else None}
     return out

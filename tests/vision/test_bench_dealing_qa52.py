@@ -76,6 +76,9 @@ def test_the_command_writes_the_figures_it_prints(bench, tmp_path, capsys):
     assert written["settled"] == 1 and written["wrong_settlements"] == 0
     assert re.search(r"rounds settled +1\n", printed)
     assert re.search(rf"\n +frames +{written['frames']}\n", printed)
+    # which dealing rules made the figures, beside the scoring preset (review R2 L2)
+    from vision.tracker import TRACKER_VERSION
+    assert written["settings"]["tracker_rules"] == TRACKER_VERSION and written["settings"]["rules"] == "cambodia"
 
 
 @pytest.mark.parametrize("argv, said", [(["--noise", "glint=1"], "give name=value, one of misread_per_s"),
