@@ -704,7 +704,7 @@ def print_table(out: dict, heading: str | None = None, timing_rows: tuple = ()) 
              ("frames per second processed", out["timing"]["frames_per_s"]), ("wall seconds", out["timing"]["wall_s"])]
     s = out["settings"]
     print(heading or f"{s['rounds']} rounds, {s['seats']} seats + banker, {s['fps']:g} fps, seed {s['seed']}, "
-                     f"rules {s['rules']}")
+                     f"rules {s['rules']}, tracker rules {s['tracker_rules']}")
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")

@@ -256,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         "rules": run["config"].rules, "model": model, "tta": not args.no_tta, "decks": run["decks"]})
     out["timing"].update(read_ms_per_frame=round(run["read_ms"], 1), draw_ms_per_frame=round(run["draw_ms"], 1))
     print_table(out, f"{args.rounds} rounds, {args.seats} seats + banker, {args.fps:g} fps, seed {args.seed}, "
-                     f"{width}x{height} frames, rules {run['config'].rules}, model {model}",
+                     f"{width}x{height} frames, rules {run['config'].rules}, "
+                     f"tracker rules {out['settings']['tracker_rules']}, model {model}",
                 (("ms per frame read (detector + tracker + round)", out["timing"]["read_ms_per_frame"]),
                  ("ms per frame drawn", out["timing"]["draw_ms_per_frame"])))
     return write_json(out, args.json, PROG)
