@@ -128,11 +128,12 @@ def check_recordings(log: AuditLog, data_dir: str | Path, *, table_id: str | Non
         what = (f"its record cannot be read ({damage})" if damage
                 else data.get("error") or "no error given")
         sweep.failed.append(f"round {failed.round_no} (logged at seq {failed.seq}): {what}")
-    _unsealed(log, data_dir, sweep, table_id=table_id, since=since, until=until)
+    _unsealed(log, data_dir, sweep, gone_why, table_id=table_id, since=since, until=until)
     return sweep
 
 
-def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id: str | None,
+def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, gone_why: _Whereabouts, *,
+              table_id: str | None,
               since: str | None, until: str | None) -> None:
     """Add to ``sweep`` the recording folders on disk that no seal names.
 
@@ -149,16 +150,13 @@ def _unsealed(log: AuditLog, data_dir: str | Path, sweep: SealSweep, *, table_id
     root = Path(data_dir) / RECORDINGS
     tables = [table_id] if table_id is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    from kiosk.retention import pruned_folders     # kiosk.retention imports this module
-
     for table in tables:
         runs = KioskRuns(log, table)
         folders = recordings_dir(data_dir, table)
         # A folder's name is anyone's to change: a round with two folders, or whose recording
         # retention has deleted already, has one that is not what it says (review R1 M2).
         on_disk = Counter(round_in_name(f.name) for f in folders.iterdir()) if folders.is_dir() else Counter()
-        deleted = {round_in_name(name) for r in log.iter_records(types=[AuditType.RECORDINGS_PRUNED])
-                   if r.table_id == table for name in pruned_folders(r)}
+        deleted = {round_in_name(name) for pruned_table, name in gone_why.pruned if pruned_table == table}
         for folder in sorted(folders.iterdir()) if folders.is_dir() else []:
             round_no = round_in_name(folder.name)
             if (round_no is None or not folder.is_dir() or (table, folder.name) in sealed
@@ -218,16 +216,25 @@ class KioskRuns:
         marks = log.records(types=[AuditType.KIOSK_START, AuditType.KIOSK_STOP], table_id=table_id)
         self.starts = [r.seq for r in marks if r.type == AuditType.KIOSK_START]
         self.ended: dict[int, str] = {}
+        self._first: dict[int, AuditRecord | None] = {}
         for here, after in zip(marks, marks[1:]):
             if here.type == AuditType.KIOSK_START:
                 self.ended[here.seq] = "clean shutdown" if after.type == AuditType.KIOSK_STOP else "crashed or killed"
 
+    def first_record(self, round_no: int) -> AuditRecord | None:
+        """The round's first record, looked up once: which run recorded it and whether sealing
+        had begun both turn on it, for each unsealed folder of a disk of thousands."""
+        if round_no not in self._first:
+            found = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
+            self._first[round_no] = found[0] if found else None
+        return self._first[round_no]
+
     def of_round(self, round_no: int) -> RunOfRound | None:
         """None where the log cannot say: no record of the round, or none before it started a run."""
-        first = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
-        if not first:
+        first = self.first_record(round_no)
+        if first is None:
             return None
-        at = bisect.bisect_left(self.starts, first[0].seq)
+        at = bisect.bisect_left(self.starts, first.seq)
         if at == 0:
             return None
         start = self.starts[at - 1]
@@ -248,10 +255,10 @@ class KioskRuns:
         began = self.sealing_began
         if began is None:
             return False
-        first = self.log.records(round_no=round_no, table_id=self.table_id, limit=1)
+        first = self.first_record(round_no)
         start = _folder_start(folder)
-        return (bool(first) and first[0].seq < began and start is not None
-                and abs(start - log_moment(first[0].ts)) <= FOLDER_SLACK)
+        return (first is not None and first.seq < began and start is not None
+                and abs(start - log_moment(first.ts)) <= FOLDER_SLACK)
 
     @cached_property
     def sealing_began(self) -> int | None:
