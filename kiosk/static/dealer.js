@@ -633,24 +633,25 @@
 
   function fitSeats() {
     const seats = $("seats");
-    seats.classList.remove("tight", "fit", "large");
-    seats.style.removeProperty("--fit-w");
     const amounts = [...seats.querySelectorAll(".money .amount")];
-    amounts.forEach(asStyled);
+    asStyled(seats, amounts);
     if (ROOM_FOR_LARGE.matches && amounts.length) {
       seats.classList.add("large");
       oneLine(amounts);
       if (fitCards(seats)) return;
-      seats.classList.remove("tight", "fit", "large");
-      seats.style.removeProperty("--fit-w");
-      amounts.forEach(asStyled);
+      asStyled(seats, amounts);
     }
     fitCards(seats);
   }
 
-  function asStyled(amount) {
-    amount.style.removeProperty("font-size");
-    amount.style.removeProperty("white-space");
+  // the seats and their amounts as kiosk.css draws them, before any fitting
+  function asStyled(seats, amounts) {
+    seats.classList.remove("tight", "fit", "large");
+    seats.style.removeProperty("--fit-w");
+    amounts.forEach((amount) => {
+      amount.style.removeProperty("font-size");
+      amount.style.removeProperty("white-space");
+    });
   }
 
   // The amounts one size, the largest at which the longest stays on its line.  One that would need
